@@ -1,0 +1,58 @@
+"""Seahaven: synthetic worlds for agent evals and reinforcement learning.
+
+A world is a schema, the tools an agent calls, and the worlds it adds. An
+instance is a private copy of a fixture for one run; its change log is what
+an eval grades.
+"""
+
+from __future__ import annotations
+
+from seahaven import sandbox
+from seahaven.changelog import CallRecord, LogRecord
+from seahaven.clock import Clock, ClockMode
+from seahaven.context import Ctx, InstanceInfo, WorldHandle, Worlds
+from seahaven.db import Db, Exec
+from seahaven.errors import (
+    ArgumentError,
+    DbError,
+    SeahavenError,
+    ToolError,
+    UnknownTool,
+    WorldBug,
+)
+from seahaven.fixtures import Fixture
+from seahaven.ids import Ids
+from seahaven.instance import Instance
+from seahaven.schema import sql_files
+from seahaven.tool import Call, Tool
+from seahaven.world import World
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgumentError",
+    "Call",
+    "CallRecord",
+    "Clock",
+    "ClockMode",
+    "Ctx",
+    "Db",
+    "DbError",
+    "Exec",
+    "Fixture",
+    "Ids",
+    "Instance",
+    "InstanceInfo",
+    "LogRecord",
+    "SeahavenError",
+    "Tool",
+    "ToolError",
+    "UnknownTool",
+    "World",
+    "WorldBug",
+    "WorldHandle",
+    "Worlds",
+    "__version__",
+    "sandbox",
+    "sql_files",
+]

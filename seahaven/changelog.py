@@ -1,0 +1,201 @@
+"""The change log and the call log.
+
+SQLite's session extension records what each call changed, one session per
+node per call. When the call commits, its changesets are rendered into
+``LogRecord``s, sorted, and kept; the state document then only copies them.
+``CallRecord`` is one dispatched call, whatever it raised.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import apsw
+from pydantic_core import to_jsonable_python
+
+from seahaven.errors import ToolError
+from seahaven.schema import TableInfo
+
+__all__ = ["CallRecord", "LogRecord", "json_value", "render_changeset"]
+
+Op = Literal["insert", "update", "delete"]
+_OPS: dict[str, Op] = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
+_NO_CHANGE = apsw.no_change
+
+
+def json_value(value: Any) -> Any:
+    """A SQLite value as JSON: BLOB as base64 text, an infinite REAL as null."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    if kind is float:
+        return None if math.isinf(value) else value
+    if kind is bytes:
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _sort_part(value: Any) -> tuple[int, Any]:
+    # SQLite's own order between storage classes; a blob by its base64 text.
+    if value is None:
+        return (0, 0)
+    kind = type(value)
+    if kind is int or kind is float:
+        return (1, value)
+    if kind is str:
+        return (2, value)
+    return (3, base64.b64encode(value).decode("ascii"))
+
+
+class LogRecord:
+    """One row changed by one call (or by ``inst.bulk()``, with ``i`` of ``None``)."""
+
+    __slots__ = ("after", "before", "i", "key", "op", "table", "world")
+
+    i: int | None
+    world: str
+    table: str
+    op: Op
+    key: dict[str, Any]
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    def __init__(
+        self,
+        i: int | None,
+        world: str,
+        table: str,
+        op: Op,
+        key: dict[str, Any],
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+    ) -> None:
+        object.__setattr__(self, "i", i)
+        object.__setattr__(self, "world", world)
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "op", op)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "before", before)
+        object.__setattr__(self, "after", after)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a LogRecord belongs to its instance; read it, do not edit it")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The published shape an eval reads, with ``i`` first."""
+        before, after = self.before, self.after
+        return {
+            "i": self.i,
+            "world": self.world,
+            "table": self.table,
+            "op": self.op,
+            "key": dict(self.key),
+            "before": dict(before) if before is not None else None,
+            "after": dict(after) if after is not None else None,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogRecord):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"LogRecord(i={self.i!r}, world={self.world!r}, table={self.table!r}, "
+            f"op={self.op!r}, key={self.key!r})"
+        )
+
+
+def render_changeset(
+    path: str,
+    changeset: bytes,
+    ordinal: int | None,
+    describe_table: Callable[[str], TableInfo],
+) -> list[tuple[tuple[Any, ...], LogRecord]]:
+    """Turn one node's changeset into records, each with the key it sorts by."""
+    rendered: list[tuple[tuple[Any, ...], LogRecord]] = []
+    for change in apsw.Changeset.iter(changeset):
+        table = describe_table(change.name)
+        columns = table.columns
+        key_columns = table.primary_key or tuple(sorted(change.pk_columns))
+        op = _OPS[change.op]
+        if op == "insert":
+            row = change.new
+            raw_key = [row[index] for index in key_columns]
+            before = None
+            after = {column: json_value(value) for column, value in zip(columns, row, strict=True)}
+        elif op == "delete":
+            row = change.old
+            raw_key = [row[index] for index in key_columns]
+            before = {column: json_value(value) for column, value in zip(columns, row, strict=True)}
+            after = None
+        else:
+            old, new = change.old, change.new
+            raw_key = [old[index] for index in key_columns]
+            changed = [
+                index
+                for index, value in enumerate(new)
+                if value is not _NO_CHANGE and index not in key_columns
+            ]
+            before = {columns[index]: json_value(old[index]) for index in changed}
+            after = {columns[index]: json_value(new[index]) for index in changed}
+        key = {
+            columns[index]: json_value(value)
+            for index, value in zip(key_columns, raw_key, strict=True)
+        }
+        sort_key = (path, change.name, tuple(_sort_part(value) for value in raw_key))
+        rendered.append((sort_key, LogRecord(ordinal, path, change.name, op, key, before, after)))
+    return rendered
+
+
+class CallRecord:
+    """One call dispatched to an instance: what was asked, and what it raised."""
+
+    __slots__ = ("arguments", "error", "tool", "tool_error")
+
+    def __init__(self, tool: str, arguments: Mapping[str, Any]) -> None:
+        self.tool = tool
+        self.arguments: dict[str, Any] = _copy_arguments(arguments)
+        self.error: str | None = None
+        self.tool_error = False
+
+    def _failed(self, error: BaseException) -> None:
+        self.tool_error = isinstance(error, ToolError)
+        self.error = (
+            error.message if isinstance(error, ToolError) else (str(error) or type(error).__name__)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The published shape: a ``ToolError``'s message as written, anything else hidden."""
+        if self.error is None:
+            error = None
+        elif self.tool_error:
+            error = self.error
+        else:
+            error = "internal error"
+        return {
+            "tool": self.tool,
+            "arguments": to_jsonable_python(self.arguments, fallback=repr),
+            "error": error,
+        }
+
+    def __repr__(self) -> str:
+        return f"CallRecord(tool={self.tool!r}, error={self.error!r})"
+
+
+def _copy_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _copy_value(value) for name, value in arguments.items()}
+
+
+def _copy_value(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {key: _copy_value(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy_value(item) for item in value]
+    return value

@@ -1,0 +1,197 @@
+"""``Db``, the connection wrapper world code uses, and how the framework opens connections.
+
+Every connection an instance opens goes through ``open_connection``: write-ahead
+logging, foreign keys, defensive mode, and the clock and random overrides. World
+code never sets a pragma. Every SQLite failure arrives as ``DbError``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NamedTuple
+
+import apsw
+
+from seahaven.clock import Clock, StatementClock
+from seahaven.errors import DbError, WorldBug
+from seahaven.ids import sql_random
+
+__all__ = ["Db", "Exec", "open_connection"]
+
+
+class Exec(NamedTuple):
+    """What ``Db.execute`` reports: rows changed by the statement, and the last inserted rowid."""
+
+    rowcount: int
+    last_rowid: int
+
+
+def db_error(error: apsw.Error) -> DbError | WorldBug:
+    """Translate an APSW exception into the framework's own."""
+    if isinstance(error, apsw.ConnectionClosedError):
+        return WorldBug("the instance behind this database was destroyed")
+    message = error.args[0] if error.args else type(error).__name__
+    code = getattr(error, "extendedresult", None) or getattr(error, "result", None)
+    return DbError(str(message), code if isinstance(code, int) else None)
+
+
+_savepoints = itertools.count()
+
+
+class _Transaction:
+    """``BEGIN`` at the top level, ``SAVEPOINT`` when one is already open."""
+
+    __slots__ = ("_conn", "_savepoint")
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self._conn = conn
+        self._savepoint: str | None = None
+
+    def __enter__(self) -> None:
+        try:
+            if self._conn.in_transaction:
+                self._savepoint = f"seahaven_{next(_savepoints)}"
+                self._conn.execute(f"SAVEPOINT {self._savepoint}")
+            else:
+                self._conn.execute("BEGIN")
+        except apsw.Error as error:
+            raise db_error(error) from error
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, savepoint = self._conn, self._savepoint
+        try:
+            if exc_type is None:
+                conn.execute(f"RELEASE {savepoint}" if savepoint else "COMMIT")
+                return
+            if savepoint:
+                conn.execute(f"ROLLBACK TO {savepoint}; RELEASE {savepoint}")
+            elif conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except apsw.Error as error:
+            if exc_type is None:
+                # A failed COMMIT (a deferred foreign key, say) must not leave the
+                # transaction open behind the caller's back.
+                if savepoint is None and conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise db_error(error) from error
+            # Rolling back after a failure already being raised: keep that one.
+
+
+class Db:
+    """One node's database connection, as world code sees it.
+
+    Parameters are positional ``?`` bindings. Rows come back as dicts keyed by
+    column name.
+    """
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self._conn = conn
+
+    @property
+    def conn(self) -> apsw.Connection:
+        """The raw APSW connection. Do not close it or change its pragmas or authorizer."""
+        return self._conn
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on this connection."""
+        return bool(self._conn.in_transaction)
+
+    def one(self, sql: str, *params: Any) -> dict[str, Any] | None:
+        """The first row as a dict, or ``None``."""
+        try:
+            cursor = self._conn.execute(sql, params)
+            for row in cursor:
+                names = [column[0] for column in cursor.get_description()]
+                cursor.close()
+                return dict(zip(names, row, strict=True))
+            return None
+        except apsw.Error as error:
+            raise db_error(error) from error
+
+    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
+        """Every row, each a dict keyed by column name."""
+        try:
+            cursor = self._conn.execute(sql, params)
+            rows = iter(cursor)
+            first = next(rows, None)
+            if first is None:
+                return []
+            names = [column[0] for column in cursor.get_description()]
+            result = [dict(zip(names, first, strict=True))]
+            result.extend(dict(zip(names, row, strict=True)) for row in rows)
+            return result
+        except apsw.Error as error:
+            raise db_error(error) from error
+
+    def execute(self, sql: str, *params: Any) -> Exec:
+        """Run a statement for effect; returns ``Exec(rowcount, last_rowid)``."""
+        conn = self._conn
+        try:
+            before = conn.total_changes()
+            for _ in conn.execute(sql, params):
+                pass
+            changed = conn.changes() if conn.total_changes() != before else 0
+            return Exec(changed, conn.last_insert_rowid())
+        except apsw.Error as error:
+            raise db_error(error) from error
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Run one statement per row of bindings; returns how many rows changed."""
+        conn = self._conn
+        try:
+            before = conn.total_changes()
+            for _ in conn.executemany(sql, rows):
+                pass
+            return int(conn.total_changes() - before)
+        except apsw.Error as error:
+            raise db_error(error) from error
+
+    def transaction(self) -> _Transaction:
+        """A transaction as a context manager: ``BEGIN`` at the top level, a savepoint nested."""
+        return _Transaction(self._conn)
+
+    def __repr__(self) -> str:
+        return f"Db({self._conn.filename or ':memory:'})"
+
+
+def open_connection(
+    path: Path | str,
+    *,
+    clock: Clock,
+    seed: bytes,
+    purpose: str,
+    readonly: bool = False,
+) -> apsw.Connection:
+    """Open a connection to an instance file with the framework's setup applied."""
+    flags = apsw.SQLITE_OPEN_URI | (
+        apsw.SQLITE_OPEN_READONLY
+        if readonly
+        else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    )
+    conn = apsw.Connection(str(path), flags=flags)
+    try:
+        conn.set_busy_timeout(10_000)
+        conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
+        conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+        if not readonly:
+            # An instance is thrown away at the end of its run, so durability
+            # across a power cut buys nothing; WAL lets inspect() read alongside.
+            conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF")
+        conn.execute("PRAGMA foreign_keys=ON")
+        StatementClock(clock).install(conn)
+        sql_random(conn, seed, purpose)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

@@ -1,0 +1,121 @@
+"""Finding a world: ``module:attr``, a registered name, or the project convention.
+
+The convention is the one every tool shares: the nearest ``pyproject.toml``
+from a starting directory, the package its ``[project] name`` normalises to,
+and the attribute ``world`` on that package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from seahaven.errors import WorldBug
+from seahaven.world import World
+
+__all__ = ["FoundWorld", "find_world", "import_world", "project_package"]
+
+
+@dataclass(frozen=True, slots=True)
+class FoundWorld:
+    """A world, and how it was found."""
+
+    world: World
+    module: str
+    attribute: str
+    # The project directory (holding pyproject.toml), when there is one.
+    project: Path | None
+
+
+def import_world(spec: str) -> tuple[World, str, str]:
+    """Import ``module:attr`` and return the ``World`` there, its module and attribute."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise WorldBug(f"{spec!r} does not name a world; write module:attr, such as notes:world")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise WorldBug(
+            f"cannot import {module_name!r} ({error}); install the package, or run from its project"
+        ) from None
+    target: object = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise WorldBug(
+                f"module {module_name!r} has no attribute {attribute!r}; give the package a "
+                "world, or point at the one it has"
+            )
+        target = getattr(target, part)
+    if not isinstance(target, World):
+        raise WorldBug(
+            f"{module_name}:{attribute} is a {type(target).__name__}, not a seahaven.World"
+        )
+    return target, module_name, attribute
+
+
+def nearest_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start``."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def project_package(pyproject: Path) -> str:
+    """The import name ``[project] name`` normalises to."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise WorldBug(f"{pyproject} cannot be read: {error}") from None
+    name = data.get("project", {}).get("name")
+    if not isinstance(name, str) or not name:
+        raise WorldBug(f"{pyproject} has no [project] name to find the world's package by")
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def find_world(explicit: str | None = None, *, start: Path | None = None) -> FoundWorld:
+    """Find a world: ``module:attr`` when given, a registered name, else the convention."""
+    start = Path.cwd() if start is None else start
+    pyproject = nearest_pyproject(start)
+    project = pyproject.parent if pyproject is not None else None
+    if explicit is not None and ":" in explicit:
+        _add_source_roots(project)
+        world, module, attribute = import_world(explicit)
+        return FoundWorld(world, module, attribute, project)
+    if explicit is not None:
+        from seahaven.registry import registry
+
+        entry = registry().get(explicit)
+        if entry is None:
+            known = ", ".join(registry().names()) or "none are installed"
+            raise WorldBug(
+                f"no world is registered as {explicit!r} (registered: {known}); install its "
+                "package, or pass module:attr"
+            )
+        module, _, attribute = entry.value.partition(":")
+        return FoundWorld(entry.load(), module, attribute or "world", None)
+    if pyproject is None:
+        raise WorldBug(
+            f"no pyproject.toml at or above {start}; run from a world's project, or pass "
+            "--world with a registered name or module:attr"
+        )
+    package = project_package(pyproject)
+    _add_source_roots(project)
+    world, module, attribute = import_world(f"{package}:world")
+    return FoundWorld(world, module, attribute, project)
+
+
+def _add_source_roots(project: Path | None) -> None:
+    """Let a checked-out project import without being installed: its root and ``src/``."""
+    if project is None:
+        return
+    for folder in (project / "src", project):
+        text = str(folder)
+        if folder.is_dir() and text not in sys.path:
+            sys.path.insert(0, text)

@@ -1,0 +1,456 @@
+"""Dispatch: from a surface name to the route's middleware, the owner's transaction and the tool.
+
+An *activation* is one stretch of work on an instance: an agent's call (with
+every nested call it makes), a ``bulk()`` block, or instance startup. World
+handles live exactly as long as their activation. While an activation records,
+every node it touches has a session open, and at the end of each call the
+sessions are rendered into change-log records carrying that call's ordinal.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from seahaven.changelog import CallRecord, LogRecord, render_changeset
+from seahaven.composition import Composition, SurfaceEntry
+from seahaven.context import Ctx, Worlds
+from seahaven.db import db_error
+from seahaven.errors import ToolError, UnknownTool, WorldBug
+from seahaven.instances import gate
+from seahaven.names import CONTROL_TOOL_NAME
+from seahaven.tool import Call, Tool, check_result
+
+if TYPE_CHECKING:
+    from seahaven.instance import Instance, NodeRuntime
+
+__all__ = ["Activation", "call_nested", "call_surface", "in_call"]
+
+_log = logging.getLogger("seahaven.dispatch")
+_INFO = logging.INFO
+
+
+class _ThreadState(threading.local):
+    """Per thread: how deep in tool calls, and how many ``bulk()`` blocks, we are."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.bulk = 0
+
+
+_local = _ThreadState()
+
+
+def in_call() -> bool:
+    """Whether this thread is inside a tool call, a middleware or a startup hook."""
+    return _local.depth > 0
+
+
+def bypasses_gate() -> bool:
+    """Nested calls, and calls made inside ``bulk()``, do not take the concurrency gate."""
+    return _local.depth > 0 or _local.bulk > 0
+
+
+class entered:
+    """Mark this thread as inside world code (or a ``bulk()`` block) for a ``with`` block."""
+
+    __slots__ = ("_bulk",)
+
+    def __init__(self, *, bulk: bool = False) -> None:
+        self._bulk = bulk
+
+    def __enter__(self) -> None:
+        if self._bulk:
+            _local.bulk += 1
+        else:
+            _local.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bulk:
+            _local.bulk -= 1
+        else:
+            _local.depth -= 1
+
+
+class Activation:
+    """One activation of an instance, and the sessions and records it holds."""
+
+    __slots__ = ("_worlds", "alive", "ordinal", "recording", "records", "sessions", "thread")
+
+    def __init__(self, *, recording: bool) -> None:
+        self.thread = threading.get_ident()
+        self.alive = True
+        self.recording = recording
+        # node index -> (runtime, session), for the segment being recorded now.
+        self.sessions: dict[int, tuple[NodeRuntime, apsw.Session]] = {}
+        self.ordinal: int | None = None
+        self.records: list[LogRecord] = []
+        self._worlds: dict[int, Worlds] = {}
+
+    def touch(self, runtime: NodeRuntime) -> None:
+        """Make sure ``runtime``'s writes in this activation are recorded."""
+        if self.recording and runtime.index not in self.sessions:
+            session = apsw.Session(runtime.conn, "main")
+            if runtime.table_filter is not None:
+                session.table_filter(runtime.table_filter)
+            session.attach()
+            self.sessions[runtime.index] = (runtime, session)
+
+    def flush(self) -> list[NodeRuntime]:
+        """Render the open sessions into records under the current ordinal, and close them.
+
+        Returns the nodes whose sessions were closed, so a caller can reopen them.
+        """
+        if not self.sessions:
+            return []
+        touched = [runtime for runtime, _ in self.sessions.values()]
+        rendered: list[tuple[tuple[Any, ...], LogRecord]] = []
+        for runtime, session in self.sessions.values():
+            try:
+                changeset = session.changeset()
+            finally:
+                session.close()
+            if changeset:
+                rendered.extend(
+                    render_changeset(runtime.path, changeset, self.ordinal, runtime.describe_table)
+                )
+        self.sessions.clear()
+        if rendered:
+            rendered.sort(key=_first)
+            self.records.extend(record for _, record in rendered)
+        return touched
+
+    def discard(self) -> None:
+        """Close the open sessions without rendering them."""
+        for _, session in self.sessions.values():
+            session.close()
+        self.sessions.clear()
+
+    def end(self) -> None:
+        """This activation is over: every handle made in it is now stale."""
+        self.discard()
+        self.alive = False
+
+    def worlds(self, runtime: NodeRuntime) -> Worlds:
+        """The ``ctx.worlds`` container of ``runtime`` for this activation."""
+        worlds = self._worlds.get(runtime.index)
+        if worlds is None:
+            worlds = self._worlds[runtime.index] = Worlds(runtime, self)
+        return worlds
+
+    def ctx(self, runtime: NodeRuntime, call: Call | None) -> Ctx[Any]:
+        """The context a layer of ``runtime``'s world receives."""
+        return Ctx(
+            runtime.db,
+            runtime.clock,
+            runtime.ids,
+            runtime.state,
+            call,
+            runtime.info,
+            self.worlds(runtime),
+        )
+
+
+def _first(item: tuple[tuple[Any, ...], LogRecord]) -> tuple[Any, ...]:
+    return item[0]
+
+
+class Route:
+    """What dispatching one surface entry needs, resolved against one instance."""
+
+    __slots__ = ("entry", "layers", "owner", "touched")
+
+    def __init__(self, entry: SurfaceEntry, runtimes: list[NodeRuntime]) -> None:
+        self.entry = entry
+        route = [runtimes[node.index] for node in entry.route]
+        self.owner = route[-1]
+        self.touched = tuple(dict.fromkeys(route))
+        self.layers = tuple(
+            (middleware, runtime)
+            for runtime in route
+            for middleware in runtime.node.world.middlewares
+        )
+
+
+# --- the chain ---------------------------------------------------------------------------------
+
+
+def _run_chain(
+    activation: Activation,
+    layers: tuple[tuple[Callable[..., Any], NodeRuntime], ...],
+    position: int,
+    owner: NodeRuntime,
+    tool: Tool,
+    call: Call,
+) -> Any:
+    if position == len(layers):
+        return _run_tool(activation, owner, tool, call)
+    middleware, runtime = layers[position]
+
+    def next_(ctx: object, next_call: Call) -> Any:
+        if not isinstance(next_call, Call):
+            raise WorldBug(
+                f"a middleware passed {type(next_call).__name__} to next_; pass (ctx, call)"
+            )
+        return _run_chain(activation, layers, position + 1, owner, tool, next_call)
+
+    return middleware(activation.ctx(runtime, call), call, next_)
+
+
+def _run_tool(activation: Activation, owner: NodeRuntime, tool: Tool, call: Call) -> Any:
+    values = tool.validate(call.arguments)
+    ctx = activation.ctx(owner, Call(call.name, values, tool, call.node))
+    if not tool.transaction:
+        result = tool.fn(ctx, **values)
+        check_result(tool.name, result)
+        return result
+    conn = owner.conn
+    savepoint = conn.in_transaction
+    try:
+        conn.execute("SAVEPOINT seahaven_call" if savepoint else "BEGIN")
+    except apsw.Error as error:
+        raise db_error(error) from error
+    try:
+        result = tool.fn(ctx, **values)
+        check_result(tool.name, result)
+    except BaseException:
+        _roll_back(conn, savepoint)
+        raise
+    try:
+        conn.execute("RELEASE seahaven_call" if savepoint else "COMMIT")
+    except apsw.Error as error:
+        _roll_back(conn, savepoint)
+        raise db_error(error) from error
+    return result
+
+
+def _roll_back(conn: apsw.Connection, savepoint: bool) -> None:
+    try:
+        if savepoint:
+            conn.execute("ROLLBACK TO seahaven_call; RELEASE seahaven_call")
+        elif conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except apsw.Error:
+        # SQLite may already have rolled back (an I/O error, a full disk); the
+        # failure that brought us here is the one worth raising.
+        pass
+
+
+# --- calls from the agent's surface --------------------------------------------------------------
+
+
+def call_surface(
+    instance: Instance, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
+) -> Any:
+    """``inst.call``: resolve over the composite surface, then dispatch as call ``i``."""
+    routes = instance._routes()
+    if type(target) is str:
+        route = routes.get(target)
+        if route is None:
+            if target == CONTROL_TOOL_NAME and instance.control_tools:
+                return instance._run_control_tool(arguments)
+            raise UnknownTool(target)
+        if args:
+            raise WorldBug(
+                f"inst.call({target!r}, ...) got positional arguments; pass them by name, or "
+                "call the tool by its function"
+            )
+        name = target
+    elif callable(target):
+        route = routes[_resolve_function(instance._composition(), target).name]
+        name = route.entry.name
+        if args:
+            arguments = {**route.entry.tool._positional(args), **arguments}
+    else:
+        raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
+    return _dispatch(instance, route, name, arguments)
+
+
+def _resolve_function(composition: Composition, fn: Callable[..., Any]) -> SurfaceEntry:
+    entries = composition.entries_for_function(fn)
+    if not entries:
+        raise WorldBug(
+            f"no tool on world {composition.root.name!r}'s surface is built from "
+            f"{getattr(fn, '__qualname__', fn)!r}; a tool kept off the surface by a list is "
+            "reached through ctx.worlds.<name>.call(...)"
+        )
+    owners = {entry.owner.index for entry in entries}
+    if len(owners) > 1:
+        candidates = ", ".join(f"{entry.name} at {entry.owner.path}" for entry in entries)
+        raise WorldBug(
+            f"{getattr(fn, '__qualname__', fn)!r} is a tool of more than one store ({candidates}); "
+            "name the store with ctx.worlds.<name>.call(...) or call it by its surface name"
+        )
+    return entries[0]
+
+
+def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, Any]) -> Any:
+    gated = not bypasses_gate() and gate().acquire()
+    try:
+        with instance._lock:
+            instance._check_callable()
+            activation = instance._activation
+            outer = activation is None
+            resumed: list[NodeRuntime] = []
+            if activation is None:
+                activation = instance._activation = Activation(recording=True)
+            else:
+                # A call made inside bulk(): what the block wrote before it is a
+                # segment of its own, and so is what it writes after.
+                resumed = activation.flush()
+            ordinal = len(instance._call_log)
+            record = CallRecord(name, arguments)
+            instance._call_log.append(record)
+            instance.clock._set_dispatched(ordinal + 1)
+            outer_ordinal = activation.ordinal
+            activation.ordinal = ordinal
+            for runtime in route.touched:
+                activation.touch(runtime)
+            owner = route.owner
+            call = Call(name, arguments, route.entry.tool, owner.path)
+            started = time.perf_counter()
+            failure: BaseException | None = None
+            leftover: WorldBug | None = None
+            _local.depth += 1
+            try:
+                result = _run_chain(activation, route.layers, 0, owner, route.entry.tool, call)
+            except BaseException as error:
+                failure = error
+                record._failed(error)
+                raise
+            finally:
+                _local.depth -= 1
+                if outer:
+                    leftover = instance._finish_call(activation)
+                else:
+                    activation.flush()
+                    activation.ordinal = outer_ordinal
+                    for runtime in resumed:
+                        activation.touch(runtime)
+                _log_call(instance, name, owner.path, started, failure or leftover, internal=False)
+            if leftover is not None:
+                record._failed(leftover)
+                raise leftover
+            return result
+    finally:
+        if gated:
+            gate().release()
+
+
+# --- calls made by host code through a handle ---------------------------------------------------
+
+
+def call_nested(
+    runtime: NodeRuntime,
+    activation: Activation,
+    target: Any,
+    args: tuple[Any, ...],
+    arguments: dict[str, Any],
+) -> Any:
+    """``handle.call``: one tool of this node (by name) or of its subtree (by function)."""
+    if type(target) is str:
+        tool = runtime.node.world.tools.get(target)
+        if tool is None:
+            raise WorldBug(
+                f"world {runtime.node.world.name!r} (at {runtime.path!r}) has no tool named "
+                f"{target!r}; a handle calls the added world's own, unprefixed names"
+            )
+        if args:
+            raise WorldBug(f"handle.call({target!r}, ...) takes its arguments by name")
+        owner = runtime
+    elif callable(target):
+        owner, tool = _resolve_in_subtree(runtime, target)
+        if args:
+            arguments = {**tool._positional(args), **arguments}
+    else:
+        raise WorldBug(f"handle.call takes a tool name or a tool's function, not {target!r}")
+    instance = runtime.instance
+    with instance._lock:
+        instance._check_callable()
+        activation.touch(owner)
+        layers = tuple((middleware, owner) for middleware in owner.node.world.middlewares)
+        call = Call(tool.name, arguments, tool, owner.path)
+        started = time.perf_counter()
+        _local.depth += 1
+        failure: BaseException | None = None
+        try:
+            return _run_chain(activation, layers, 0, owner, tool, call)
+        except BaseException as error:
+            failure = error
+            raise
+        finally:
+            _local.depth -= 1
+            _log_call(instance, tool.name, owner.path, started, failure, internal=True)
+
+
+def _resolve_in_subtree(runtime: NodeRuntime, fn: Callable[..., Any]) -> tuple[NodeRuntime, Tool]:
+    runtimes = runtime.instance._nodes
+    found = [
+        (runtimes[node.index], tool)
+        for node in runtime.node.subtree()
+        for tool in node.world.tools.values()
+        if tool.fn is fn
+    ]
+    if not found:
+        raise WorldBug(
+            f"no world at or below {runtime.path!r} has a tool built from "
+            f"{getattr(fn, '__qualname__', fn)!r}"
+        )
+    if len(found) > 1:
+        candidates = ", ".join(f"{tool.name} at {owner.path}" for owner, tool in found)
+        raise WorldBug(
+            f"{getattr(fn, '__qualname__', fn)!r} is a tool of more than one store below "
+            f"{runtime.path!r} ({candidates}); use the handle of the store you mean"
+        )
+    return found[0]
+
+
+# --- logging -----------------------------------------------------------------------------------
+
+
+def _log_call(
+    instance: Instance,
+    tool: str,
+    node: str,
+    started: float,
+    failure: BaseException | None,
+    *,
+    internal: bool,
+) -> None:
+    if failure is not None and not internal and not isinstance(failure, ToolError):
+        _log.error(
+            "%s: unexpected %s from %s at node=%s",
+            instance.id,
+            type(failure).__name__,
+            tool,
+            node,
+            exc_info=failure,
+        )
+    elif (
+        isinstance(failure, ToolError)
+        and failure.__cause__ is not None
+        and _log.isEnabledFor(logging.DEBUG)
+    ):
+        _log.debug("%s: %s raised from another error", instance.id, tool, exc_info=failure)
+    if not _log.isEnabledFor(_INFO):
+        return
+    if failure is None:
+        outcome = "ok"
+    elif isinstance(failure, ToolError):
+        outcome = f"tool_error:{failure.code}"
+    else:
+        outcome = f"error:{type(failure).__name__}"
+    _log.info(
+        "call tool=%s node=%s outcome=%s duration_ms=%.3f internal=%s instance=%s",
+        tool,
+        node,
+        outcome,
+        (time.perf_counter() - started) * 1000.0,
+        "true" if internal else "false",
+        instance.id,
+    )

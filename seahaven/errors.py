@@ -1,0 +1,106 @@
+"""The exception hierarchy: one branch for the author, one for the agent.
+
+``WorldBug`` is a mistake in world code or in how the framework is used; it is
+never shown to an agent. ``ToolError`` is everything an agent is meant to read,
+with a ``code`` that is the contract and a ``message`` that is presentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+__all__ = [
+    "ArgumentError",
+    "DbError",
+    "SeahavenError",
+    "ToolError",
+    "UnknownTool",
+    "WorldBug",
+]
+
+
+class SeahavenError(Exception):
+    """The root of everything the framework raises."""
+
+
+class WorldBug(SeahavenError):
+    """The author's mistake: a bad registration, a misused instance, a broken fixture."""
+
+
+class ToolError(SeahavenError):
+    """An error written for the agent: a stable ``code``, a ``message`` and optional ``details``.
+
+    Worlds subclass it for their own product errors. ``error_type`` is the
+    framework's coarse category and cannot be set by a subclass.
+    """
+
+    error_type: ClassVar[str] = "execution_error"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "error_type" in cls.__dict__ and cls.__module__ != __name__:
+            raise WorldBug(
+                f"{cls.__qualname__} sets error_type, which is the framework's category for "
+                f"the error; remove it and choose a code instead"
+            )
+
+    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details: dict[str, Any] | None = dict(details) if details is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The published shape, the same in process and over the wire."""
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class ArgumentError(ToolError):
+    """The arguments did not validate; ``violations`` lists every problem at once."""
+
+    error_type: ClassVar[str] = "invalid_args"
+
+    def __init__(self, tool: str, violations: Sequence[Mapping[str, Any]]) -> None:
+        self.violations: list[dict[str, Any]] = [dict(v) for v in violations]
+        count = len(self.violations)
+        summary = "; ".join(_describe_violation(v) for v in self.violations)
+        super().__init__(
+            "invalid_arguments",
+            f"{count} invalid argument{'s' if count != 1 else ''} for {tool}: {summary}",
+            {"tool": tool, "violations": self.violations},
+        )
+
+
+def _describe_violation(violation: Mapping[str, Any]) -> str:
+    location = ".".join(str(part) for part in violation.get("loc", ())) or "(arguments)"
+    return f"{location}: {violation.get('msg', 'invalid')}"
+
+
+class DbError(ToolError):
+    """SQLite refused something. The engine's text is kept off the agent-facing message."""
+
+    def __init__(
+        self,
+        sqlite_message: str,
+        sqlite_code: int | None = None,
+        *,
+        refusals: Sequence[str] = (),
+        message: str = "the database refused the operation",
+    ) -> None:
+        super().__init__("db_error", message, {"sqlite_code": sqlite_code})
+        self.sqlite_message = sqlite_message
+        self.sqlite_code = sqlite_code
+        self.refusals: tuple[str, ...] = tuple(refusals)
+
+
+class UnknownTool(ToolError):
+    """A call named a tool the instance does not serve."""
+
+    error_type: ClassVar[str] = "tool_not_found"
+
+    def __init__(self, name: str) -> None:
+        super().__init__("unknown_tool", f"unknown tool: {name}", {"name": name})

@@ -1,0 +1,573 @@
+"""Fixtures: frozen starting states, and everything that reads, checks, copies and mints them.
+
+A fixture is a directory holding one frozen SQLite file per node and a
+``fixture.yaml`` sidecar: ``format_version: 1`` for a world that adds nothing,
+``2`` with a ``nodes`` list for a composite. Fixtures are never opened, only
+copied, and every file is verified against its ``file_sha256`` before the
+first copy a process makes.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import importlib.resources
+import os
+import secrets
+import shutil
+import site
+import sys
+import sysconfig
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from seahaven.clock import format_instant, is_canonical, parse_instant
+from seahaven.errors import WorldBug
+from seahaven.names import check_fixture_id, portable_name_problem
+from seahaven.schema import describe
+
+if TYPE_CHECKING:
+    from seahaven.composition import Composition
+    from seahaven.instance import Instance
+    from seahaven.world import World
+
+__all__ = ["Fixture", "FixtureNode", "freeze", "load", "load_all", "verify"]
+
+SIDECAR = "fixture.yaml"
+ROOT_FILE = "state.sqlite"
+_PENDING_PREFIX = ".pending-"
+
+
+class _SidecarNode(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    path: str
+    world: str
+    world_version: str
+    schema_hash: str
+    scope: str | None
+    file: str
+    file_sha256: str
+    aliases: list[str] = Field(default_factory=list)
+
+    @field_validator("file")
+    @classmethod
+    def _portable_file(cls, value: str) -> str:
+        problem = portable_name_problem(value, max_length=None)
+        if problem is not None or value in (".", ".."):
+            raise ValueError(f"not a state file name: {problem or 'it is a dot name'}")
+        return value
+
+
+class _Sidecar(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    format_version: Literal[1, 2]
+    id: str
+    world: str
+    world_version: str
+    schema_hash: str
+    now: str
+    parent_id: str | None
+    file_sha256: str
+    created_at: str
+    description: str
+    nodes: list[_SidecarNode] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureNode:
+    """One added node of a composite fixture, as its sidecar describes it."""
+
+    path: str
+    world: str
+    world_version: str
+    schema_hash: str
+    scope: str | None
+    file: str
+    file_sha256: str
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fixture:
+    """A fixture on disk, as its sidecar describes it. Reading one never opens the state file."""
+
+    id: str
+    now: str
+    parent_id: str | None
+    description: str
+    directory: Path
+    world: str
+    world_version: str
+    schema_hash: str
+    file_sha256: str
+    created_at: str
+    format_version: int
+    nodes: tuple[FixtureNode, ...]
+
+    @property
+    def state_path(self) -> Path:
+        """The root's frozen state file."""
+        return self.directory / ROOT_FILE
+
+    def files(self) -> dict[str, tuple[Path, str]]:
+        """Every node's state file and its recorded hash, keyed by path, root first."""
+        found = {"main": (self.state_path, self.file_sha256)}
+        for node in self.nodes:
+            found[node.path] = (self.directory / node.file, node.file_sha256)
+        return found
+
+
+def load(fixture_dir: Path | str) -> Fixture:
+    """Read one fixture's sidecar, without opening its state file."""
+    directory = Path(fixture_dir)
+    sidecar_path = directory / SIDECAR
+    try:
+        text = sidecar_path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise WorldBug(f"{sidecar_path}: cannot be read: {error.strerror or error}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise WorldBug(f"{sidecar_path}: is not valid YAML: {error}") from None
+    if not isinstance(raw, dict):
+        raise WorldBug(f"{sidecar_path}: is not a mapping of sidecar fields")
+    version = raw.get("format_version")
+    if version not in (1, 2):
+        raise WorldBug(
+            f"{sidecar_path}: format_version {version!r} is not one this Seahaven reads (1 or 2)"
+        )
+    try:
+        sidecar = _Sidecar.model_validate(raw)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, item['loc'])) or 'sidecar'}: {item['msg']}"
+            for item in error.errors(include_url=False)
+        )
+        raise WorldBug(f"{sidecar_path}: does not validate: {problems}") from None
+    problems = _sidecar_shape_problems(sidecar)
+    if problems:
+        raise WorldBug(f"{sidecar_path}: does not validate: {'; '.join(problems)}")
+    return Fixture(
+        id=sidecar.id,
+        now=sidecar.now,
+        parent_id=sidecar.parent_id,
+        description=sidecar.description,
+        directory=directory,
+        world=sidecar.world,
+        world_version=sidecar.world_version,
+        schema_hash=sidecar.schema_hash,
+        file_sha256=sidecar.file_sha256,
+        created_at=sidecar.created_at,
+        format_version=sidecar.format_version,
+        nodes=tuple(
+            FixtureNode(
+                path=node.path,
+                world=node.world,
+                world_version=node.world_version,
+                schema_hash=node.schema_hash,
+                scope=node.scope,
+                file=node.file,
+                file_sha256=node.file_sha256,
+                aliases=tuple(node.aliases),
+            )
+            for node in sidecar.nodes or ()
+        ),
+    )
+
+
+def _sidecar_shape_problems(sidecar: _Sidecar) -> list[str]:
+    problems = []
+    if sidecar.format_version == 1 and sidecar.nodes is not None:
+        problems.append("nodes: a format_version 1 sidecar has no nodes; a composite is version 2")
+    if sidecar.format_version == 2 and not sidecar.nodes:
+        problems.append("nodes: a format_version 2 sidecar lists at least one added node")
+    if not is_canonical(sidecar.now):
+        problems.append(f"now: {sidecar.now!r} is not canonical (2026-06-01T09:00:00.000Z)")
+    paths: set[str] = set()
+    files = {ROOT_FILE}
+    for node in sidecar.nodes or ():
+        if node.path in paths or node.path == "main":
+            problems.append(f"nodes: path {node.path!r} appears twice")
+        paths.add(node.path)
+        if node.file in files:
+            problems.append(f"nodes: state file {node.file!r} is named twice")
+        files.add(node.file)
+    return problems
+
+
+def load_all(fixtures_dir: Path | str) -> dict[str, Fixture]:
+    """Every fixture in a directory, keyed by id. Dot-directories are skipped."""
+    directory = Path(fixtures_dir)
+    found: dict[str, Fixture] = {}
+    if not directory.is_dir():
+        return found
+    for entry in sorted(directory.iterdir()):
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        if not (entry / SIDECAR).exists():
+            continue
+        fixture = load(entry)
+        earlier = found.get(fixture.id)
+        if earlier is not None:
+            raise WorldBug(
+                f"{entry / SIDECAR}: claims fixture id {fixture.id!r}, which "
+                f"{earlier.directory / SIDECAR} claims too; fixture ids are unique"
+            )
+        found[fixture.id] = fixture
+    return found
+
+
+_verified: set[tuple[str, int, int, int]] = set()
+_verified_lock = threading.Lock()
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_file(fixture: Fixture, path: str, file: Path, expected: str) -> None:
+    """Refuse a state file that is a link, lies outside the fixture, or fails its hash."""
+    label = f"fixture {fixture.id!r}, node {path!r} ({file.name})"
+    if file.is_symlink():
+        raise WorldBug(
+            f"{label} is a symbolic link; a fixture's files are the files in its own directory. "
+            "Copy the file in, or freeze the fixture again"
+        )
+    if file.parent.resolve() != fixture.directory.resolve():
+        raise WorldBug(f"{label} lies outside the fixture's directory")
+    try:
+        stat = file.stat()
+    except FileNotFoundError:
+        raise WorldBug(f"{label} is missing; regenerate the fixture") from None
+    if not file.is_file():
+        raise WorldBug(f"{label} is not a regular file")
+    key = (str(file.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    with _verified_lock:
+        if key in _verified:
+            return
+    actual = _hash_file(file)
+    if actual != expected:
+        raise WorldBug(
+            f"{label} does not match its file_sha256 (it was changed after freezing); fixtures "
+            "are immutable: fork it, change the fork, and freeze that"
+        )
+    with _verified_lock:
+        _verified.add(key)
+
+
+def verify(fixture: Fixture) -> None:
+    """Raise unless every state file is a real file in the fixture's directory with its hash."""
+    for path, (file, expected) in fixture.files().items():
+        verify_file(fixture, path, file, expected)
+
+
+# --- creating an instance from a fixture ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedFixture:
+    """A fixture checked against the world it is about to be copied for."""
+
+    fixture: Fixture
+    now_ms: int
+    files: dict[str, Path]
+    file_hashes: dict[str, str]
+    frozen_versions: dict[str, str]
+
+
+def shape_problems(fixture: Fixture, composition: Composition) -> list[str]:
+    """How the sidecar's nodes differ from what the world resolves to now, one sentence each."""
+    problems: list[str] = []
+    world_nodes = {node.path: node for node in composition.nodes if not node.is_root}
+    fixture_nodes = {node.path: node for node in fixture.nodes}
+    for path in world_nodes.keys() - fixture_nodes.keys():
+        problems.append(
+            f"node added: the world has a store at {path!r} (world "
+            f"{world_nodes[path].world.name!r}) that the fixture does not hold"
+        )
+    for path in fixture_nodes.keys() - world_nodes.keys():
+        problems.append(
+            f"node removed: the fixture holds a store at {path!r} (world "
+            f"{fixture_nodes[path].world!r}) that the world no longer has"
+        )
+    for path in sorted(world_nodes.keys() & fixture_nodes.keys()):
+        node, frozen = world_nodes[path], fixture_nodes[path]
+        if node.world.name != frozen.world:
+            problems.append(
+                f"shape changed: the store at {path!r} is world {node.world.name!r} now and was "
+                f"{frozen.world!r} when frozen"
+            )
+        if node.scope != frozen.scope:
+            problems.append(
+                f"shape changed: the store at {path!r} is in scope {node.scope!r} now and was in "
+                f"{frozen.scope!r} when frozen"
+            )
+        if sorted(node.aliases) != sorted(frozen.aliases):
+            problems.append(
+                f"shape changed: the store at {path!r} is also reached by {sorted(node.aliases)} "
+                f"now and was by {sorted(frozen.aliases)} when frozen"
+            )
+    expected_version = 2 if len(composition.nodes) > 1 else 1
+    if not problems and fixture.format_version != expected_version:
+        problems.append(
+            f"shape changed: the fixture is format_version {fixture.format_version} and a world "
+            f"with {len(composition.nodes)} store(s) is format_version {expected_version}"
+        )
+    return sorted(problems)
+
+
+def schema_problems(fixture: Fixture, composition: Composition) -> list[str]:
+    """Nodes whose recorded schema hash is not their world's, one sentence each."""
+    problems = []
+    recorded = {"main": fixture.schema_hash} | {n.path: n.schema_hash for n in fixture.nodes}
+    for node in composition.nodes:
+        frozen = recorded.get(node.path)
+        if frozen is not None and frozen != node.world.schema_hash:
+            problems.append(
+                f"schema drifted: the store at {node.path!r} (world {node.world.name!r}) was "
+                f"frozen from schema {frozen[:12]} and the world now declares "
+                f"{node.world.schema_hash[:12]}; regenerate the fixture"
+            )
+    return problems
+
+
+def fixture_directory(world: World, fixture_id: str) -> Path:
+    """Where ``fixture_id`` of ``world`` lives, or a ``WorldBug`` naming the ways out."""
+    directory = world.fixtures_dir / fixture_id
+    if not (directory / SIDECAR).is_file():
+        raise WorldBug(
+            f"world {world.name!r} has no fixture {fixture_id!r} in {world.fixtures_dir}; "
+            "freeze one, or name the directory with World(fixtures_dir=...)"
+        )
+    return directory
+
+
+def prepare(world: World, composition: Composition, fixture_id: str) -> PreparedFixture:
+    """Every check creation makes before a file is copied."""
+    fixture = load(fixture_directory(world, fixture_id))
+    label = f"fixture {fixture_id!r} of world {world.name!r}"
+    if fixture.id != fixture_id:
+        raise WorldBug(f"{label}: its sidecar says id {fixture.id!r}; rename one to match")
+    if fixture.world != world.name:
+        raise WorldBug(f"{label} was frozen from world {fixture.world!r}")
+    problems = shape_problems(fixture, composition) + schema_problems(fixture, composition)
+    if problems:
+        raise WorldBug(f"{label} cannot be used: " + "; ".join(problems))
+    files: dict[str, Path] = {}
+    hashes: dict[str, str] = {}
+    for path, (file, expected) in fixture.files().items():
+        verify_file(fixture, path, file, expected)
+        files[path] = file
+        hashes[path] = expected
+    frozen_versions: dict[str, str] = {}
+    recorded = {"main": fixture.world_version} | {n.path: n.world_version for n in fixture.nodes}
+    for node in composition.nodes:
+        if recorded[node.path] != node.world.version:
+            frozen_versions[node.path] = recorded[node.path]
+    return PreparedFixture(
+        fixture=fixture,
+        now_ms=parse_instant(fixture.now),
+        files=files,
+        file_hashes=hashes,
+        frozen_versions=frozen_versions,
+    )
+
+
+_FICLONE = 0x40049409
+
+
+def copy_state_file(source: Path, target: Path) -> None:
+    """Copy a frozen file the cheapest correct way: a reflink where the filesystem has one."""
+    with open(source, "rb") as src, open(target, "xb") as dst:
+        if sys.platform == "linux":
+            try:
+                import fcntl
+
+                fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+                return
+            except OSError:
+                pass
+            try:
+                remaining = os.fstat(src.fileno()).st_size
+                while remaining > 0:
+                    copied = os.copy_file_range(src.fileno(), dst.fileno(), remaining)
+                    if copied == 0:
+                        break
+                    remaining -= copied
+                if remaining == 0:
+                    return
+            except OSError as error:
+                if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+            src.seek(0)
+            dst.seek(0)
+            dst.truncate()
+        shutil.copyfileobj(src, dst, 1 << 20)
+
+
+# --- freezing -------------------------------------------------------------------------------------
+
+
+def _installed_roots() -> list[Path]:
+    roots = {Path(p).resolve() for p in site.getsitepackages() if p}
+    user = site.getusersitepackages()
+    if user:
+        roots.add(Path(user).resolve())
+    for key in ("purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(Path(path).resolve())
+    return sorted(roots)
+
+
+def _refuse_unwritable(fixtures_dir: Path) -> None:
+    resolved = fixtures_dir.resolve()
+    for root in _installed_roots():
+        if resolved == root or root in resolved.parents:
+            raise WorldBug(
+                f"{fixtures_dir} is inside an installed package ({root}); freeze into a "
+                "directory of your own by naming it with World(fixtures_dir=...)"
+            )
+    existing = resolved
+    while not existing.exists():
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
+        raise WorldBug(
+            f"{fixtures_dir} is read-only; freeze into a writable directory by naming it "
+            "with World(fixtures_dir=...)"
+        )
+
+
+def _render_sidecar(fields: dict[str, Any]) -> str:
+    return yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
+
+
+def freeze(
+    instance: Instance, fixture_id: str, description: str, *, fixtures_dir: Path | str
+) -> Fixture:
+    """Mint a fixture from ``instance``: check, checkpoint, vacuum, hash, publish atomically."""
+    check_fixture_id(fixture_id)
+    if not isinstance(description, str):
+        raise WorldBug("a fixture's description is a string, written for whoever chooses it")
+    directory = Path(fixtures_dir)
+    _refuse_unwritable(directory)
+    target = directory / fixture_id
+    if target.exists() or target.is_symlink():
+        raise WorldBug(
+            f"fixture {fixture_id!r} already exists in {directory}; fixtures are immutable, so "
+            "freeze under a new id (a fork) or delete the directory to regenerate it"
+        )
+    with instance._lock:
+        instance._check_usable()
+        runtimes = instance._nodes
+        for runtime in runtimes:
+            actual = describe(runtime.conn).hash
+            if actual != runtime.node.world.schema_hash:
+                raise WorldBug(
+                    f"the store at {runtime.path!r} (world {runtime.node.world.name!r}) no longer "
+                    "matches its world's schema, so nothing was frozen; the schema of a store "
+                    "is the world's to change"
+                )
+        directory.mkdir(parents=True, exist_ok=True)
+        pending = directory / f"{_PENDING_PREFIX}{fixture_id}-{secrets.token_hex(4)}"
+        pending.mkdir()
+        try:
+            hashes: dict[str, str] = {}
+            for runtime in runtimes:
+                file = pending / runtime.node.file_name
+                runtime.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                runtime.conn.execute("VACUUM INTO ?", (str(file),))
+                hashes[runtime.path] = _hash_file(file)
+                file.chmod(0o444)
+            now = instance.clock.iso()
+            created_at = format_instant(_wall_ms())
+            fields: dict[str, Any] = {
+                "format_version": 2 if len(runtimes) > 1 else 1,
+                "id": fixture_id,
+                "world": instance.world.name,
+                "world_version": instance.world.version,
+                "schema_hash": instance.world.schema_hash,
+                "now": now,
+                "parent_id": instance.fixture,
+                "file_sha256": hashes["main"],
+                "created_at": created_at,
+                "description": description,
+            }
+            if len(runtimes) > 1:
+                fields["nodes"] = [
+                    {
+                        "path": runtime.path,
+                        "world": runtime.node.world.name,
+                        "world_version": runtime.node.world.version,
+                        "schema_hash": runtime.node.world.schema_hash,
+                        "scope": runtime.node.scope,
+                        "file": runtime.node.file_name,
+                        "file_sha256": hashes[runtime.path],
+                        "aliases": list(runtime.node.aliases),
+                    }
+                    for runtime in runtimes[1:]
+                ]
+            (pending / SIDECAR).write_text(_render_sidecar(fields), encoding="utf-8")
+            try:
+                os.rename(pending, target)
+            except OSError as error:
+                raise WorldBug(
+                    f"fixture {fixture_id!r} could not be published in {directory}: "
+                    f"{error.strerror or error}"
+                ) from None
+        except BaseException:
+            shutil.rmtree(pending, ignore_errors=True)
+            raise
+    return load(target)
+
+
+def _wall_ms() -> int:
+    import time
+
+    return time.time_ns() // 1_000_000
+
+
+# --- where a world's fixtures live ----------------------------------------------------------------
+
+
+def default_fixtures_dir(module_name: str, module_file: str | None) -> Path:
+    """The ``fixtures/`` folder a world constructed in ``module_name`` uses by default.
+
+    A ``fixtures/`` folder inside the world's package wins, because it travels in
+    the wheel; else the project's ``fixtures/`` beside ``pyproject.toml``; else
+    ``fixtures/`` beside the package.
+    """
+    parts = module_name.split(".")
+    for depth in range(len(parts), 0, -1):
+        package = ".".join(parts[:depth])
+        if not hasattr(sys.modules.get(package), "__path__"):
+            continue
+        try:
+            candidate = importlib.resources.files(package).joinpath("fixtures")
+        except (ModuleNotFoundError, TypeError, ValueError):
+            continue
+        if isinstance(candidate, Path) and candidate.is_dir():
+            return candidate
+    if module_file is None:
+        return Path.cwd() / "fixtures"
+    here = Path(module_file).resolve().parent
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder / "fixtures"
+    if len(parts) > 1:
+        package_dir = here
+        for _ in parts[1:-1]:
+            package_dir = package_dir.parent
+        return package_dir.parent / "fixtures"
+    return here / "fixtures"

@@ -1,0 +1,90 @@
+"""Seeds, the seeded id stream, and SQL's ``random()`` and ``randomblob()``.
+
+An instance derives one seed from the fixture id (or the world name) and the
+caller's ``seed=``. Each node draws from a stream salted with its canonical path,
+the root's being the instance seed untouched, and each connection's SQL draws
+from a stream of its own, so no two doors hand out the same values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+
+import apsw
+
+from seahaven.errors import WorldBug
+
+__all__ = ["Ids", "check_seed", "derive_seed", "node_seed", "sql_random"]
+
+_SEED_DOMAIN = b"seahaven.seed/1\x00"
+_MAX_SEED = 2**64
+
+
+def check_seed(seed: object) -> int | None:
+    """Return the caller's seed if it is ``None`` or an integer that fits in 8 unsigned bytes."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise WorldBug(f"seed must be an integer or None, not {type(seed).__name__}")
+    if seed < 0:
+        raise WorldBug(f"seed {seed} is negative; a seed is an integer from 0 to 2**64 - 1")
+    if seed >= _MAX_SEED:
+        raise WorldBug(f"seed {seed} does not fit in 8 bytes; use an integer below 2**64")
+    return seed
+
+
+def derive_seed(base: str, seed: int | None) -> bytes:
+    """The instance seed: the fixture id (or world name) and the caller's seed, hashed."""
+    material = _SEED_DOMAIN + base.encode("utf-8") + b"\x00"
+    if seed is not None:
+        material += seed.to_bytes(8, "big")
+    return hashlib.sha256(material).digest()
+
+
+def node_seed(instance_seed: bytes, path: str) -> bytes:
+    """A node's seed: the instance seed for the root, salted with the path for the rest."""
+    if path == "main":
+        return instance_seed
+    return hashlib.sha256(instance_seed + b"\x00node\x00" + path.encode("utf-8")).digest()
+
+
+def _stream(seed: bytes, purpose: str) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256(seed + purpose.encode()).digest(), "big"))
+
+
+class Ids:
+    """The seeded stream world code draws identifiers and random choices from."""
+
+    __slots__ = ("_bits", "random")
+
+    def __init__(self, seed: bytes) -> None:
+        self.random: random.Random = random.Random(int.from_bytes(seed, "big"))
+        self._bits = self.random.getrandbits
+
+    def uuid(self) -> str:
+        """A UUIDv4-shaped identifier drawn from the seeded stream."""
+        return str(uuid.UUID(int=self._bits(128), version=4))
+
+    def __repr__(self) -> str:
+        return "Ids(<seeded>)"
+
+
+def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
+    """Override ``random()`` and ``randomblob()`` on ``conn`` with a stream of its own."""
+    stream = _stream(seed, "sql:" + purpose)
+    bits = stream.getrandbits
+    randbytes = stream.randbytes
+
+    def sql_random_value() -> int:
+        return bits(64) - 2**63
+
+    def sql_randomblob(size: object) -> bytes:
+        count = size if isinstance(size, int) else 1
+        return randbytes(count if count >= 1 else 1)
+
+    # Innocuous so that a DEFAULT or a trigger may call them; not deterministic,
+    # so that SQLite asks for a fresh value every time.
+    conn.create_scalar_function("random", sql_random_value, 0, flags=apsw.SQLITE_INNOCUOUS)
+    conn.create_scalar_function("randomblob", sql_randomblob, 1, flags=apsw.SQLITE_INNOCUOUS)

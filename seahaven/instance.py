@@ -1,0 +1,738 @@
+"""``Instance``: one run's private copy of a world, and how it is made and destroyed.
+
+An instance holds one file and one connection per node of its composition,
+one clock, one lock and the logs. It is made by ``world.instance(...)``:
+the parameters are checked and the fixture verified before any file is
+touched, then the files are copied or built, ``setup_sql`` runs, and the
+startup hooks run with every node's transaction open. Anything that fails on
+the way removes the directory again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import secrets
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
+
+import apsw
+from pydantic_core import to_jsonable_python
+
+from seahaven.changelog import CallRecord, LogRecord
+from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
+from seahaven.composition import Composition, Node, NodeReport
+from seahaven.context import Ctx, InstanceInfo
+from seahaven.db import Db, db_error, open_connection
+from seahaven.dispatch import Activation, Route, call_surface, entered, in_call
+from seahaven.errors import WorldBug
+from seahaven.ids import Ids, check_seed, derive_seed, node_seed
+from seahaven.names import check_fixture_id
+from seahaven.schema import TableInfo, describe
+from seahaven.workdir import instance_directory, remove_directory
+
+if TYPE_CHECKING:
+    from seahaven.fixtures import Fixture, PreparedFixture
+    from seahaven.world import World
+
+__all__ = ["Instance", "NodeRuntime", "create_instance"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_live_instances: weakref.WeakSet[Instance] = weakref.WeakSet()
+
+
+class NodeRuntime:
+    """One node of one instance: its file, connection, id stream and state."""
+
+    __slots__ = (
+        "_extra_tables",
+        "children",
+        "clock",
+        "conn",
+        "db",
+        "file",
+        "ids",
+        "index",
+        "info",
+        "instance",
+        "node",
+        "path",
+        "state",
+        "table_filter",
+        "tables",
+    )
+
+    def __init__(
+        self, instance: Instance, node: Node, file: Path, conn: apsw.Connection, seed: bytes
+    ) -> None:
+        self.instance = instance
+        self.node = node
+        self.index = node.index
+        self.path = node.path
+        self.file = file
+        self.conn = conn
+        self.db = Db(conn)
+        self.clock = instance.clock
+        self.ids = Ids(seed)
+        self.state: dict[str, Any] = {}
+        self.info = instance._info
+        self.children: dict[str, NodeRuntime] = {}
+        world = node.world
+        self.tables = world.schema_info.tables
+        tracked = world.schema_info.tracked(world.untracked_tables)
+        every_table = {name for name, table in self.tables.items() if table.kind == "table"}
+        self.table_filter: Callable[[str], bool] | None = (
+            None
+            if set(tracked) == every_table and not _has_shadows(self.tables)
+            else frozenset(tracked).__contains__
+        )
+        self._extra_tables: dict[str, TableInfo] = {}
+
+    def describe_table(self, name: str) -> TableInfo:
+        """Columns and key of ``name``, from the world's schema or, failing that, SQLite."""
+        table = self.tables.get(name) or self._extra_tables.get(name)
+        if table is None:
+            table = describe(self.conn).tables[name]
+            self._extra_tables[name] = table
+        return table
+
+    def __repr__(self) -> str:
+        return f"NodeRuntime({self.path!r})"
+
+
+def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
+    return any(table.kind in ("shadow", "virtual") for table in tables.values())
+
+
+class Instance:
+    """A private, isolated copy of a world for one run. Made by ``world.instance(...)``."""
+
+    _info: InstanceInfo
+    _world: World
+    _clock: Clock
+    _state_format: str
+    _setup_sql: str | None
+    _control_tools: bool
+    _caller_seed: int | None
+    _startup_rendered: Any
+    _lock: threading.RLock
+    _activation: Activation | None
+    _call_log: list[CallRecord]
+    _change_log: list[LogRecord]
+    _nodes: list[NodeRuntime]
+    _route_cache: tuple[Composition, dict[str, Route]] | None
+    _inspect_db: Db | None
+    _control_db: Db | None
+    _destroyed: bool
+    _formatting: bool
+    _fixture_files: dict[str, str] | None
+    _reports: tuple[NodeReport, ...]
+    _directory: Path
+
+    def __init__(self) -> None:
+        raise TypeError("instances are made by world.instance(...)")
+
+    # --- identity ------------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        """The instance id, which is also the episode id in process."""
+        return self._info.id
+
+    @property
+    def fixture(self) -> str | None:
+        """The fixture id this instance was made from, or ``None``."""
+        return self._info.fixture
+
+    @property
+    def seed(self) -> bytes:
+        """The derived instance seed."""
+        return self._info.seed
+
+    @property
+    def world(self) -> World:
+        """The root world."""
+        return self._world
+
+    @property
+    def clock(self) -> Clock:
+        """The instance's one clock."""
+        return self._clock
+
+    @property
+    def state_path(self) -> Path:
+        """The root node's database file."""
+        return self._nodes[0].file
+
+    @property
+    def directory(self) -> Path:
+        """The instance's working directory."""
+        return self._directory
+
+    @property
+    def db(self) -> Db:
+        """The root node's ``Db``. Writes through it outside a call or ``bulk()`` are not logged."""
+        return self._nodes[0].db
+
+    @property
+    def state_format(self) -> str:
+        """The format ``state()`` answers in, fixed for the instance's life."""
+        return self._state_format
+
+    @property
+    def setup_sql(self) -> str | None:
+        """The ``setup_sql`` this instance was made with, as given."""
+        return self._setup_sql
+
+    @property
+    def control_tools(self) -> bool:
+        """Whether the framework's control tool is callable on this instance."""
+        return self._control_tools
+
+    @property
+    def call_count(self) -> int:
+        """How many calls have been dispatched."""
+        return len(self._call_log)
+
+    # --- calls -----------------------------------------------------------------------------------
+
+    @overload
+    def call(self, target: str, /, **arguments: Any) -> Any: ...
+    @overload
+    def call(
+        self, target: Callable[Concatenate[Any, P], R], /, *args: P.args, **arguments: P.kwargs
+    ) -> R: ...
+
+    def call(self, target: Any, /, *args: Any, **arguments: Any) -> Any:
+        """Run one tool: by its surface name, or by its function for a typed result."""
+        return call_surface(self, target, args, arguments)
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The flat tool list an agent sees, as ``{"name", "description", "input_schema"}``."""
+        self._check_usable()
+        return [route.entry.listing() for route in self._routes().values()]
+
+    def composition(self) -> list[NodeReport]:
+        """One report per store this instance holds, root first."""
+        return list(self._reports)
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def inspect(self) -> Db:
+        """A read-only ``Db`` on a second connection, with every added store attached."""
+        self._check_usable()
+        with self._lock:
+            if self._inspect_db is None:
+                self._inspect_db = Db(self._open_reader("inspect"))
+            return self._inspect_db
+
+    def change_log(self) -> list[LogRecord]:
+        """Every row this instance has changed, one record per row per call, in call order."""
+        return list(self._change_log)
+
+    def call_log(self) -> list[CallRecord]:
+        """Every dispatched call, in dispatch order, so ``[i]`` is call ``i``."""
+        return list(self._call_log)
+
+    def state(self, format: str | None = None) -> dict[str, Any]:
+        """The state document: the envelope, and ``state`` in this instance's format."""
+        from seahaven.state import build_document
+
+        self._check_usable()
+        self._refuse_inside("state cannot run inside a transaction; read it between calls")
+        with self._lock:
+            return build_document(self, format)
+
+    # --- writing outside calls --------------------------------------------------------------------
+
+    @contextmanager
+    def bulk(self) -> Iterator[Ctx[Any]]:
+        """Load rows fast: the root's context, one transaction per node, committed together."""
+        self._check_usable()
+        self._refuse_inside("bulk() cannot run inside a call or another bulk() block")
+        with self._lock:
+            self._check_callable()
+            activation = self._activation = Activation(recording=True)
+            begun: list[NodeRuntime] = []
+            try:
+                try:
+                    for runtime in self._nodes:
+                        runtime.conn.execute("BEGIN")
+                        begun.append(runtime)
+                        activation.touch(runtime)
+                    with entered(bulk=True):
+                        yield activation.ctx(self._nodes[0], None)
+                except BaseException:
+                    activation.discard()
+                    for runtime in begun:
+                        _roll_back_quietly(runtime.conn)
+                    raise
+                activation.flush()
+                self._commit_bulk(activation.records)
+            finally:
+                activation.end()
+                self._activation = None
+
+    def _commit_bulk(self, records: list[LogRecord]) -> None:
+        # One node at a time, the root last; a failed commit keeps what committed before it.
+        ordered = [*self._nodes[1:], self._nodes[0]]
+        committed: set[str] = set()
+        for position, runtime in enumerate(ordered):
+            try:
+                runtime.conn.execute("COMMIT")
+            except apsw.Error as error:
+                for remaining in ordered[position:]:
+                    _roll_back_quietly(remaining.conn)
+                self._change_log.extend(record for record in records if record.world in committed)
+                raise db_error(error) from error
+            committed.add(runtime.path)
+        self._change_log.extend(records)
+
+    def freeze(self, id: str, description: str) -> Fixture:
+        """Mint a fixture from the current state, into the world's fixtures directory."""
+        from seahaven.fixtures import freeze
+
+        self._check_usable()
+        self._refuse_inside("freeze cannot run inside bulk() or a call; leave the block first")
+        return freeze(self, id, description, fixtures_dir=self._world.fixtures_dir)
+
+    # --- life cycle ------------------------------------------------------------------------------
+
+    def destroy(self) -> None:
+        """Close everything and remove the directory. Idempotent; waits for a call in flight."""
+        if self._activation is not None and self._activation.thread == threading.get_ident():
+            raise WorldBug("an instance cannot be destroyed from inside its own call or bulk()")
+        with self._lock:
+            if self._destroyed:
+                return
+            self._destroyed = True
+            self._close_connections()
+            remove_directory(self._directory)
+            _live_instances.discard(self)
+
+    def __enter__(self) -> Instance:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.destroy()
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self._destroyed else f"{self.call_count} calls"
+        return f"Instance({self._world.name!r}, id={self.id!r}, {state})"
+
+    # --- internals the dispatcher and the state document use --------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._destroyed:
+            raise WorldBug(f"instance {self.id} was destroyed; make a new one")
+
+    def _check_callable(self) -> None:
+        self._check_usable()
+        if self._formatting:
+            raise WorldBug("a state formatter may not write: it called into the instance")
+
+    def _refuse_inside(self, message: str) -> None:
+        activation = self._activation
+        if (activation is not None and activation.thread == threading.get_ident()) or in_call():
+            raise WorldBug(message)
+
+    def _composition(self) -> Composition:
+        return self._routes_for()[0]
+
+    def _routes(self) -> dict[str, Route]:
+        return self._routes_for()[1]
+
+    def _routes_for(self) -> tuple[Composition, dict[str, Route]]:
+        composition = self._world.composition()
+        cached = self._route_cache
+        if cached is not None and cached[0] is composition:
+            return cached
+        self._check_same_nodes(composition)
+        routes = {entry.name: Route(entry, self._nodes) for entry in composition.surface}
+        self._route_cache = (composition, routes)
+        return self._route_cache
+
+    def _check_same_nodes(self, composition: Composition) -> None:
+        mine = [
+            (id(runtime.node.world), runtime.node.scope, runtime.path) for runtime in self._nodes
+        ]
+        now = [(id(node.world), node.scope, node.path) for node in composition.nodes]
+        if mine != now:
+            raise WorldBug(
+                f"world {self._world.name!r} now resolves to other stores than instance "
+                f"{self.id} was made with; make a new instance"
+            )
+
+    def _finish_call(self, activation: Activation) -> WorldBug | None:
+        """End an outer call: close what it left open, keep its records, stale its handles."""
+        left_open = []
+        for runtime, _ in activation.sessions.values():
+            if runtime.conn.in_transaction:
+                _roll_back_quietly(runtime.conn)
+                left_open.append(runtime.path)
+        try:
+            activation.flush()
+            self._change_log.extend(activation.records)
+        finally:
+            activation.end()
+            self._activation = None
+        if left_open:
+            return WorldBug(
+                f"the call returned with a transaction still open on {', '.join(left_open)}; "
+                "it was rolled back. Close every transaction a transaction=False tool opens"
+            )
+        return None
+
+    def _run_control_tool(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        warnings.warn(
+            "the control tool is deprecated; read inst.state() instead",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        from seahaven.errors import ArgumentError
+
+        query = arguments.get("query")
+        if set(arguments) != {"query"} or not isinstance(query, str):
+            raise ArgumentError(
+                "controller_run_sql", [{"loc": ["query"], "msg": "a SQL string", "type": "string"}]
+            )
+        with self._lock:
+            self._check_usable()
+            if self._control_db is None:
+                self._control_db = Db(self._open_reader("control"))
+            cursor_rows = self._control_db.conn.execute(query)
+            try:
+                rows = [list(row) for row in cursor_rows]
+                columns = [column[0] for column in cursor_rows.get_description()] if rows else []
+            except apsw.Error as error:
+                raise db_error(error) from error
+            return {"columns": columns, "rows": rows, "row_count": len(rows)}
+
+    def _open_reader(self, purpose: str) -> apsw.Connection:
+        root = self._nodes[0]
+        conn = open_connection(
+            root.file,
+            clock=self._clock,
+            seed=node_seed(self.seed, "main"),
+            purpose=purpose,
+            readonly=True,
+        )
+        try:
+            for runtime in self._nodes[1:]:
+                uri = f"file:{_uri_path(runtime.file)}?mode=ro"
+                conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (uri,))
+            conn.execute("PRAGMA query_only=ON")
+            conn.authorizer = _read_only_authorizer
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _close_connections(self) -> None:
+        for db in (self._inspect_db, self._control_db):
+            if db is not None:
+                db.conn.close()
+        self._inspect_db = self._control_db = None
+        for runtime in getattr(self, "_nodes", ()):
+            runtime.conn.close()
+
+
+def _uri_path(path: Path) -> str:
+    from urllib.parse import quote
+
+    return quote(str(path.resolve()))
+
+
+_DENIED_ON_READERS = {
+    apsw.SQLITE_INSERT,
+    apsw.SQLITE_UPDATE,
+    apsw.SQLITE_DELETE,
+    apsw.SQLITE_ATTACH,
+    apsw.SQLITE_DETACH,
+    apsw.SQLITE_CREATE_TABLE,
+    apsw.SQLITE_CREATE_INDEX,
+    apsw.SQLITE_CREATE_TRIGGER,
+    apsw.SQLITE_CREATE_VIEW,
+    apsw.SQLITE_CREATE_TEMP_TABLE,
+    apsw.SQLITE_CREATE_TEMP_INDEX,
+    apsw.SQLITE_CREATE_TEMP_TRIGGER,
+    apsw.SQLITE_CREATE_TEMP_VIEW,
+    apsw.SQLITE_CREATE_VTABLE,
+    apsw.SQLITE_DROP_TABLE,
+    apsw.SQLITE_DROP_INDEX,
+    apsw.SQLITE_DROP_TRIGGER,
+    apsw.SQLITE_DROP_VIEW,
+    apsw.SQLITE_DROP_TEMP_TABLE,
+    apsw.SQLITE_DROP_TEMP_INDEX,
+    apsw.SQLITE_DROP_TEMP_TRIGGER,
+    apsw.SQLITE_DROP_TEMP_VIEW,
+    apsw.SQLITE_DROP_VTABLE,
+    apsw.SQLITE_ALTER_TABLE,
+    apsw.SQLITE_REINDEX,
+    apsw.SQLITE_ANALYZE,
+}
+
+
+def _read_only_authorizer(
+    action: int, first: str | None, second: str | None, schema: str | None, trigger: str | None
+) -> int:
+    if action in _DENIED_ON_READERS:
+        return apsw.SQLITE_DENY
+    if action == apsw.SQLITE_PRAGMA and second is not None:
+        return apsw.SQLITE_DENY
+    return apsw.SQLITE_OK
+
+
+def _roll_back_quietly(conn: apsw.Connection) -> None:
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except apsw.Error:
+        pass
+
+
+# --- creation ------------------------------------------------------------------------------------
+
+
+def create_instance(
+    world: World,
+    fixture: str | None,
+    *,
+    seed: int | None,
+    now: Any,
+    clock_mode: ClockMode | None,
+    state_format: str | None,
+    control_tools: bool,
+    startup: Mapping[str, Any] | None,
+    setup_sql: str | None,
+) -> Instance:
+    """Everything ``world.instance(...)`` does, in order, leaving nothing behind on failure."""
+    from seahaven.fixtures import prepare
+
+    if in_call():
+        raise WorldBug(
+            "world.instance(...) was called from inside a call; reach an added world with "
+            "ctx.worlds.<name>, and make instances in an eval or a test"
+        )
+    composition = world.composition()
+    if fixture is not None:
+        check_fixture_id(fixture)
+    caller_seed = check_seed(seed)
+    mode = check_clock_mode(clock_mode if clock_mode is not None else world.default_clock_mode)
+    format_name = state_format if state_format is not None else world.pinned_state_format
+    world.resolve_state_format(format_name)
+    if not isinstance(control_tools, bool):
+        raise WorldBug("control_tools must be True or False")
+    if setup_sql is not None and not isinstance(setup_sql, str):
+        raise WorldBug("setup_sql must be a string of SQL statements, or None")
+    caller_startup = _check_startup(composition, startup)
+    _check_primary_keys(composition)
+    prepared: PreparedFixture | None = prepare(world, composition, fixture) if fixture else None
+
+    if now is not None:
+        start_ms = parse_instant(now)
+        if prepared is not None and start_ms < prepared.now_ms:
+            raise WorldBug(
+                f"now={format_instant(start_ms)} is earlier than fixture {fixture!r}'s now, "
+                f"{prepared.fixture.now}; an instance cannot start before its rows were written"
+            )
+    elif prepared is not None:
+        start_ms = prepared.now_ms
+    else:
+        start_ms = time.time_ns() // 1_000_000
+    clock = Clock._at(start_ms, mode)
+
+    instance = object.__new__(Instance)
+    instance_seed = derive_seed(fixture if fixture is not None else world.name, caller_seed)
+    instance._info = InstanceInfo(f"inst-{secrets.token_hex(8)}", fixture, instance_seed)
+    instance._world = world
+    instance._clock = clock
+    instance._state_format = format_name
+    instance._setup_sql = setup_sql
+    instance._control_tools = control_tools
+    instance._caller_seed = caller_seed
+    instance._startup_rendered = to_jsonable_python(caller_startup, fallback=str)
+    instance._lock = threading.RLock()
+    instance._activation = None
+    instance._call_log = []
+    instance._change_log = []
+    instance._nodes = []
+    instance._route_cache = None
+    instance._inspect_db = None
+    instance._control_db = None
+    instance._destroyed = False
+    instance._formatting = False
+    instance._fixture_files = prepared.file_hashes if prepared is not None else None
+    frozen = prepared.frozen_versions if prepared is not None else {}
+    instance._reports = tuple(
+        NodeReport(
+            path=report.path,
+            world=report.world,
+            world_version=report.world_version,
+            scope=report.scope,
+            aliases=report.aliases,
+            schema_hash=report.schema_hash,
+            frozen_world_version=frozen.get(report.path),
+        )
+        for report in composition.reports()
+    )
+    instance._directory = instance_directory(world.name, world.work_dir, instance.id)
+    try:
+        _materialise(instance, composition, prepared)
+        if setup_sql is not None:
+            from seahaven.setup_sql import run_setup_sql
+
+            run_setup_sql(instance, setup_sql)
+        _run_startup(instance, composition, caller_startup)
+    except BaseException:
+        instance._destroyed = True
+        instance._close_connections()
+        remove_directory(instance._directory)
+        raise
+    _live_instances.add(instance)
+    return instance
+
+
+def _check_startup(composition: Composition, startup: Mapping[str, Any] | None) -> dict[str, Any]:
+    if startup is None:
+        return {}
+    if not isinstance(startup, Mapping):
+        raise WorldBug("startup must be a mapping of the world's own startup keywords")
+    keywords = dict(startup)
+    for key in keywords:
+        if not isinstance(key, str):
+            raise WorldBug(f"startup keyword {key!r} is not a string")
+    worlds = {id(node.world): node.world for node in composition.nodes}.values()
+    if any(world._accepts_any_startup_keyword() for world in worlds):
+        return keywords
+    accepted = frozenset().union(*(world.accepted_startup_kwargs for world in worlds))
+    unknown = sorted(key for key in keywords if key not in accepted)
+    if unknown:
+        raise WorldBug(
+            f"unknown startup keyword {', '.join(map(repr, unknown))} for world "
+            f"{composition.root.name!r}; its startup hooks accept "
+            f"{', '.join(sorted(accepted)) or 'no keywords'}"
+        )
+    return keywords
+
+
+def _check_primary_keys(composition: Composition) -> None:
+    for node in composition.nodes:
+        info = node.world.schema_info
+        for name, table in info.tracked(node.world.untracked_tables).items():
+            if not table.primary_key:
+                raise WorldBug(
+                    f"table {name!r} of world {node.world.name!r} has no explicit primary key, so "
+                    "the change log cannot record it; give it a PRIMARY KEY, or name it in "
+                    "World(untracked_tables=...)"
+                )
+
+
+def _materialise(
+    instance: Instance, composition: Composition, prepared: PreparedFixture | None
+) -> None:
+    from seahaven.fixtures import copy_state_file
+
+    runtimes: list[NodeRuntime] = []
+    instance._nodes = runtimes
+    for node in composition.nodes:
+        target = instance._directory / node.file_name
+        if prepared is not None:
+            copy_state_file(prepared.files[node.path], target)
+        seed = node_seed(instance.seed, node.path)
+        conn = open_connection(target, clock=instance._clock, seed=seed, purpose="main")
+        runtime = NodeRuntime(instance, node, target, conn, seed)
+        runtimes.append(runtime)
+        if prepared is None:
+            try:
+                conn.execute(node.world.schema)
+            except apsw.Error as error:
+                raise WorldBug(
+                    f"the schema of world {node.world.name!r} does not execute: {error}"
+                ) from error
+    for runtime in runtimes:
+        runtime.children = {
+            name: runtimes[child.index] for name, child in runtime.node.children.items()
+        }
+
+
+def startup_order(composition: Composition) -> list[Node]:
+    """Depth first from the root; a node shared by several worlds runs after every one of them."""
+    visits: list[Node] = []
+
+    def visit(node: Node) -> None:
+        visits.append(node)
+        for _, _, child in node.edges:
+            visit(child)
+
+    visit(composition.nodes[0])
+    last = {node.index: position for position, node in enumerate(visits)}
+    return sorted(composition.nodes, key=lambda node: last[node.index])
+
+
+def _run_startup(
+    instance: Instance, composition: Composition, caller_startup: dict[str, Any]
+) -> None:
+    order = startup_order(composition)
+    for node in order:
+        available = {**caller_startup, **node.bound_startup}
+        for hook in node.world._startup_hooks:
+            missing = sorted(hook.required - set(available))
+            if missing:
+                raise WorldBug(
+                    f"startup hook {getattr(hook.fn, '__qualname__', hook.fn)!r} of world "
+                    f"{node.world.name!r} needs startup keyword {', '.join(map(repr, missing))}; "
+                    f"pass startup={{{missing[0]!r}: ...}}"
+                )
+    if not any(node.world._startup_hooks for node in order):
+        return
+    activation = instance._activation = Activation(recording=False)
+    runtimes = instance._nodes
+    begun: list[NodeRuntime] = []
+    try:
+        for runtime in runtimes:
+            runtime.conn.execute("BEGIN")
+            begun.append(runtime)
+        with entered():
+            for node in order:
+                runtime = runtimes[node.index]
+                available = {**caller_startup, **node.bound_startup}
+                for hook in node.world._startup_hooks:
+                    keywords = (
+                        available
+                        if hook.accepts_any
+                        else {
+                            key: value for key, value in available.items() if key in hook.keywords
+                        }
+                    )
+                    hook.fn(activation.ctx(runtime, None), **keywords)
+        for runtime in [*runtimes[1:], runtimes[0]]:
+            runtime.conn.execute("COMMIT")
+    except BaseException:
+        for runtime in begun:
+            _roll_back_quietly(runtime.conn)
+        raise
+    finally:
+        activation.end()
+        instance._activation = None
+
+
+@atexit.register
+def _destroy_leftovers() -> None:
+    for instance in list(_live_instances):
+        with contextlib.suppress(Exception):
+            instance.destroy()

@@ -1,0 +1,127 @@
+"""The pytest plugin: the ``world`` and ``instance`` fixtures, the marker and one option.
+
+Installing ``seahaven`` activates it through the ``pytest11`` entry point.
+``instance`` makes a fresh instance per test from the ``@pytest.mark.seahaven``
+marker closest to the test, and destroys it on teardown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from seahaven.errors import SeahavenError
+from seahaven.instance import Instance
+from seahaven.world import World
+
+__all__ = ["instance", "world"]
+
+_MARKER = "seahaven"
+_MARKER_KEYWORDS = (
+    "fixture",
+    "seed",
+    "now",
+    "clock_mode",
+    "state_format",
+    "control_tools",
+    "startup",
+    "setup_sql",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add ``--seahaven-world``, the plugin's spelling of the CLI's ``--world``."""
+    group = parser.getgroup("seahaven")
+    group.addoption(
+        "--seahaven-world",
+        dest="seahaven_world",
+        default=None,
+        metavar="WORLD",
+        help="the world the `world` and `instance` fixtures use: module:attr or a registered "
+        "name (default: the project's package, attribute `world`)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the marker."""
+    config.addinivalue_line(
+        "markers",
+        "seahaven(fixture, *, seed=None, now=None, clock_mode=None, state_format=None, "
+        "control_tools=False, startup=None, setup_sql=None): the instance the `instance` "
+        "fixture makes. fixture=None is a blank instance.",
+    )
+
+
+@pytest.fixture(scope="session")
+def world(request: pytest.FixtureRequest) -> World:
+    """The world under test, found once per session."""
+    from seahaven.discovery import find_world
+
+    explicit = request.config.getoption("seahaven_world")
+    try:
+        return find_world(explicit, start=Path(str(request.config.rootpath))).world
+    except SeahavenError as error:
+        pytest.fail(f"seahaven: {error}", pytrace=False)
+
+
+def _marker_arguments(request: pytest.FixtureRequest) -> dict[str, Any]:
+    node: Any = request.node
+    chosen = None
+    while node is not None:
+        own = [marker for marker in getattr(node, "own_markers", []) if marker.name == _MARKER]
+        if len(own) > 1:
+            pytest.fail(
+                f"seahaven: {node.nodeid or node.name} carries {len(own)} @pytest.mark.seahaven "
+                "markers in one place; nothing chooses between them, so keep one",
+                pytrace=False,
+            )
+        if own and chosen is None:
+            chosen = own[0]
+        node = node.parent
+    if chosen is None:
+        pytest.fail(
+            "seahaven: the `instance` fixture needs to know what to make; mark the test (or its "
+            'module, with pytestmark) @pytest.mark.seahaven(fixture="empty") for a fixture on '
+            "disk, or @pytest.mark.seahaven(fixture=None) for a blank instance",
+            pytrace=False,
+        )
+    if len(chosen.args) > 1:
+        pytest.fail(
+            "seahaven: the marker takes the fixture as its one positional argument", pytrace=False
+        )
+    arguments = dict(chosen.kwargs)
+    if chosen.args:
+        if "fixture" in arguments:
+            pytest.fail("seahaven: the marker names its fixture twice", pytrace=False)
+        arguments["fixture"] = chosen.args[0]
+    unknown = sorted(set(arguments) - set(_MARKER_KEYWORDS))
+    if unknown:
+        pytest.fail(
+            f"seahaven: the marker does not take {', '.join(unknown)}; it takes "
+            f"{', '.join(_MARKER_KEYWORDS)} (startup keywords go inside startup={{...}})",
+            pytrace=False,
+        )
+    if "fixture" not in arguments:
+        pytest.fail(
+            "seahaven: this marker names no fixture. A marker on a test replaces the module's "
+            "instead of adding to it, so every marker names its own fixture, even one written "
+            'only to add seed=: @pytest.mark.seahaven(fixture="empty", seed=7), or fixture=None '
+            "for a blank instance",
+            pytrace=False,
+        )
+    return arguments
+
+
+@pytest.fixture
+def instance(request: pytest.FixtureRequest, world: World) -> Iterator[Instance]:
+    """A fresh instance per test, made as the closest marker says, destroyed on teardown."""
+    arguments = _marker_arguments(request)
+    fixture = arguments.pop("fixture")
+    made = world.instance(fixture, **arguments)
+    try:
+        yield made
+    finally:
+        made.destroy()

@@ -1,0 +1,194 @@
+"""A world's schema: reading the ``*.sql`` files, building it, hashing it, describing its tables.
+
+The schema is built once in memory when a ``World`` is constructed. SQLite
+itself answers what each table is (strict, keyed, virtual, a shadow of FTS5),
+so nothing here parses ``CREATE TABLE`` text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Literal
+
+import apsw
+
+from seahaven.clock import Clock, ms_to_datetime
+from seahaven.errors import WorldBug
+
+__all__ = ["SchemaInfo", "TableInfo", "build_schema", "normalise_sql", "sql_files"]
+
+TableKind = Literal["table", "view", "virtual", "shadow"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """One table as SQLite reports it."""
+
+    name: str
+    kind: TableKind
+    columns: tuple[str, ...]
+    # Indexes into ``columns``, in primary-key order; empty without an explicit key.
+    primary_key: tuple[int, ...]
+    strict: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaInfo:
+    """The built schema: its hash and every table in it."""
+
+    hash: str
+    tables: dict[str, TableInfo]
+
+    def tracked(self, untracked: Iterable[str]) -> dict[str, TableInfo]:
+        """The tables the change log records: ordinary tables not named in ``untracked``."""
+        skip = set(untracked)
+        return {
+            name: table
+            for name, table in self.tables.items()
+            if table.kind == "table" and name not in skip
+        }
+
+
+def sql_files(package: str | None, directory: str) -> str:
+    """Every ``*.sql`` file in a package directory, in filename order, joined with newlines.
+
+    Call it as ``seahaven.sql_files(__package__, "schema")``. The files are read
+    through ``importlib.resources``, so a world reads its schema the same way from
+    a checkout, a wheel or a zip.
+    """
+    from importlib import resources
+
+    if not isinstance(package, str) or not package:
+        raise WorldBug(
+            "sql_files needs the package the schema lives in; pass __package__ from a module "
+            "inside that package"
+        )
+    try:
+        module = importlib.import_module(package)
+    except ImportError as error:
+        raise WorldBug(f"sql_files cannot import package {package!r}: {error}") from error
+    if not hasattr(module, "__path__"):
+        raise WorldBug(
+            f"{package!r} is a module, not a package; pass __package__ rather than __name__"
+        )
+    relative = PurePosixPath(directory.replace("\\", "/"))
+    if relative.is_absolute() or ".." in relative.parts or directory.strip() in ("", "."):
+        raise WorldBug(
+            f"sql_files directory {directory!r} must name a directory inside {package!r}, "
+            "such as 'schema'"
+        )
+    folder = resources.files(package).joinpath(*relative.parts)
+    if not folder.is_dir():
+        raise WorldBug(f"package {package!r} has no directory {directory!r}")
+    files = sorted(
+        (entry for entry in folder.iterdir() if entry.name.endswith(".sql") and entry.is_file()),
+        key=lambda entry: entry.name,
+    )
+    if not files:
+        raise WorldBug(f"{package}/{directory} holds no *.sql files")
+    return "\n".join(entry.read_text(encoding="utf-8") for entry in files)
+
+
+_TOKEN = re.compile(
+    r"""
+    (?P<comment>--[^\n]*|/\*.*?(?:\*/|$))
+    | (?P<quoted>'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\])
+    | (?P<space>\s+)
+    | (?P<other>[^\s'"`\[\-/]+|.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+def normalise_sql(sql: str) -> str:
+    """SQL text with comments dropped and whitespace collapsed outside quotes."""
+    pieces: list[str] = []
+    pending_space = False
+    for match in _TOKEN.finditer(sql):
+        kind = match.lastgroup
+        if kind in ("comment", "space"):
+            pending_space = bool(pieces)
+            continue
+        if pending_space:
+            pieces.append(" ")
+            pending_space = False
+        pieces.append(match.group())
+    return "".join(pieces)
+
+
+def _schema_clock() -> Clock:
+    # Building the schema to hash it needs some clock; the instant is irrelevant
+    # because rows are not part of the hash.
+    return Clock(ms_to_datetime(0), "fixed")
+
+
+def build_schema(world_name: str, schema: str) -> SchemaInfo:
+    """Apply ``schema`` to a blank in-memory database and describe the result."""
+    from seahaven.clock import StatementClock
+    from seahaven.ids import sql_random
+
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
+        conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+        conn.execute("PRAGMA foreign_keys=ON")
+        StatementClock(_schema_clock()).install(conn)
+        sql_random(conn, b"schema", "schema")
+        try:
+            conn.execute(schema)
+        except apsw.Error as error:
+            raise WorldBug(
+                f"the schema of world {world_name!r} does not execute: {error}"
+            ) from error
+        return describe(conn)
+    finally:
+        conn.close()
+
+
+def describe(conn: apsw.Connection, schema_name: str = "main") -> SchemaInfo:
+    """Read the tables and the normalised schema of one database on ``conn``."""
+    quoted = '"' + schema_name.replace('"', '""') + '"'
+    objects = conn.execute(
+        f"SELECT type, name, tbl_name, sql FROM {quoted}.sqlite_schema "
+        "WHERE sql IS NOT NULL ORDER BY type, name"
+    ).fetchall()
+    tables: dict[str, TableInfo] = {}
+    shadow_or_virtual: dict[str, str] = {}
+    for _schema, name, kind, _ncol, _wr, strict in conn.execute(
+        f"PRAGMA {quoted}.table_list"
+    ).fetchall():
+        if name.startswith("sqlite_"):
+            continue
+        columns: list[str] = []
+        key: list[tuple[int, int]] = []
+        for index, (_cid, column, _type, _notnull, _default, pk) in enumerate(
+            conn.execute(f"PRAGMA {quoted}.table_info({_quote_identifier(name)})").fetchall()
+        ):
+            columns.append(column)
+            if pk:
+                key.append((pk, index))
+        tables[name] = TableInfo(
+            name=name,
+            kind=kind,
+            columns=tuple(columns),
+            primary_key=tuple(index for _, index in sorted(key)),
+            strict=bool(strict),
+        )
+        if kind in ("shadow", "virtual"):
+            shadow_or_virtual[name] = kind
+    lines = [
+        f"{kind}\t{name}\t{table}\t{normalise_sql(sql)}"
+        for kind, name, table, sql in objects
+        if shadow_or_virtual.get(name) != "shadow"
+    ]
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    return SchemaInfo(hash=digest, tables=dict(sorted(tables.items())))
+
+
+def _quote_identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,572 @@
+"""``Tool`` (one registered function and its argument model) and ``Call`` (one call in flight).
+
+A tool's signature becomes one strict pydantic model, built once at
+registration, and that model's JSON schema is what the agent reads. Everything
+registration refuses is refused here, as a ``WorldBug`` naming the tool and the
+parameter.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import inspect
+import json
+import types
+import typing
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Union, get_args, get_origin
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from seahaven.errors import ArgumentError, WorldBug
+from seahaven.names import check_tool_name
+
+__all__ = ["Call", "Tool"]
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+_MUTABLE_DEFAULTS = (list, dict, set, bytearray)
+# Field names pydantic reserves on a model; a parameter spelled like one is
+# stored under a private field name and keeps its own name on the wire.
+_MODEL_ATTRIBUTES = frozenset(dir(BaseModel)) | {"model_config", "model_fields"}
+
+
+class Call:
+    """One call as dispatch sees it. Frozen: ``with_arguments`` makes a changed copy."""
+
+    __slots__ = ("arguments", "name", "node", "tool")
+
+    name: str
+    arguments: dict[str, Any]
+    tool: Tool
+    node: str
+
+    def __init__(self, name: str, arguments: dict[str, Any], tool: Tool, node: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "arguments", arguments)
+        object.__setattr__(self, "tool", tool)
+        object.__setattr__(self, "node", node)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a Call is frozen; pass call.with_arguments(...) on instead")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("a Call is frozen")
+
+    def with_arguments(self, **changes: Any) -> Call:
+        """A copy of this call with ``changes`` merged over its arguments."""
+        return Call(self.name, {**self.arguments, **changes}, self.tool, self.node)
+
+    def __repr__(self) -> str:
+        return f"Call({self.name!r}, node={self.node!r}, arguments={self.arguments!r})"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Field:
+    internal: str  # the pydantic field name
+    parameter: str  # the Python parameter name
+    wire: str  # the name the agent sends
+
+
+class Tool:
+    """One registered tool: its function, its argument model and the schema the agent reads."""
+
+    __slots__ = (
+        "_fields",
+        "_listing",
+        "_python_fast_path",
+        "control",
+        "description",
+        "fn",
+        "name",
+        "params",
+        "schema",
+        "transaction",
+    )
+
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    params: type[BaseModel]
+    schema: dict[str, Any]
+    transaction: bool
+    control: bool
+
+    def __init__(self) -> None:
+        raise TypeError("build a Tool with Tool.from_function(fn, ...)")
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        transaction: bool = True,
+    ) -> Tool:
+        """Build a tool from a function whose first parameter is the context."""
+        return cls._build(fn, name=name, description=description, transaction=transaction)
+
+    @classmethod
+    def _build(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None,
+        description: str | None,
+        transaction: bool,
+        control: bool = False,
+    ) -> Tool:
+        if not callable(fn):
+            raise WorldBug(f"a tool must be a function, not {type(fn).__name__}")
+        label = name if name is not None else getattr(fn, "__name__", repr(fn))
+        if name is None:
+            name = getattr(fn, "__name__", None)
+        tool_name = check_tool_name(name, what=f"tool name (from {label!r})")
+        if not isinstance(transaction, bool):
+            raise WorldBug(f"tool {tool_name!r}: transaction must be True or False")
+        if description is not None and not isinstance(description, str):
+            raise WorldBug(f"tool {tool_name!r}: description must be a string")
+        _refuse_non_plain_function(tool_name, fn)
+        fields, model = _argument_model(tool_name, fn)
+        schema = _json_schema(tool_name, model, fields)
+        tool = object.__new__(cls)
+        tool.name = tool_name
+        tool.description = description if description is not None else (inspect.getdoc(fn) or "")
+        tool.fn = fn
+        tool.params = model
+        tool.schema = schema
+        tool.transaction = transaction
+        tool.control = control
+        tool._fields = fields
+        tool._python_fast_path = all(
+            _json_native(model.model_fields[field.internal].annotation) for field in fields
+        )
+        tool._listing = json.dumps(
+            {"name": tool_name, "description": tool.description, "input_schema": schema}
+        )
+        _refuse_unrenderable_return(tool_name, fn)
+        return tool
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments as the function's parameters, or ``ArgumentError`` listing every problem.
+
+        Plain JSON at every depth is validated as JSON, the form the schema
+        publishes; anything else is validated as Python objects.
+        """
+        try:
+            if _is_plain_json(arguments):
+                if self._python_fast_path:
+                    model = self.params.model_validate(arguments)
+                else:
+                    model = self.params.model_validate_json(json.dumps(arguments))
+            else:
+                model = self.params.model_validate(dict(arguments))
+        except ValidationError as error:
+            raise ArgumentError(self.name, _violations(error)) from None
+        values = model.__dict__
+        return {field.parameter: values[field.internal] for field in self._fields}
+
+    def listing(self) -> dict[str, Any]:
+        """``{"name", "description", "input_schema"}``, a fresh copy each time."""
+        listed: dict[str, Any] = json.loads(self._listing)
+        return listed
+
+    def _renamed(self, name: str) -> Tool:
+        """This tool under another surface name; everything else is shared."""
+        renamed = copy.copy(self)
+        renamed.name = name
+        listed = json.loads(self._listing)
+        listed["name"] = name
+        renamed._listing = json.dumps(listed)
+        return renamed
+
+    def _positional(self, args: tuple[Any, ...]) -> dict[str, Any]:
+        """Map positional arguments of a typed call onto wire names, in parameter order."""
+        if len(args) > len(self._fields):
+            raise WorldBug(
+                f"tool {self.name!r} takes {len(self._fields)} arguments; {len(args)} were given"
+            )
+        return {field.wire: value for field, value in zip(self._fields, args, strict=False)}
+
+    def __copy__(self) -> Tool:
+        clone = object.__new__(Tool)
+        for slot in Tool.__slots__:
+            object.__setattr__(clone, slot, getattr(self, slot))
+        return clone
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+
+# --- registration checks -----------------------------------------------------------------------
+
+
+def _refuse_non_plain_function(tool_name: str, fn: Callable[..., Any]) -> None:
+    target = inspect.unwrap(fn)
+    if inspect.isasyncgenfunction(target):
+        raise WorldBug(f"tool {tool_name!r} is an async generator; a tool is a plain function")
+    if inspect.iscoroutinefunction(target):
+        raise WorldBug(
+            f"tool {tool_name!r} is an async def; a tool is a plain synchronous function"
+        )
+    if inspect.isgeneratorfunction(target):
+        raise WorldBug(f"tool {tool_name!r} is a generator; return the result instead of yielding")
+
+
+def _signature(owner: str, fn: Callable[..., Any]) -> inspect.Signature:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError) as error:
+        raise WorldBug(f"{owner}: its signature cannot be read: {error}") from error
+
+
+def resolve_annotations(owner: str, fn: Callable[..., Any]) -> dict[str, Any]:
+    """Every parameter annotation of ``fn`` as a real object, strings and all.
+
+    A name that exists only under ``TYPE_CHECKING`` cannot be resolved at run
+    time, and the refusal names the parameter and the symbol.
+    """
+    signature = _signature(owner, fn)
+    raw = {
+        name: parameter.annotation
+        for name, parameter in signature.parameters.items()
+        if parameter.annotation is not inspect.Parameter.empty
+    }
+    target = inspect.unwrap(fn)
+    globalns = getattr(target, "__globals__", {})
+    localns: dict[str, Any] = {}
+    code = getattr(target, "__code__", None)
+    closure = getattr(target, "__closure__", None)
+    if code is not None and closure:
+        for variable, cell in zip(code.co_freevars, closure, strict=True):
+            try:
+                localns[variable] = cell.cell_contents
+            except ValueError:
+                continue
+    resolved: dict[str, Any] = {}
+    for name, annotation in raw.items():
+        holder = types.SimpleNamespace(__annotations__={name: annotation}, __globals__=globalns)
+        try:
+            resolved[name] = typing.get_type_hints(holder, localns=localns, include_extras=True)[
+                name
+            ]
+        except NameError as error:
+            symbol = getattr(error, "name", None) or str(error)
+            raise WorldBug(
+                f"{owner}: the annotation of parameter {name!r} names {symbol!r}, which does not "
+                "exist at run time (imported only under TYPE_CHECKING?); import it for real"
+            ) from None
+        except Exception as error:
+            raise WorldBug(
+                f"{owner}: the annotation of parameter {name!r} cannot be resolved: {error}"
+            ) from None
+    return resolved
+
+
+def is_context_annotation(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``seahaven.Ctx`` or ``seahaven.Ctx[...]``."""
+    from seahaven.context import Ctx
+
+    return annotation is Ctx or get_origin(annotation) is Ctx
+
+
+def check_context_parameter(owner: str, fn: Callable[..., Any]) -> inspect.Signature:
+    """Refuse ``fn`` unless its first parameter is a positional context."""
+    signature = _signature(owner, fn)
+    parameters = list(signature.parameters.values())
+    if not parameters:
+        raise WorldBug(f"{owner} takes no parameters; its first parameter must be the context, ctx")
+    first = parameters[0]
+    if first.kind not in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD):
+        raise WorldBug(
+            f"{owner}: its first parameter {first.name!r} must be positional, because it "
+            "receives the context"
+        )
+    return signature
+
+
+def _argument_model(tool_name: str, fn: Callable[..., Any]) -> tuple[tuple[_Field, ...], Any]:
+    owner = f"tool {tool_name!r}"
+    signature = check_context_parameter(owner, fn)
+    annotations = resolve_annotations(owner, fn)
+    parameters = list(signature.parameters.values())
+    first = parameters[0]
+    if first.name in annotations and not is_context_annotation(annotations[first.name]):
+        raise WorldBug(
+            f"{owner}: its first parameter {first.name!r} is annotated "
+            f"{_describe(annotations[first.name])}; annotate it seahaven.Ctx or leave it bare"
+        )
+    fields: list[_Field] = []
+    definitions: dict[str, Any] = {}
+    for index, parameter in enumerate(parameters[1:], start=1):
+        where = f"{owner}, parameter {parameter.name!r}"
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            raise WorldBug(f"{where}: *args is not allowed; declare each argument by name")
+        if parameter.kind is parameter.VAR_KEYWORD:
+            raise WorldBug(f"{where}: **kwargs is not allowed; declare each argument by name")
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            raise WorldBug(f"{where}: is positional-only; arguments arrive by name")
+        if parameter.name not in annotations:
+            raise WorldBug(f"{where}: has no type annotation; every argument needs one")
+        annotation = annotations[parameter.name]
+        default = parameter.default
+        if isinstance(default, _MUTABLE_DEFAULTS):
+            raise WorldBug(
+                f"{where}: has a mutable default ({default!r}); use None or an immutable value"
+            )
+        _check_annotation(where, annotation, set())
+        internal = parameter.name
+        if internal.startswith("_") or internal in _MODEL_ATTRIBUTES:
+            internal = f"p{index}_{parameter.name.lstrip('_')}"
+            annotation = typing.Annotated[annotation, pydantic.Field(alias=parameter.name)]
+        wire = _wire_name(annotation, parameter.name)
+        fields.append(_Field(internal=internal, parameter=parameter.name, wire=wire))
+        definitions[internal] = (
+            annotation,
+            ... if default is inspect.Parameter.empty else default,
+        )
+    model = _create_model(tool_name, definitions)
+    if model is None:
+        for name, definition in definitions.items():
+            if _create_model(tool_name, {name: definition}) is None:
+                parameter = next(field.parameter for field in fields if field.internal == name)
+                error = _model_error(tool_name, {name: definition})
+                raise WorldBug(
+                    f"{owner}, parameter {parameter!r}: pydantic cannot build a model for "
+                    f"{_describe(definition[0])}: {error}"
+                )
+        raise WorldBug(
+            f"{owner}: pydantic cannot build its argument model: "
+            f"{_model_error(tool_name, definitions)}"
+        )
+    return tuple(fields), model
+
+
+_CONFIG = ConfigDict(strict=True, extra="forbid", protected_namespaces=())
+
+
+def _create_model(tool_name: str, definitions: dict[str, Any]) -> Any:
+    try:
+        return _create_model_or_raise(tool_name, definitions)
+    except Exception:
+        return None
+
+
+def _model_error(tool_name: str, definitions: dict[str, Any]) -> str:
+    try:
+        _create_model_or_raise(tool_name, definitions)
+    except Exception as error:
+        return str(error).splitlines()[0]
+    return "unknown error"
+
+
+def _create_model_or_raise(tool_name: str, definitions: dict[str, Any]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pydantic.create_model(f"{tool_name}_arguments", __config__=_CONFIG, **definitions)
+
+
+def _json_schema(tool_name: str, model: Any, fields: tuple[_Field, ...]) -> dict[str, Any]:
+    try:
+        schema: dict[str, Any] = model.model_json_schema()
+    except Exception:
+        for field in fields:
+            definition = model.model_fields[field.internal]
+            single = _create_model(
+                tool_name, {field.internal: (_field_annotation(definition), ...)}
+            )
+            try:
+                if single is not None:
+                    single.model_json_schema()
+            except Exception as error:
+                raise WorldBug(
+                    f"tool {tool_name!r}, parameter {field.parameter!r}: pydantic cannot give "
+                    f"{_describe(definition.annotation)} a JSON schema: "
+                    f"{str(error).splitlines()[0]}"
+                ) from None
+        raise WorldBug(
+            f"tool {tool_name!r}: pydantic cannot give its arguments a JSON schema"
+        ) from None
+    schema.pop("title", None)
+    return schema
+
+
+def _field_annotation(field: Any) -> Any:
+    if field.metadata:
+        return typing.Annotated[(field.annotation, *field.metadata)]
+    return field.annotation
+
+
+def _wire_name(annotation: Any, default: str) -> str:
+    if get_origin(annotation) is typing.Annotated:
+        for item in reversed(get_args(annotation)[1:]):
+            alias = getattr(item, "alias", None)
+            if isinstance(alias, str):
+                return alias
+            validation_alias = getattr(item, "validation_alias", None)
+            if isinstance(validation_alias, str):
+                return validation_alias
+    return default
+
+
+def _describe(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__qualname__
+    return repr(annotation).replace("typing.", "")
+
+
+def _has_own_config(candidate: Any) -> dict[str, Any] | None:
+    if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+        return dict(candidate.model_config)
+    config = getattr(candidate, "__pydantic_config__", None)
+    if isinstance(config, dict):
+        return dict(config)
+    return None
+
+
+def _check_annotation(where: str, annotation: Any, seen: set[int]) -> None:
+    """Refuse non-strict nested configs and Literal values JSON cannot send, at any depth."""
+    if id(annotation) in seen:
+        return
+    seen.add(id(annotation))
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        _check_annotation(where, get_args(annotation)[0], seen)
+        return
+    if origin is Literal:
+        for value in get_args(annotation):
+            if not isinstance(value, _JSON_SCALARS):
+                raise WorldBug(
+                    f"{where}: Literal value {value!r} is not something JSON can send; "
+                    "use its plain value, or annotate the Enum type itself"
+                )
+        return
+    if origin is not None:
+        for argument in get_args(annotation):
+            if argument is not Ellipsis:
+                _check_annotation(where, argument, seen)
+        return
+    if not isinstance(annotation, type):
+        return
+    config = _has_own_config(annotation)
+    if config is not None and "strict" not in config:
+        raise WorldBug(
+            f"{where}: {annotation.__qualname__} has a pydantic config of its own that does not "
+            "set strict; set strict=True in it (or strict=False to accept lax input on purpose)"
+        )
+    nested: dict[str, Any] = {}
+    if issubclass(annotation, BaseModel):
+        nested = {name: _field_annotation(f) for name, f in annotation.model_fields.items()}
+    elif dataclasses.is_dataclass(annotation) or typing.is_typeddict(annotation):
+        try:
+            nested = typing.get_type_hints(annotation, include_extras=True)
+        except Exception:
+            nested = {}
+    for member in nested.values():
+        _check_annotation(where, member, seen)
+
+
+def _refuse_unrenderable_return(tool_name: str, fn: Callable[..., Any]) -> None:
+    annotation = inspect.signature(fn).return_annotation
+    if isinstance(annotation, str):
+        try:
+            holder = types.SimpleNamespace(
+                __annotations__={"return": annotation},
+                __globals__=getattr(inspect.unwrap(fn), "__globals__", {}),
+            )
+            annotation = typing.get_type_hints(holder)["return"]
+        except Exception:
+            return
+    target = get_origin(annotation) or annotation
+    if target in (bytes, bytearray, set, frozenset):
+        raise WorldBug(
+            f"tool {tool_name!r} returns {_describe(annotation)}; bytes and sets are not results "
+            "(a set has no stable order): return a str, a sorted list or a model"
+        )
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def _json_native(annotation: Any) -> bool:
+    """Whether strict Python validation of plain JSON input equals strict JSON validation."""
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _json_native(get_args(annotation)[0])
+    if origin is Literal:
+        return all(type(value) in _JSON_SCALARS for value in get_args(annotation))
+    if origin in (Union, types.UnionType, list, dict):
+        return all(_json_native(argument) for argument in get_args(annotation))
+    if origin is not None:
+        return False
+    return annotation in (str, int, float, bool, type(None), Any, list, dict)
+
+
+def _is_plain_json(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return True
+    if kind is dict:
+        return all(type(key) is str and _is_plain_json(item) for key, item in value.items())
+    if kind is list:
+        return all(_is_plain_json(item) for item in value)
+    return False
+
+
+def _violations(error: ValidationError) -> list[dict[str, Any]]:
+    return [
+        {
+            "loc": [part if isinstance(part, int | str) else str(part) for part in item["loc"]],
+            "msg": item["msg"],
+            "type": item["type"],
+        }
+        for item in error.errors(include_url=False, include_context=False, include_input=False)
+    ]
+
+
+# --- results -----------------------------------------------------------------------------------
+
+
+def check_result(tool_name: str, value: Any) -> None:
+    """Refuse a result that cannot be rendered for the wire: bytes and sets, at any depth."""
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return
+    if kind is dict:
+        for item in value.values():
+            check_result(tool_name, item)
+        return
+    if kind is list or kind is tuple:
+        for item in value:
+            check_result(tool_name, item)
+        return
+    if isinstance(value, bytes | bytearray | memoryview | set | frozenset):
+        raise WorldBug(
+            f"tool {tool_name!r} returned a {kind.__name__}; bytes and sets are not results "
+            "(a set has no stable order): return a str, a sorted list or a model"
+        )
+    if isinstance(value, BaseModel):
+        for item in value.__dict__.values():
+            check_result(tool_name, item)
+        return
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            check_result(tool_name, getattr(value, field.name))
+        return
+    if isinstance(value, Mapping):
+        for item in value.values():
+            check_result(tool_name, item)
+        return
+    if isinstance(value, enum.Enum):
+        return
+    try:
+        pydantic.TypeAdapter(type(value)).dump_python(value, mode="json")
+    except Exception:
+        raise WorldBug(
+            f"tool {tool_name!r} returned a {kind.__name__}, which has no JSON rendering; "
+            "return dicts, lists, scalars, pydantic models or dataclasses"
+        ) from None

@@ -1,0 +1,88 @@
+"""Where instance directories live, and the sweep of dead processes' leftovers.
+
+By default every process keeps its instances under
+``<temp>/seahaven-<uid>/<world name>/<pid>-<start>/``. The first time a process
+makes an instance of a world, it removes the directories of processes that no
+longer run. A ``work_dir`` the world names is used exactly as given and never
+swept.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["instance_directory", "remove_directory"]
+
+_swept: set[Path] = set()
+_lock = threading.Lock()
+
+
+def _start_token(pid: int) -> str:
+    """The process's start time where the platform tells it, so a reused pid is not mistaken."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()
+    except (OSError, IndexError):
+        return "0"
+
+
+def _alive(pid: int, token: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return _start_token(pid) == token
+
+
+def _process_directory_name() -> str:
+    pid = os.getpid()
+    return f"{pid}-{_start_token(pid)}"
+
+
+def _sweep(parent: Path) -> None:
+    mine = _process_directory_name()
+    for entry in parent.iterdir():
+        if entry.name == mine or not entry.is_dir():
+            continue
+        pid_text, _, token = entry.name.partition("-")
+        if not pid_text.isdigit():
+            continue
+        if not _alive(int(pid_text), token):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _default_parent(world_name: str) -> Path:
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"seahaven-{uid}" / world_name
+
+
+def instance_directory(world_name: str, work_dir: Path | None, instance_id: str) -> Path:
+    """Create and return a fresh directory for one instance."""
+    if work_dir is not None:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        directory = work_dir / instance_id
+    else:
+        parent = _default_parent(world_name)
+        with _lock:
+            if parent not in _swept:
+                parent.mkdir(parents=True, exist_ok=True)
+                _sweep(parent)
+                _swept.add(parent)
+        directory = parent / _process_directory_name() / instance_id
+        directory.parent.mkdir(parents=True, exist_ok=True)
+    directory.mkdir()
+    return directory
+
+
+def remove_directory(directory: Path) -> None:
+    """Remove an instance directory and everything in it; a missing one is fine."""
+    shutil.rmtree(directory, ignore_errors=True)
