@@ -21,6 +21,7 @@ from seahaven.errors import (
     WorldBug,
 )
 from seahaven.fixtures import Fixture
+from seahaven.hookspecs import hookimpl
 from seahaven.ids import Ids
 from seahaven.instance import Instance
 from seahaven.schema import sql_files
@@ -53,6 +54,7 @@ __all__ = [
     "WorldHandle",
     "Worlds",
     "__version__",
+    "hookimpl",
     "sandbox",
     "sql_files",
 ]

@@ -126,16 +126,19 @@ def render_changeset(
         op = _OPS[change.op]
         if op == "insert":
             row = change.new
+            assert row is not None
             raw_key = [row[index] for index in key_columns]
             before = None
             after = {column: json_value(value) for column, value in zip(columns, row, strict=True)}
         elif op == "delete":
             row = change.old
+            assert row is not None
             raw_key = [row[index] for index in key_columns]
             before = {column: json_value(value) for column, value in zip(columns, row, strict=True)}
             after = None
         else:
             old, new = change.old, change.new
+            assert old is not None and new is not None
             raw_key = [old[index] for index in key_columns]
             changed = [
                 index

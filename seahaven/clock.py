@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import apsw
 
@@ -242,14 +242,20 @@ class StatementClock:
                 "timediff", (now_text() if _is_now(a) else a, now_text() if _is_now(b) else b)
             )
 
-        conn.create_scalar_function("current_timestamp", current_timestamp, 0, flags=flags)
-        conn.create_scalar_function("current_date", current_date, 0, flags=flags)
-        conn.create_scalar_function("current_time", current_time, 0, flags=flags)
-        conn.create_scalar_function("datetime", datetime_, -1, flags=flags)
-        for name in ("date", "time", "julianday", "unixepoch"):
-            conn.create_scalar_function(name, time_value_function(name, 0), -1, flags=flags)
-        conn.create_scalar_function("strftime", time_value_function("strftime", 1), -1, flags=flags)
-        conn.create_scalar_function("timediff", timediff, 2, flags=flags)
+        overrides: list[tuple[str, Callable[..., Any], int]] = [
+            ("current_timestamp", current_timestamp, 0),
+            ("current_date", current_date, 0),
+            ("current_time", current_time, 0),
+            ("datetime", datetime_, -1),
+            ("date", time_value_function("date", 0), -1),
+            ("time", time_value_function("time", 0), -1),
+            ("julianday", time_value_function("julianday", 0), -1),
+            ("unixepoch", time_value_function("unixepoch", 0), -1),
+            ("strftime", time_value_function("strftime", 1), -1),
+            ("timediff", timediff, 2),
+        ]
+        for name, function, arity in overrides:
+            conn.create_scalar_function(name, cast(Any, function), arity, flags=flags)
 
     def _now_text(self) -> str:
         return _sql_text(self.ms())

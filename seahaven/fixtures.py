@@ -151,9 +151,9 @@ def load(fixture_dir: Path | str) -> Fixture:
             for item in error.errors(include_url=False)
         )
         raise WorldBug(f"{sidecar_path}: does not validate: {problems}") from None
-    problems = _sidecar_shape_problems(sidecar)
-    if problems:
-        raise WorldBug(f"{sidecar_path}: does not validate: {'; '.join(problems)}")
+    shape = _sidecar_shape_problems(sidecar)
+    if shape:
+        raise WorldBug(f"{sidecar_path}: does not validate: {'; '.join(shape)}")
     return Fixture(
         id=sidecar.id,
         now=sidecar.now,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
+from typing import Any, cast
 
 import apsw
 
@@ -86,5 +87,6 @@ def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
 
     # Innocuous so that a DEFAULT or a trigger may call them; not deterministic,
     # so that SQLite asks for a fresh value every time.
-    conn.create_scalar_function("random", sql_random_value, 0, flags=apsw.SQLITE_INNOCUOUS)
-    conn.create_scalar_function("randomblob", sql_randomblob, 1, flags=apsw.SQLITE_INNOCUOUS)
+    flags = apsw.SQLITE_INNOCUOUS
+    conn.create_scalar_function("random", cast(Any, sql_random_value), 0, flags=flags)
+    conn.create_scalar_function("randomblob", cast(Any, sql_randomblob), 1, flags=flags)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Literal, cast
 
 import apsw
 
@@ -159,32 +159,31 @@ def describe(conn: apsw.Connection, schema_name: str = "main") -> SchemaInfo:
     ).fetchall()
     tables: dict[str, TableInfo] = {}
     shadow_or_virtual: dict[str, str] = {}
-    for _schema, name, kind, _ncol, _wr, strict in conn.execute(
-        f"PRAGMA {quoted}.table_list"
-    ).fetchall():
+    for row in conn.execute(f"PRAGMA {quoted}.table_list").fetchall():
+        name, kind, strict = str(row[1]), str(row[2]), bool(row[5])
         if name.startswith("sqlite_"):
             continue
         columns: list[str] = []
         key: list[tuple[int, int]] = []
-        for index, (_cid, column, _type, _notnull, _default, pk) in enumerate(
-            conn.execute(f"PRAGMA {quoted}.table_info({_quote_identifier(name)})").fetchall()
-        ):
-            columns.append(column)
-            if pk:
-                key.append((pk, index))
+        pragma = f"PRAGMA {quoted}.table_info({_quote_identifier(name)})"
+        for index, column_row in enumerate(conn.execute(pragma).fetchall()):
+            columns.append(str(column_row[1]))
+            position = column_row[5]
+            if isinstance(position, int) and position:
+                key.append((position, index))
         tables[name] = TableInfo(
             name=name,
-            kind=kind,
+            kind=cast(TableKind, kind),
             columns=tuple(columns),
             primary_key=tuple(index for _, index in sorted(key)),
-            strict=bool(strict),
+            strict=strict,
         )
         if kind in ("shadow", "virtual"):
             shadow_or_virtual[name] = kind
     lines = [
-        f"{kind}\t{name}\t{table}\t{normalise_sql(sql)}"
+        f"{kind}\t{name}\t{table}\t{normalise_sql(str(sql))}"
         for kind, name, table, sql in objects
-        if shadow_or_virtual.get(name) != "shadow"
+        if shadow_or_virtual.get(str(name)) != "shadow"
     ]
     digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
     return SchemaInfo(hash=digest, tables=dict(sorted(tables.items())))

@@ -147,10 +147,10 @@ def run_setup_sql(instance: Instance, sql: str) -> None:
                 tables.add(name.lower())
                 if table.kind == "shadow":
                     shadows.add(name.lower())
-        for (name,) in conn.execute(
+        for (found,) in conn.execute(
             "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')"
         ).fetchall():
-            tables.add(name.lower())
+            tables.add(str(found).lower())
         authorizer = _SetupAuthorizer(tables, shadows)
         conn.execute("BEGIN")
         conn.trace_v2(apsw.SQLITE_TRACE_STMT, authorizer.on_statement, id="seahaven.setup_sql")

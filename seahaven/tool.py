@@ -94,6 +94,9 @@ class Tool:
     schema: dict[str, Any]
     transaction: bool
     control: bool
+    _fields: tuple[_Field, ...]
+    _listing: str
+    _python_fast_path: bool
 
     def __init__(self) -> None:
         raise TypeError("build a Tool with Tool.from_function(fn, ...)")
@@ -333,10 +336,10 @@ def _argument_model(tool_name: str, fn: Callable[..., Any]) -> tuple[tuple[_Fiel
     if model is None:
         for name, definition in definitions.items():
             if _create_model(tool_name, {name: definition}) is None:
-                parameter = next(field.parameter for field in fields if field.internal == name)
+                culprit = next(field.parameter for field in fields if field.internal == name)
                 error = _model_error(tool_name, {name: definition})
                 raise WorldBug(
-                    f"{owner}, parameter {parameter!r}: pydantic cannot build a model for "
+                    f"{owner}, parameter {culprit!r}: pydantic cannot build a model for "
                     f"{_describe(definition[0])}: {error}"
                 )
         raise WorldBug(
