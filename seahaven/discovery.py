@@ -1,8 +1,9 @@
 """Finding a world: ``module:attr``, a registered name, or the project convention.
 
 The convention is the one every tool shares: the nearest ``pyproject.toml``
-from a starting directory, the package its ``[project] name`` normalises to,
-and the attribute ``world`` on that package.
+from a starting directory; the world it publishes under the ``seahaven.worlds``
+entry-point group when it publishes exactly one; else the package its
+``[project] name`` normalises to, and the attribute ``world`` on that package.
 """
 
 from __future__ import annotations
@@ -67,13 +68,28 @@ def nearest_pyproject(start: Path) -> Path | None:
     return None
 
 
-def project_package(pyproject: Path) -> str:
-    """The import name ``[project] name`` normalises to."""
+WORLDS_GROUP = "seahaven.worlds"
+
+
+def _read_pyproject(pyproject: Path) -> dict[str, object]:
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise WorldBug(f"{pyproject} cannot be read: {error}") from None
-    name = data.get("project", {}).get("name")
+
+
+def declared_worlds(pyproject: Path) -> dict[str, str]:
+    """The ``seahaven.worlds`` entry points a project declares, name to ``module:attr``."""
+    project = _read_pyproject(pyproject).get("project", {})
+    entry_points = project.get("entry-points", {}) if isinstance(project, dict) else {}
+    group = entry_points.get(WORLDS_GROUP, {}) if isinstance(entry_points, dict) else {}
+    return {str(k): str(v) for k, v in group.items()} if isinstance(group, dict) else {}
+
+
+def project_package(pyproject: Path) -> str:
+    """The import name ``[project] name`` normalises to."""
+    project = _read_pyproject(pyproject).get("project", {})
+    name = project.get("name") if isinstance(project, dict) else None
     if not isinstance(name, str) or not name:
         raise WorldBug(f"{pyproject} has no [project] name to find the world's package by")
     return re.sub(r"[-_.]+", "_", name).lower()
@@ -105,8 +121,17 @@ def find_world(explicit: str | None = None, *, start: Path | None = None) -> Fou
             f"no pyproject.toml at or above {start}; run from a world's project, or pass "
             "--world with a registered name or module:attr"
         )
-    package = project_package(pyproject)
     _add_source_roots(project)
+    declared = declared_worlds(pyproject)
+    if len(declared) == 1:
+        world, module, attribute = import_world(next(iter(declared.values())))
+        return FoundWorld(world, module, attribute, project)
+    if len(declared) > 1:
+        raise WorldBug(
+            f"{pyproject} publishes {len(declared)} worlds ({', '.join(sorted(declared))}); "
+            "name one with --world"
+        )
+    package = project_package(pyproject)
     world, module, attribute = import_world(f"{package}:world")
     return FoundWorld(world, module, attribute, project)
 
