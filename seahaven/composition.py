@@ -25,9 +25,25 @@ from seahaven.tool import Tool
 if TYPE_CHECKING:
     from seahaven.world import AddedWorld, World
 
-__all__ = ["Composition", "Node", "NodeReport", "SurfaceEntry", "attach_limit", "seal"]
+__all__ = [
+    "Composition",
+    "Node",
+    "NodeReport",
+    "SealError",
+    "SurfaceEntry",
+    "attach_limit",
+    "seal",
+]
 
 ROOT_PATH = "main"
+
+
+class SealError(WorldBug):
+    """A tree that does not seal. ``declaration`` is the ``add_world`` to correct, when one is."""
+
+    def __init__(self, message: str, declaration: AddedWorld | None = None) -> None:
+        super().__init__(message)
+        self.declaration = declaration
 
 
 @dataclass(eq=False)
@@ -221,10 +237,11 @@ def _resolve_nodes(root: World) -> list[Node]:
             for keyword, value in added.startup.items():
                 if keyword in child.bound_startup and child.bound_startup[keyword] != value:
                     earlier = bound_by[(child.index, keyword)]
-                    raise WorldBug(
+                    raise SealError(
                         f"startup keyword {keyword!r} is bound to two values on node "
                         f"{child.path!r}: {child.bound_startup[keyword]!r} by "
-                        f"{earlier.describe()} and {value!r} by {added.describe()}; bind one"
+                        f"{earlier.describe()} and {value!r} by {added.describe()}; bind one",
+                        added,
                     )
                 child.bound_startup[keyword] = value
                 bound_by.setdefault((child.index, keyword), added)
@@ -249,10 +266,11 @@ def _contribution(node: Node, memo: dict[int, list[SurfaceEntry]]) -> list[Surfa
         ):
             for item in listed or ():
                 if item not in names:
-                    raise WorldBug(
+                    raise SealError(
                         f"{added.describe()}: {keyword} names {item!r}, which world "
                         f"{added.world.name!r} does not contribute (it contributes: "
-                        f"{', '.join(names) or 'nothing'})"
+                        f"{', '.join(names) or 'nothing'})",
+                        added,
                     )
         if added.tool_allow_list is not None:
             allowed = set(added.tool_allow_list)
@@ -267,9 +285,10 @@ def _contribution(node: Node, memo: dict[int, list[SurfaceEntry]]) -> list[Surfa
                 try:
                     check_tool_name(published, what="contributed tool name")
                 except WorldBug as error:
-                    raise WorldBug(
+                    raise SealError(
                         f"{added.describe()}: tool_prefix={prefix!r} turns {entry.name!r} into "
-                        f"{error}"
+                        f"{error}",
+                        added,
                     ) from None
             entries.append(
                 SurfaceEntry(
@@ -289,22 +308,24 @@ def _check_unique(world: World, entries: list[SurfaceEntry]) -> None:
     seen: dict[str, SurfaceEntry] = {}
     for entry in entries:
         if entry.name in RESERVED_TOOL_NAMES:
-            raise WorldBug(
-                f"{_route_text(entry)} contributes the reserved tool name {entry.name!r}"
+            raise SealError(
+                f"{_route_text(entry)} contributes the reserved tool name {entry.name!r}",
+                entry.via[0] if entry.via else None,
             )
         earlier = seen.get(entry.name)
         if earlier is not None:
-            raise WorldBug(
-                f"two routes produce the tool name {entry.name!r} on world {world.name!r}'s "
-                f"surface: {_route_text(earlier)} and {_route_text(entry)}; give one of the "
-                "add_world calls a tool_prefix or a list"
+            raise SealError(
+                f"two routes produce the tool name {entry.name!r} on the surface of world "
+                f"{world.name!r}: {_route_text(earlier)} and {_route_text(entry)}; give one of the "
+                "add_world calls a tool_prefix or a list",
+                entry.via[0] if entry.via else None,
             )
         seen[entry.name] = entry
 
 
 def _route_text(entry: SurfaceEntry) -> str:
     if not entry.via:
-        return f"world {entry.owner.world.name!r}'s own tool {entry.tool.name!r}"
+        return f"the tool {entry.tool.name!r} registered on world {entry.owner.world.name!r}"
     return f"{entry.tool.name!r} of world {entry.owner.world.name!r} via " + " -> ".join(
         added.describe() for added in entry.via
     )

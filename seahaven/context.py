@@ -152,7 +152,15 @@ class WorldHandle:
         return f"WorldHandle({self._runtime.node.path!r})"
 
 
-W = TypeVar("W", bound=Worlds)
+if TYPE_CHECKING:
+    # A default makes a bare ``seahaven.Ctx`` mean ``Ctx[Worlds]``, so the common
+    # spelling passes a strict type checker. Only checkers read it, so the runtime
+    # needs no typing_extensions.
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    W = _TypeVarWithDefault("W", bound=Worlds, default=Worlds)
+else:
+    W = TypeVar("W", bound=Worlds)
 
 
 class Ctx(Generic[W]):

@@ -303,6 +303,8 @@ class Instance:
 
         self._check_usable()
         self._refuse_inside("freeze cannot run inside bulk() or a call; leave the block first")
+        # A freeze is a use of the tree, so a tree that no longer seals is refused here.
+        self._composition()
         return freeze(self, id, description, fixtures_dir=self._world.fixtures_dir)
 
     # --- life cycle ------------------------------------------------------------------------------
@@ -414,10 +416,15 @@ class Instance:
             self._check_usable()
             if self._control_db is None:
                 self._control_db = Db(self._open_reader("control"))
-            cursor_rows = self._control_db.conn.execute(query)
             try:
+                cursor_rows = self._control_db.conn.execute(query)
+                # The description is gone once the rows are consumed, and never there
+                # for a statement that produced none.
+                try:
+                    columns = [column[0] for column in cursor_rows.get_description()]
+                except apsw.ExecutionCompleteError:
+                    columns = []
                 rows = [list(row) for row in cursor_rows]
-                columns = [column[0] for column in cursor_rows.get_description()] if rows else []
             except apsw.Error as error:
                 raise db_error(error) from error
             return {"columns": columns, "rows": rows, "row_count": len(rows)}

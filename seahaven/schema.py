@@ -99,25 +99,33 @@ _TOKEN = re.compile(
     (?P<comment>--[^\n]*|/\*.*?(?:\*/|$))
     | (?P<quoted>'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\])
     | (?P<space>\s+)
-    | (?P<other>[^\s'"`\[\-/]+|.)
+    | (?P<word>[A-Za-z0-9_$\x80-\U0010ffff]+)
+    | (?P<punct>.)
     """,
     re.VERBOSE | re.DOTALL,
 )
 
 
 def normalise_sql(sql: str) -> str:
-    """SQL text with comments dropped and whitespace collapsed outside quotes."""
+    """SQL text with comments dropped and whitespace reduced to what separates two words.
+
+    Whitespace beside punctuation carries no meaning (``t(a)`` is ``t ( a )``),
+    so it is dropped; between two words or quoted names it becomes one space.
+    Quoted text is kept exactly.
+    """
     pieces: list[str] = []
+    previous_kind: str | None = None
     pending_space = False
     for match in _TOKEN.finditer(sql):
         kind = match.lastgroup
         if kind in ("comment", "space"):
-            pending_space = bool(pieces)
+            pending_space = True
             continue
-        if pending_space:
+        if pending_space and previous_kind in ("word", "quoted") and kind in ("word", "quoted"):
             pieces.append(" ")
-            pending_space = False
+        pending_space = False
         pieces.append(match.group())
+        previous_kind = kind
     return "".join(pieces)
 
 

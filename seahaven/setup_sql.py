@@ -9,6 +9,7 @@ functions, and writes to FTS5 shadow tables or SQLite's own tables.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import apsw
@@ -44,6 +45,11 @@ _SCHEMA_ACTIONS = {
     if name.startswith(("SQLITE_CREATE_", "SQLITE_DROP_")) and isinstance(getattr(apsw, name), int)
 } | {apsw.SQLITE_ALTER_TABLE, apsw.SQLITE_REINDEX, apsw.SQLITE_ANALYZE}
 _WRITES = {apsw.SQLITE_INSERT, apsw.SQLITE_UPDATE, apsw.SQLITE_DELETE}
+_SCHEMA_TABLES = frozenset(
+    {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
+)
+_FTS5_SHADOWS = ("data", "idx", "content", "docsize", "config")
+_CHANGES_SCHEMA = "it changes the schema; change the world and bump its version instead"
 
 
 def split_statements(sql: str) -> list[str]:
@@ -68,17 +74,19 @@ def _has_content(statement: str) -> bool:
 
 
 class _SetupAuthorizer:
-    """Rows only. Statements SQLite prepares while executing one of ours (FTS5's) pass."""
+    """Rows only, for the statements setup_sql itself is made of.
+
+    Each statement is compiled once under this authorizer, as EXPLAIN QUERY PLAN
+    so that nothing runs, and then executed with no authorizer at all. That keeps
+    the statements SQLite prepares for itself while ours runs (FTS5's writes to
+    its shadow tables, say) out of the check, however they are traced. Actions
+    inside a world's own trigger bodies are the world's code and pass too.
+    """
 
     def __init__(self, tables: set[str], shadows: set[str]) -> None:
         self.tables = tables
         self.shadows = shadows
-        self.executing = False
         self.refusal: str | None = None
-
-    def on_statement(self, event: dict[str, object]) -> None:
-        if not event.get("trigger"):
-            self.executing = True
 
     def __call__(
         self,
@@ -88,7 +96,7 @@ class _SetupAuthorizer:
         schema: str | None,
         trigger: str | None,
     ) -> int:
-        if self.executing:
+        if trigger is not None:
             return apsw.SQLITE_OK
         reason = self._reason(action, first, second)
         if reason is None:
@@ -99,7 +107,7 @@ class _SetupAuthorizer:
 
     def _reason(self, action: int, first: str | None, second: str | None) -> str | None:
         if action in _SCHEMA_ACTIONS:
-            return "it changes the schema; change the world and bump its version instead"
+            return _CHANGES_SCHEMA
         if action in (apsw.SQLITE_TRANSACTION, apsw.SQLITE_SAVEPOINT):
             return "it controls the transaction; setup_sql already runs in one"
         if action in (apsw.SQLITE_ATTACH, apsw.SQLITE_DETACH):
@@ -118,11 +126,54 @@ class _SetupAuthorizer:
             return None
         if action in _WRITES:
             name = (first or "").lower()
+            if name in _SCHEMA_TABLES:
+                # CREATE, DROP and ANALYZE ask to write the schema table before
+                # naming themselves, so this is where a schema change is caught.
+                return _CHANGES_SCHEMA
             if name.startswith("sqlite_"):
                 return f"it writes {first}, one of SQLite's own tables"
             if name in self.shadows:
                 return f"it writes {first}, an FTS5 shadow table"
         return None
+
+
+_FTS5 = re.compile(r"\bUSING\s+fts5\b", re.IGNORECASE)
+
+
+def _fts5_shadow_tables(conn: apsw.Connection, schema_names: list[str]) -> set[str]:
+    """The shadow tables of every FTS5 table, lower-cased.
+
+    Other virtual tables' shadows are left to SQLite's defensive mode: an R*Tree
+    prepares writes to its own shadow tables while a statement that merely reads
+    it is compiled, and the authorizer cannot tell those from the statement's.
+    """
+    shadows: set[str] = set()
+    for schema_name in schema_names:
+        quoted = '"' + schema_name.replace('"', '""') + '"'
+        virtual = conn.execute(
+            f"SELECT name, sql FROM {quoted}.sqlite_schema "
+            "WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        ).fetchall()
+        for name, sql in virtual:
+            if _FTS5.search(str(sql)):
+                stem = str(name).lower()
+                shadows.update(f"{stem}_{suffix}" for suffix in _FTS5_SHADOWS)
+    return shadows
+
+
+def _check(conn: apsw.Connection, authorizer: _SetupAuthorizer, statement: str) -> None:
+    """Compile ``statement`` under the authorizer without running it; raise if refused."""
+    # Defensive mode would refuse a write to a shadow table or to the schema
+    # table before the authorizer is asked, in words that name no fix. Nothing
+    # runs under EXPLAIN QUERY PLAN (whose rows, unlike EXPLAIN's, are always
+    # text), so the check goes without it; execution does not.
+    conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 0)
+    conn.authorizer = authorizer
+    try:
+        conn.execute(statement, explain=2, can_cache=False).fetchall()
+    finally:
+        conn.authorizer = None
+        conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
 
 
 def run_setup_sql(instance: Instance, sql: str) -> None:
@@ -139,40 +190,42 @@ def run_setup_sql(instance: Instance, sql: str) -> None:
     )
     try:
         tables = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
-        shadows: set[str] = set()
         for runtime in runtimes[1:]:
             conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (str(runtime.file),))
         for runtime in runtimes:
-            for name, table in runtime.node.world.schema_info.tables.items():
-                tables.add(name.lower())
-                if table.kind == "shadow":
-                    shadows.add(name.lower())
+            tables.update(name.lower() for name in runtime.node.world.schema_info.tables)
+        shadows = _fts5_shadow_tables(conn, [runtime.node.schema_name for runtime in runtimes])
         for (found,) in conn.execute(
             "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')"
         ).fetchall():
             tables.add(str(found).lower())
         authorizer = _SetupAuthorizer(tables, shadows)
         conn.execute("BEGIN")
-        conn.trace_v2(apsw.SQLITE_TRACE_STMT, authorizer.on_statement, id="seahaven.setup_sql")
-        conn.authorizer = authorizer
         for position, statement in enumerate(statements, start=1):
-            authorizer.executing = False
+            preview = " ".join(statement.split())
+            if len(preview) > 80:
+                preview = preview[:77] + "..."
+            where = f"setup_sql statement {position} of {len(statements)} ({preview})"
             authorizer.refusal = None
             try:
+                _check(conn, authorizer, statement)
                 for _ in conn.execute(statement):
                     pass
             except apsw.Error as error:
-                conn.authorizer = None
-                conn.execute("ROLLBACK")
-                preview = " ".join(statement.split())
-                if len(preview) > 80:
-                    preview = preview[:77] + "..."
-                where = f"setup_sql statement {position} of {len(statements)} ({preview})"
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 if authorizer.refusal is not None:
                     raise WorldBug(f"{where} was refused: {authorizer.refusal}") from None
                 raise WorldBug(f"{where} failed: {error}") from None
-        conn.authorizer = None
-        conn.trace_v2(0, None, id="seahaven.setup_sql")
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except apsw.Error as error:
+            # A deferred constraint is checked here, after every statement ran.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise WorldBug(
+                f"setup_sql could not commit: {error}; the rows it wrote break a deferred "
+                "constraint, so write the rows they depend on too"
+            ) from None
     finally:
         conn.close()

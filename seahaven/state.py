@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import apsw
+
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
@@ -84,19 +86,31 @@ def run_formatter(
     instance: Instance, name: str, formatter: Callable[[Any, Any], dict[str, Any]]
 ) -> dict[str, Any]:
     """Run a formatter, refusing one that writes or returns something that is not JSON."""
+    wrote = f"state format {name!r} wrote to the instance; a formatter only reads"
     previous = instance._formatting
     changes = [runtime.conn.total_changes() for runtime in instance._nodes]
+    # A built-in only copies records, so only a world's own formatter is fenced
+    # off from writing; the fence refuses the write rather than finding it later.
+    guard = None if formatter in BUILTIN_FORMATS.values() else _ReadOnlyGuard(instance)
     instance._formatting = True
     try:
+        if guard is not None:
+            guard.install()
         state = formatter(instance.world, instance)
     except WorldBug:
         raise
     except Exception as error:
+        if guard is not None and guard.refused:
+            raise WorldBug(wrote) from error
         raise WorldBug(f"state format {name!r} raised {type(error).__name__}: {error}") from error
     finally:
         instance._formatting = previous
+        if guard is not None:
+            guard.remove()
+    if guard is not None and guard.refused:
+        raise WorldBug(wrote)
     if [runtime.conn.total_changes() for runtime in instance._nodes] != changes:
-        raise WorldBug(f"state format {name!r} wrote to the instance; a formatter only reads")
+        raise WorldBug(wrote)
     if not isinstance(state, dict):
         raise WorldBug(
             f"state format {name!r} returned {type(state).__name__}; it must return a dict, "
@@ -110,3 +124,58 @@ def run_formatter(
                 f"state format {name!r} returned something JSON cannot carry: {error}"
             ) from None
     return state
+
+
+_WRITE_ACTIONS = frozenset(
+    {
+        apsw.SQLITE_INSERT,
+        apsw.SQLITE_UPDATE,
+        apsw.SQLITE_DELETE,
+        apsw.SQLITE_ALTER_TABLE,
+        apsw.SQLITE_CREATE_TABLE,
+        apsw.SQLITE_CREATE_INDEX,
+        apsw.SQLITE_CREATE_TRIGGER,
+        apsw.SQLITE_CREATE_VIEW,
+        apsw.SQLITE_CREATE_VTABLE,
+        apsw.SQLITE_DROP_TABLE,
+        apsw.SQLITE_DROP_INDEX,
+        apsw.SQLITE_DROP_TRIGGER,
+        apsw.SQLITE_DROP_VIEW,
+        apsw.SQLITE_DROP_VTABLE,
+        apsw.SQLITE_ATTACH,
+        apsw.SQLITE_DETACH,
+    }
+)
+
+
+class _ReadOnlyGuard:
+    """An authorizer on every node's connection for the length of one formatter run."""
+
+    __slots__ = ("_conns", "_previous", "refused")
+
+    def __init__(self, instance: Instance) -> None:
+        self._conns = [runtime.conn for runtime in instance._nodes]
+        self._previous: list[Any] = []
+        self.refused = False
+
+    def __call__(
+        self,
+        action: int,
+        first: str | None,
+        second: str | None,
+        schema: str | None,
+        trigger: str | None,
+    ) -> int:
+        if action in _WRITE_ACTIONS:
+            self.refused = True
+            return apsw.SQLITE_DENY
+        return apsw.SQLITE_OK
+
+    def install(self) -> None:
+        for conn in self._conns:
+            self._previous.append(conn.authorizer)
+            conn.authorizer = self
+
+    def remove(self) -> None:
+        for conn, previous in zip(self._conns, self._previous, strict=False):
+            conn.authorizer = previous

@@ -13,6 +13,7 @@ import dataclasses
 import enum
 import inspect
 import json
+import sys
 import types
 import typing
 import warnings
@@ -251,12 +252,22 @@ def resolve_annotations(owner: str, fn: Callable[..., Any]) -> dict[str, Any]:
             except ValueError:
                 continue
     resolved: dict[str, Any] = {}
+    caller_locals: dict[str, Any] | None = None
     for name, annotation in raw.items():
         holder = types.SimpleNamespace(__annotations__={name: annotation}, __globals__=globalns)
         try:
-            resolved[name] = typing.get_type_hints(holder, localns=localns, include_extras=True)[
-                name
-            ]
+            try:
+                hints = typing.get_type_hints(holder, localns=localns, include_extras=True)
+            except NameError:
+                # A string annotation naming a type local to the function that
+                # registers the tool (a test, a factory) is not in the tool's
+                # globals or closure; the registering frame still has it.
+                if caller_locals is None:
+                    caller_locals = _registering_frame_locals()
+                hints = typing.get_type_hints(
+                    holder, localns={**caller_locals, **localns}, include_extras=True
+                )
+            resolved[name] = hints[name]
         except NameError as error:
             symbol = getattr(error, "name", None) or str(error)
             raise WorldBug(
@@ -268,6 +279,17 @@ def resolve_annotations(owner: str, fn: Callable[..., Any]) -> dict[str, Any]:
                 f"{owner}: the annotation of parameter {name!r} cannot be resolved: {error}"
             ) from None
     return resolved
+
+
+def _registering_frame_locals() -> dict[str, Any]:
+    """The locals of the nearest frame outside the framework: the code registering the tool."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != "seahaven" and not module.startswith("seahaven."):
+            return dict(frame.f_locals)
+        frame = frame.f_back
+    return {}
 
 
 def is_context_annotation(annotation: Any) -> bool:

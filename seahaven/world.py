@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from seahaven.clock import ClockMode, check_clock_mode
 from seahaven.context import Ctx
@@ -53,6 +53,9 @@ StartupHook: TypeAlias = Callable[..., None]
 
 StateFormatter: TypeAlias = "Callable[[World, Instance | None], dict[str, Any]]"
 """A state format: ``(world, instance or None) -> the value of the document's state``."""
+
+# A tool function, kept at its own type through ``@world.tool`` so typed calls stay typed.
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 
 class _Registrations:
@@ -299,13 +302,13 @@ class World:
     @overload
     def tool(
         self,
-        obj: Callable[..., Any],
+        obj: _Fn,
         /,
         *,
         name: str | None = None,
         description: str | None = None,
         transaction: bool | None = None,
-    ) -> Callable[..., Any]: ...
+    ) -> _Fn: ...
     @overload
     def tool(
         self,
@@ -315,7 +318,7 @@ class World:
         name: str | None = None,
         description: str | None = None,
         transaction: bool | None = None,
-    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
+    ) -> Callable[[_Fn], _Fn]: ...
 
     def tool(
         self,
@@ -500,9 +503,9 @@ class World:
             )
         allow = _tool_list(child_name, "tool_allow_list", tool_allow_list)
         block = _tool_list(child_name, "tool_block_list", tool_block_list)
-        bound = dict(startup or {})
         if not isinstance(startup, Mapping | None):
             raise WorldBug(f"add_world(name={child_name!r}): startup must be a mapping")
+        bound = dict(startup or {})
         if not world._accepts_any_startup_keyword():
             accepted = world.accepted_startup_kwargs
             unknown = sorted(key for key in bound if key not in accepted)
@@ -591,7 +594,9 @@ class World:
         directory = self.fixtures_dir
         if not directory.is_dir():
             return []
-        return sorted(load_all(directory).values(), key=lambda fixture: fixture.id)
+        # A directory shared with another world still lists only this world's own.
+        own = (fixture for fixture in load_all(directory).values() if fixture.world == self.name)
+        return sorted(own, key=lambda fixture: fixture.id)
 
     def __copy__(self) -> World:
         clone = object.__new__(World)

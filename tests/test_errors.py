@@ -1,0 +1,159 @@
+"""The exception hierarchy: ``WorldBug`` for the author, ``ToolError`` and its three framework
+subclasses for the agent, ``to_dict()``, and ``error_type``, which a world may not set."""
+
+from typing import Any, ClassVar
+
+import pytest
+
+import seahaven
+
+
+class NotFound(seahaven.ToolError):
+    """A world's own error shape."""
+
+    def __init__(self, kind: str, key: str) -> None:
+        super().__init__("NOT_FOUND", f"{kind} {key} not found", {"kind": kind, "key": key})
+
+
+def test_the_hierarchy() -> None:
+    assert issubclass(seahaven.SeahavenError, Exception)
+    assert issubclass(seahaven.WorldBug, seahaven.SeahavenError)
+    assert issubclass(seahaven.ToolError, seahaven.SeahavenError)
+    for subclass in (seahaven.ArgumentError, seahaven.DbError, seahaven.UnknownTool):
+        assert issubclass(subclass, seahaven.ToolError)
+    assert not issubclass(seahaven.WorldBug, seahaven.ToolError)
+    assert not issubclass(seahaven.ToolError, seahaven.WorldBug)
+
+
+def test_tool_error_carries_code_message_and_details() -> None:
+    error = seahaven.ToolError("RATE_LIMITED", "slow down", {"retry_after": 3})
+    assert (error.code, error.message, error.details) == (
+        "RATE_LIMITED",
+        "slow down",
+        {"retry_after": 3},
+    )
+    assert str(error) == "slow down"
+    assert error.to_dict() == {
+        "code": "RATE_LIMITED",
+        "message": "slow down",
+        "details": {"retry_after": 3},
+    }
+
+
+def test_details_default_to_none_and_are_copied() -> None:
+    assert seahaven.ToolError("X", "y").to_dict() == {"code": "X", "message": "y", "details": None}
+    given = {"a": 1}
+    error = seahaven.ToolError("X", "y", given)
+    given["a"] = 2
+    assert error.details == {"a": 1}
+
+
+def test_a_worlds_own_error_reaches_the_caller_unchanged() -> None:
+    world = seahaven.World(
+        name="errors",
+        version="1.0.0",
+        schema="CREATE TABLE notes (id TEXT PRIMARY KEY) STRICT;",
+        state_format="seahaven.state/1",
+    )
+
+    @world.tool
+    def get_note(ctx: seahaven.Ctx, note_id: str) -> dict[str, Any]:
+        """Fetch one note."""
+        row = ctx.db.one("SELECT id FROM notes WHERE id = ?", note_id)
+        if row is None:
+            raise NotFound("note", note_id)
+        return row
+
+    with world.instance() as inst, pytest.raises(NotFound) as caught:
+        inst.call("get_note", note_id="nope")
+    assert caught.value.to_dict() == {
+        "code": "NOT_FOUND",
+        "message": "note nope not found",
+        "details": {"kind": "note", "key": "nope"},
+    }
+
+
+def test_argument_error_lists_its_violations() -> None:
+    violations = [
+        {"loc": ["a"], "msg": "Input should be a valid integer", "type": "int_type"},
+        {"loc": ["b", 0], "msg": "Field required", "type": "missing"},
+    ]
+    error = seahaven.ArgumentError("add", violations)
+    assert error.violations == violations
+    assert error.code == "invalid_arguments"
+    assert error.message == (
+        "2 invalid arguments for add: a: Input should be a valid integer; b.0: Field required"
+    )
+    assert error.to_dict()["details"] == {"tool": "add", "violations": violations}
+
+
+def test_db_error_keeps_sqlites_text_off_the_message() -> None:
+    error = seahaven.DbError("UNIQUE constraint failed: notes.id", 1555)
+    assert (error.sqlite_message, error.sqlite_code, error.refusals) == (
+        "UNIQUE constraint failed: notes.id",
+        1555,
+        (),
+    )
+    assert error.code == "db_error"
+    assert "UNIQUE" not in error.message
+    assert "UNIQUE" not in str(error.to_dict())
+
+
+def test_db_error_may_carry_refusals_and_a_message_a_sql_door_chose() -> None:
+    error = seahaven.DbError(
+        "not authorized", 23, refusals=["read of table 'secrets'"], message="read refused"
+    )
+    assert error.refusals == ("read of table 'secrets'",)
+    assert error.message == "read refused"
+
+
+def test_unknown_tool_names_the_tool() -> None:
+    error = seahaven.UnknownTool("frobnicate")
+    assert error.to_dict() == {
+        "code": "unknown_tool",
+        "message": "unknown tool: frobnicate",
+        "details": {"name": "frobnicate"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("error", "error_type"),
+    [
+        (seahaven.UnknownTool("x"), "tool_not_found"),
+        (seahaven.ArgumentError("x", []), "invalid_args"),
+        (seahaven.DbError("boom"), "execution_error"),
+        (seahaven.ToolError("X", "y"), "execution_error"),
+        (NotFound("note", "n1"), "execution_error"),
+    ],
+)
+def test_error_type_is_the_frameworks_category(error: seahaven.ToolError, error_type: str) -> None:
+    assert error.error_type == error_type
+    assert type(error).error_type == error_type
+
+
+def test_a_subclass_that_sets_error_type_is_refused_where_it_is_written() -> None:
+    with pytest.raises(seahaven.WorldBug, match="Sneaky sets error_type"):
+
+        class Sneaky(seahaven.ToolError):
+            error_type: ClassVar[str] = "tool_not_found"
+
+
+def test_a_subclass_of_a_framework_error_may_not_set_it_either() -> None:
+    with pytest.raises(seahaven.WorldBug, match="error_type"):
+
+        class LooseArguments(seahaven.ArgumentError):
+            error_type: ClassVar[str] = "execution_error"
+
+
+def test_a_subclass_that_does_not_touch_error_type_inherits_it() -> None:
+    class StrictArguments(seahaven.ArgumentError):
+        pass
+
+    assert StrictArguments("t", []).error_type == "invalid_args"
+    assert NotFound("a", "b").error_type == "execution_error"
+
+
+def test_world_bug_is_a_plain_exception_with_a_message() -> None:
+    bug = seahaven.WorldBug("tool 'x', parameter 'y': fix this")
+    assert str(bug) == "tool 'x', parameter 'y': fix this"
+    assert not hasattr(bug, "to_dict")

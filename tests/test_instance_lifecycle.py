@@ -1,0 +1,373 @@
+"""Instances: making one, its members, calling it, destroying it, and its one lock."""
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import seahaven
+from seahaven import instances
+
+# How long a thread may take to reach a point it is expected to reach. Only a
+# failing test ever waits this long.
+REACH = 10.0
+# How long to watch for something that must *not* happen while another thread
+# holds a call open.
+SETTLE = 0.2
+
+
+@pytest.fixture
+def no_gate() -> Iterator[None]:
+    """Remove the process-wide concurrency gate, so its size cannot decide a threading test."""
+    before = instances.concurrency()
+    instances.set_concurrency(0)
+    yield
+    instances.set_concurrency(before)
+
+
+def declare(name: str = "lifecycle", **options: Any) -> seahaven.World:
+    """A world with a table of notes and tools to write, read, block on and nest."""
+    world = seahaven.World(
+        name=name,
+        version="1.0.0",
+        schema="CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT;",
+        state_format="seahaven.state/1",
+        **options,
+    )
+
+    @world.tool
+    def add_note(ctx: seahaven.Ctx, body: str) -> dict[str, Any]:
+        """Write a note."""
+        note = {"id": ctx.ids.uuid(), "body": body}
+        ctx.db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", note["id"], body)
+        return note
+
+    @world.tool
+    def count(ctx: seahaven.Ctx) -> int:
+        """How many notes there are."""
+        row = ctx.db.one("SELECT count(*) AS n FROM notes")
+        assert row is not None
+        return int(row["n"])
+
+    @world.tool
+    def rename(ctx: seahaven.Ctx, name: str) -> dict[str, Any]:
+        """A tool with an argument called name."""
+        return {"name": name}
+
+    return world
+
+
+# --- making one ----------------------------------------------------------------------------------
+
+
+def test_an_instance_is_a_context_manager_that_destroys_itself() -> None:
+    world = declare()
+    with world.instance() as inst:
+        assert isinstance(inst, seahaven.Instance)
+        path = inst.state_path
+        assert path.is_file()
+        inst.call("add_note", body="x")
+    assert not path.exists()
+    assert not path.parent.exists()
+    with pytest.raises(seahaven.WorldBug, match="destroyed"):
+        inst.call("count")
+
+
+def test_leaving_the_block_by_an_exception_still_destroys() -> None:
+    world = declare()
+    with pytest.raises(RuntimeError), world.instance() as inst:
+        path = inst.state_path
+        raise RuntimeError("the harness failed")
+    assert not path.exists()
+
+
+def test_the_members_of_a_blank_instance() -> None:
+    world = declare()
+    with world.instance(seed=3, clock_mode="fixed", now="2026-06-01T09:00:00Z") as inst:
+        assert inst.id.startswith("inst-")
+        assert inst.fixture is None
+        assert isinstance(inst.seed, bytes) and len(inst.seed) == 32
+        assert inst.world is world
+        assert isinstance(inst.clock, seahaven.Clock)
+        assert inst.clock.mode == "fixed"
+        assert inst.clock.iso() == "2026-06-01T09:00:00.000Z"
+        assert inst.state_path.name.endswith(".sqlite")
+        assert inst.state_format == "seahaven.state/1"
+        assert inst.setup_sql is None
+        assert inst.control_tools is False
+        assert inst.call_count == 0
+
+
+def test_state_format_answers_in_another_format_for_one_instance() -> None:
+    world = declare()
+    with world.instance(state_format="seahaven.state+calls/1") as inst:
+        assert inst.state_format == "seahaven.state+calls/1"
+    assert world.pinned_state_format == "seahaven.state/1"
+    with world.instance() as inst:
+        assert inst.state_format == "seahaven.state/1"
+
+
+def test_two_instances_have_their_own_ids_files_and_rows() -> None:
+    world = declare()
+    with world.instance() as first, world.instance() as second:
+        assert first.id != second.id
+        assert first.state_path != second.state_path
+        first.call("add_note", body="only in the first")
+        assert first.call("count") == 1
+        assert second.call("count") == 0
+
+
+def test_tools_lists_every_tool_with_its_schema() -> None:
+    world = declare()
+    with world.instance() as inst:
+        listed = inst.tools()
+    assert [entry["name"] for entry in listed] == ["add_note", "count", "rename"]
+    assert listed[0] == {
+        "name": "add_note",
+        "description": "Write a note.",
+        "input_schema": world.tools["add_note"].schema,
+    }
+
+
+def test_call_by_name_and_by_function() -> None:
+    world = declare()
+
+    @world.tool
+    def echo(ctx: seahaven.Ctx, text: str, times: int = 1) -> list[str]:
+        """Say it back."""
+        return [text] * times
+
+    with world.instance() as inst:
+        assert inst.call("echo", text="a", times=2) == ["a", "a"]
+        assert inst.call(echo, "b", times=3) == ["b", "b", "b"]
+        assert inst.call(echo, text="c") == ["c"]
+        assert inst.call_count == 3
+
+
+def test_a_tool_argument_called_name_works() -> None:
+    with declare().instance() as inst:
+        assert inst.call("rename", name="ada") == {"name": "ada"}
+
+
+def test_an_unknown_tool_name_is_refused() -> None:
+    with declare().instance() as inst:
+        with pytest.raises(seahaven.UnknownTool) as caught:
+            inst.call("add_notes", body="x")
+        assert caught.value.details == {"name": "add_notes"}
+        assert inst.call_count == 0
+
+
+def test_a_function_that_is_not_a_tool_is_refused() -> None:
+    def stray(ctx: seahaven.Ctx) -> None:
+        return None
+
+    with declare().instance() as inst, pytest.raises(seahaven.WorldBug, match="stray"):
+        inst.call(stray)
+
+
+def test_positional_arguments_with_a_name_are_refused() -> None:
+    with declare().instance() as inst, pytest.raises(seahaven.WorldBug, match="by name"):
+        inst.call("add_note", "x")
+
+
+def test_an_instance_is_not_made_by_hand() -> None:
+    with pytest.raises(TypeError, match=r"world\.instance"):
+        seahaven.Instance()
+
+
+def test_setup_sql_runs_before_the_first_call_and_is_kept_as_given() -> None:
+    world = declare()
+    sql = "INSERT INTO notes VALUES ('n1', 'seeded'); INSERT INTO notes VALUES ('n2', 'too')"
+    with world.instance(setup_sql=sql) as inst:
+        assert inst.setup_sql == sql
+        assert inst.call("count") == 2
+        assert inst.change_log() == []
+
+
+def test_control_tools_are_callable_only_when_asked_for_and_never_listed() -> None:
+    world = declare()
+    with world.instance() as inst:
+        with pytest.raises(seahaven.UnknownTool):
+            inst.call("controller_run_sql", query="SELECT 1")
+        assert "controller_run_sql" not in [tool["name"] for tool in inst.tools()]
+    with world.instance(control_tools=True) as inst:
+        assert inst.control_tools is True
+        assert "controller_run_sql" not in [tool["name"] for tool in inst.tools()]
+        with pytest.warns(DeprecationWarning):
+            answer = inst.call("controller_run_sql", query="SELECT 1 AS one")
+        assert answer["rows"] == [[1]]
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"seed": -1}, "negative"),
+        ({"clock_mode": "sundial"}, "not a clock mode"),
+        ({"state_format": "lifecycle.none/1"}, "no state format"),
+        ({"control_tools": "yes"}, "control_tools"),
+        ({"setup_sql": 5}, "setup_sql"),
+        ({"now": "tomorrow"}, "not an ISO-8601 instant"),
+        ({"now": "2026-06-01T09:00:00"}, "no time zone"),
+        ({"startup": ["x"]}, "startup must be a mapping"),
+        ({"fixture": "../escape"}, "not a fixture id"),
+    ],
+)
+def test_bad_parameters_are_refused_before_any_file_is_made(
+    tmp_path: Path, options: dict[str, Any], fragment: str
+) -> None:
+    world = declare(work_dir=tmp_path / "work")
+    with pytest.raises(seahaven.WorldBug, match=fragment):
+        world.instance(**options)
+    assert not (tmp_path / "work").exists() or list((tmp_path / "work").iterdir()) == []
+
+
+# --- destroying one ------------------------------------------------------------------------------
+
+
+def test_destroy_is_idempotent() -> None:
+    inst = declare().instance()
+    path = inst.state_path
+    inst.destroy()
+    inst.destroy()
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda inst: inst.call("count"),
+        lambda inst: inst.tools(),
+        lambda inst: inst.inspect(),
+        lambda inst: inst.state(),
+    ],
+    ids=["call", "tools", "inspect", "state"],
+)
+def test_using_a_destroyed_instance_is_refused(use: Any) -> None:
+    inst = declare().instance()
+    inst.destroy()
+    with pytest.raises(seahaven.WorldBug, match="destroyed"):
+        use(inst)
+
+
+def test_destroy_waits_for_a_call_in_flight(no_gate: None) -> None:
+    world = declare()
+    entered, release, destroyed = threading.Event(), threading.Event(), threading.Event()
+    outcome: dict[str, Any] = {}
+
+    @world.tool
+    def slow(ctx: seahaven.Ctx) -> str:
+        entered.set()
+        assert release.wait(REACH)
+        ctx.db.execute("INSERT INTO notes VALUES ('late', 'written while destroy waited')")
+        return "finished"
+
+    inst = world.instance()
+
+    def run_call() -> None:
+        outcome["result"] = inst.call("slow")
+
+    def run_destroy() -> None:
+        inst.destroy()
+        destroyed.set()
+
+    caller = threading.Thread(target=run_call)
+    caller.start()
+    assert entered.wait(REACH)
+    destroyer = threading.Thread(target=run_destroy)
+    destroyer.start()
+    assert not destroyed.wait(SETTLE), "destroy returned while a call was still running"
+    assert inst.state_path.exists()
+    release.set()
+    caller.join(REACH)
+    destroyer.join(REACH)
+    assert outcome == {"result": "finished"}
+    assert destroyed.is_set()
+    assert not inst.state_path.exists()
+
+
+def test_destroy_from_inside_its_own_call_is_refused() -> None:
+    world = declare()
+    holder: list[seahaven.Instance] = []
+
+    @world.tool
+    def self_destruct(ctx: seahaven.Ctx) -> None:
+        holder[0].destroy()
+
+    with world.instance() as inst:
+        holder.append(inst)
+        with pytest.raises(seahaven.WorldBug, match="inside its own call"):
+            inst.call("self_destruct")
+        assert inst.call("count") == 0
+
+
+def test_making_an_instance_inside_a_call_is_refused() -> None:
+    world = declare()
+
+    @world.tool
+    def nest(ctx: seahaven.Ctx) -> None:
+        world.instance()
+
+    with world.instance() as inst, pytest.raises(seahaven.WorldBug, match="inside a call"):
+        inst.call("nest")
+
+
+# --- the lock ------------------------------------------------------------------------------------
+
+
+def test_calls_into_one_instance_run_one_at_a_time(no_gate: None) -> None:
+    world = declare()
+    first_in, release_first, second_in = threading.Event(), threading.Event(), threading.Event()
+
+    @world.tool
+    def first(ctx: seahaven.Ctx) -> None:
+        first_in.set()
+        assert release_first.wait(REACH)
+
+    @world.tool
+    def second(ctx: seahaven.Ctx) -> None:
+        second_in.set()
+
+    with world.instance() as inst:
+        one = threading.Thread(target=inst.call, args=("first",))
+        two = threading.Thread(target=inst.call, args=("second",))
+        one.start()
+        assert first_in.wait(REACH)
+        two.start()
+        assert not second_in.wait(SETTLE), "a second call entered while the first held the lock"
+        release_first.set()
+        assert second_in.wait(REACH)
+        one.join(REACH)
+        two.join(REACH)
+        assert [record.tool for record in inst.call_log()] == ["first", "second"]
+
+
+def test_calls_into_different_instances_never_wait_for_each_other(no_gate: None) -> None:
+    world = declare()
+    blocked_in, release_blocked = threading.Event(), threading.Event()
+
+    @world.tool
+    def block(ctx: seahaven.Ctx) -> None:
+        blocked_in.set()
+        assert release_blocked.wait(REACH)
+
+    with world.instance() as held, world.instance() as free:
+        holder = threading.Thread(target=held.call, args=("block",))
+        holder.start()
+        try:
+            assert blocked_in.wait(REACH)
+            finished = threading.Event()
+
+            def call_the_other() -> None:
+                free.call("add_note", body="not blocked")
+                finished.set()
+
+            threading.Thread(target=call_the_other).start()
+            # This completes while `held` is still inside its call.
+            assert finished.wait(REACH), "a call into another instance waited for the lock"
+            assert not release_blocked.is_set()
+        finally:
+            release_blocked.set()
+            holder.join(REACH)
+        assert free.call("count") == 1

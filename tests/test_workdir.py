@@ -1,0 +1,138 @@
+"""Working directories: under the system temp directory and swept of dead processes' leftovers,
+or exactly the ``work_dir`` a world names, never swept."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+import seahaven
+
+SCHEMA = "CREATE TABLE t (id TEXT PRIMARY KEY) STRICT;"
+
+
+def declare(name: str, **options: object) -> seahaven.World:
+    """A minimal world."""
+    return seahaven.World(
+        name=name, version="1.0.0", schema=SCHEMA, state_format="seahaven.state/1", **options
+    )
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_the_default_directory_is_under_the_system_temp_directory() -> None:
+    world = declare("workdir-default")
+    with world.instance() as inst:
+        directory = inst.state_path.parent
+        temp = Path(tempfile.gettempdir()).resolve()
+        assert directory.resolve().is_relative_to(temp)
+        assert world.name in directory.parts
+        assert directory.is_dir()
+    assert not directory.exists()
+
+
+def test_a_named_work_dir_is_used_exactly_as_given_and_never_swept(tmp_path: Path) -> None:
+    work = tmp_path / "runs"
+    stale = work / f"{dead_pid()}-0"
+    stale.mkdir(parents=True)
+    (stale / "state.sqlite").write_text("left over")
+    world = declare("named", work_dir=work)
+    with world.instance() as inst:
+        assert inst.state_path.parent.parent == work
+        assert inst.state_path.parent.name == inst.id
+    assert stale.is_dir(), "a named work_dir was swept"
+    assert sorted(path.name for path in work.iterdir()) == [stale.name]
+
+
+def test_the_first_instance_in_a_process_sweeps_dead_processes_leftovers(tmp_path: Path) -> None:
+    name = f"sweep-{uuid.uuid4().hex[:8]}"
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    parent = tmp_path / f"seahaven-{uid}" / name
+    dead = parent / f"{dead_pid()}-12345"
+    reused = parent / f"{os.getpid()}-not-my-start-time"  # a live pid that started later
+    not_ours = parent / "notes"  # not a process directory at all
+    for directory in (dead, reused, not_ours):
+        (directory / "inst-x").mkdir(parents=True)
+        (directory / "inst-x" / "state.sqlite").write_text("left over")
+
+    script = textwrap.dedent(
+        f"""
+        import seahaven
+
+        world = seahaven.World(
+            name={name!r}, version="1", schema={SCHEMA!r}, state_format="seahaven.state/1"
+        )
+        with world.instance() as inst:
+            print(inst.state_path)
+        """
+    )
+    environment = {**os.environ, "TMPDIR": str(tmp_path), "TEMP": str(tmp_path)}
+    finished = subprocess.run(
+        [sys.executable, "-c", script],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    used = Path(finished.stdout.strip())
+    assert used.is_relative_to(parent)
+
+    assert not dead.exists(), "a dead process's directory survived the sweep"
+    assert not reused.exists(), "a directory of a reused pid survived the sweep"
+    assert not_ours.is_dir(), "the sweep removed a directory that is not a process's"
+
+
+def test_a_live_processes_directory_is_not_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"live-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    world = declare(name)
+    with world.instance() as held:
+        mine = held.state_path.parent
+        script = textwrap.dedent(
+            f"""
+            import seahaven
+
+            world = seahaven.World(
+                name={name!r}, version="1", schema={SCHEMA!r}, state_format="seahaven.state/1"
+            )
+            with world.instance():
+                pass
+            """
+        )
+        finished = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "TMPDIR": str(tmp_path), "TEMP": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert finished.returncode == 0, finished.stderr
+        assert mine.is_dir(), "another process swept the directory of a live one"
+        assert held.inspect().one("SELECT count(*) AS n FROM t") == {"n": 0}
+
+
+def test_a_failed_creation_leaves_no_directory(tmp_path: Path) -> None:
+    world = declare("failing", work_dir=tmp_path)
+
+    @world.instance_startup
+    def refuse(ctx: seahaven.Ctx) -> None:
+        raise seahaven.WorldBug("the principal names nobody")
+
+    with pytest.raises(seahaven.WorldBug, match="names nobody"):
+        world.instance()
+    assert list(tmp_path.iterdir()) == []
