@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import apsw
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -124,8 +125,16 @@ class Fixture:
         return found
 
 
-def load(fixture_dir: Path | str) -> Fixture:
-    """Read one fixture's sidecar, without opening its state file."""
+# libyaml's loader where PyYAML was built with it: a sidecar is read on every create.
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load(fixture_dir: Path | str, *, require_canonical_now: bool = True) -> Fixture:
+    """Read one fixture's sidecar, without opening its state file.
+
+    ``seahaven check`` passes ``require_canonical_now=False`` to report a bad
+    ``now`` as its own finding (SH404) rather than as a sidecar that does not load.
+    """
     directory = Path(fixture_dir)
     sidecar_path = directory / SIDECAR
     try:
@@ -133,7 +142,7 @@ def load(fixture_dir: Path | str) -> Fixture:
     except OSError as error:
         raise WorldBug(f"{sidecar_path}: cannot be read: {error.strerror or error}") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_YamlLoader)
     except yaml.YAMLError as error:
         raise WorldBug(f"{sidecar_path}: is not valid YAML: {error}") from None
     if not isinstance(raw, dict):
@@ -151,7 +160,7 @@ def load(fixture_dir: Path | str) -> Fixture:
             for item in error.errors(include_url=False)
         )
         raise WorldBug(f"{sidecar_path}: does not validate: {problems}") from None
-    shape = _sidecar_shape_problems(sidecar)
+    shape = _sidecar_shape_problems(sidecar, require_canonical_now)
     if shape:
         raise WorldBug(f"{sidecar_path}: does not validate: {'; '.join(shape)}")
     return Fixture(
@@ -182,13 +191,13 @@ def load(fixture_dir: Path | str) -> Fixture:
     )
 
 
-def _sidecar_shape_problems(sidecar: _Sidecar) -> list[str]:
+def _sidecar_shape_problems(sidecar: _Sidecar, require_canonical_now: bool = True) -> list[str]:
     problems = []
     if sidecar.format_version == 1 and sidecar.nodes is not None:
         problems.append("nodes: a format_version 1 sidecar has no nodes; a composite is version 2")
     if sidecar.format_version == 2 and not sidecar.nodes:
         problems.append("nodes: a format_version 2 sidecar lists at least one added node")
-    if not is_canonical(sidecar.now):
+    if require_canonical_now and not is_canonical(sidecar.now):
         problems.append(f"now: {sidecar.now!r} is not canonical (2026-06-01T09:00:00.000Z)")
     paths: set[str] = set()
     files = {ROOT_FILE}
@@ -224,7 +233,7 @@ def load_all(fixtures_dir: Path | str) -> dict[str, Fixture]:
     return found
 
 
-_verified: set[tuple[str, int, int, int]] = set()
+_verified: set[tuple[str, int, int, int, int]] = set()
 _verified_lock = threading.Lock()
 
 
@@ -252,7 +261,8 @@ def verify_file(fixture: Fixture, path: str, file: Path, expected: str) -> None:
         raise WorldBug(f"{label} is missing; regenerate the fixture") from None
     if not file.is_file():
         raise WorldBug(f"{label} is not a regular file")
-    key = (str(file.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    # ctime too: an edit that restores the mtime still moves it.
+    key = (str(file.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
     with _verified_lock:
         if key in _verified:
             return
@@ -264,6 +274,21 @@ def verify_file(fixture: Fixture, path: str, file: Path, expected: str) -> None:
         )
     with _verified_lock:
         _verified.add(key)
+
+
+def refuse_journal(fixture: Fixture, path: str, file: Path) -> None:
+    """Refuse a state file with a ``-wal`` or ``-shm`` file beside it (SH405, at create).
+
+    Checked on every copy rather than remembered, because the hash cannot see
+    what sits in a journal.
+    """
+    for suffix in ("-wal", "-shm"):
+        if file.with_name(file.name + suffix).exists():
+            raise WorldBug(
+                f"fixture {fixture.id!r}, node {path!r} ({file.name}) has a {file.name}{suffix} "
+                "file beside it, so it was opened for writing after freezing; regenerate it "
+                "with seahaven fixture freeze or seahaven fixture fork"
+            )
 
 
 def verify(fixture: Fixture) -> None:
@@ -360,13 +385,17 @@ def prepare(world: World, composition: Composition, fixture_id: str) -> Prepared
     if fixture.id != fixture_id:
         raise WorldBug(f"{label}: its sidecar says id {fixture.id!r}; rename one to match")
     if fixture.world != world.name:
-        raise WorldBug(f"{label} was frozen from world {fixture.world!r}")
+        raise WorldBug(
+            f"{label} was frozen from world {fixture.world!r}; a world makes instances only of "
+            "fixtures it froze itself, so freeze this one from the world that uses it"
+        )
     problems = shape_problems(fixture, composition) + schema_problems(fixture, composition)
     if problems:
         raise WorldBug(f"{label} cannot be used: " + "; ".join(problems))
     files: dict[str, Path] = {}
     hashes: dict[str, str] = {}
     for path, (file, expected) in fixture.files().items():
+        refuse_journal(fixture, path, file)
         verify_file(fixture, path, file, expected)
         files[path] = file
         hashes[path] = expected
@@ -431,14 +460,51 @@ def _installed_roots() -> list[Path]:
     return sorted(roots)
 
 
-def _refuse_unwritable(fixtures_dir: Path) -> None:
-    resolved = fixtures_dir.resolve()
+def _installing_record(directory: Path) -> Path | None:
+    """The ``RECORD`` of an installed distribution that owns the package ``directory`` sits in.
+
+    This catches installs the interpreter's own site directories do not list,
+    such as ``pip install --target``: the folder above the package holds a
+    ``*.dist-info`` whose ``RECORD`` names the package's files.
+    """
+    for root in directory.parents:
+        top = directory.relative_to(root).parts[0]
+        try:
+            records = sorted(root.glob("*.dist-info/RECORD"))
+        except OSError:
+            continue
+        for record in records:
+            try:
+                lines = record.read_text(encoding="utf-8").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                recorded = line.split(",", 1)[0].replace("\\", "/")
+                if recorded.split("/", 1)[0] == top:
+                    return record
+    return None
+
+
+def _installed_location(path: Path) -> str | None:
+    """Say where ``path`` was installed from, when it lies inside an installed package."""
+    resolved = path.resolve()
     for root in _installed_roots():
         if resolved == root or root in resolved.parents:
-            raise WorldBug(
-                f"{fixtures_dir} is inside an installed package ({root}); freeze into a "
-                "directory of your own by naming it with World(fixtures_dir=...)"
-            )
+            return str(root)
+    record = _installing_record(resolved)
+    if record is not None:
+        return f"{record.parent.name} owns it"
+    return None
+
+
+def _refuse_unwritable(fixtures_dir: Path) -> None:
+    installed = _installed_location(fixtures_dir)
+    if installed is not None:
+        raise WorldBug(
+            f"{fixtures_dir} is inside an installed package ({installed}); freeze into a "
+            "directory of your own by naming it with World(fixtures_dir=...)"
+        )
+    resolved = fixtures_dir.resolve()
     existing = resolved
     while not existing.exists():
         existing = existing.parent
@@ -479,15 +545,23 @@ def freeze(
                     "matches its world's schema, so nothing was frozen; the schema of a store "
                     "is the world's to change"
                 )
-        directory.mkdir(parents=True, exist_ok=True)
         pending = directory / f"{_PENDING_PREFIX}{fixture_id}-{secrets.token_hex(4)}"
-        pending.mkdir()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            pending.mkdir()
+        except OSError as error:
+            raise WorldBug(
+                f"{directory} cannot be written ({error.strerror or error}), so nothing was "
+                "frozen; freeze into a writable directory by naming it with "
+                "World(fixtures_dir=...)"
+            ) from None
         try:
             hashes: dict[str, str] = {}
             for runtime in runtimes:
                 file = pending / runtime.node.file_name
                 runtime.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 runtime.conn.execute("VACUUM INTO ?", (str(file),))
+                _mark_write_ahead(file)
                 hashes[runtime.path] = _hash_file(file)
                 file.chmod(0o444)
             now = instance.clock.iso()
@@ -532,6 +606,21 @@ def freeze(
     return load(target)
 
 
+def _mark_write_ahead(file: Path) -> None:
+    """Record write-ahead logging in the frozen file's header.
+
+    Every instance opens its copy in WAL mode; a file already marked so opens
+    without rewriting its header and syncing, which is most of what opening a
+    copy would otherwise cost. The last connection to close checkpoints and
+    removes the -wal and -shm files, so the frozen file stands alone.
+    """
+    conn = apsw.Connection(str(file))
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+    finally:
+        conn.close()
+
+
 def _wall_ms() -> int:
     import time
 
@@ -562,12 +651,22 @@ def default_fixtures_dir(module_name: str, module_file: str | None) -> Path:
     if module_file is None:
         return Path.cwd() / "fixtures"
     here = Path(module_file).resolve().parent
-    for folder in (here, *here.parents):
-        if (folder / "pyproject.toml").is_file():
-            return folder / "fixtures"
-    if len(parts) > 1:
-        package_dir = here
-        for _ in parts[1:-1]:
-            package_dir = package_dir.parent
-        return package_dir.parent / "fixtures"
-    return here / "fixtures"
+    # How many folders above ``here`` the top-level package sits: a package's
+    # ``__init__`` is one level shallower than a module of the same dotted depth.
+    is_package = Path(module_file).name.startswith("__init__.")
+    depth = len(parts) - (1 if is_package else 2)
+    top_package = None
+    if depth >= 0:
+        top_package = here
+        for _ in range(depth):
+            top_package = top_package.parent
+    # An installed package is not inside the project above it, even when a
+    # virtualenv sits in one: walking up would find someone else's pyproject.toml.
+    if _installed_location(top_package or here) is None:
+        for folder in (here, *here.parents):
+            if (folder / "pyproject.toml").is_file():
+                return folder / "fixtures"
+    if top_package is None:
+        # A plain top-level module, such as a script: beside it.
+        return here / "fixtures"
+    return top_package.parent / "fixtures"

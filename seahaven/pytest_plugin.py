@@ -120,7 +120,11 @@ def instance(request: pytest.FixtureRequest, world: World) -> Iterator[Instance]
     """A fresh instance per test, made as the closest marker says, destroyed on teardown."""
     arguments = _marker_arguments(request)
     fixture = arguments.pop("fixture")
-    made = world.instance(fixture, **arguments)
+    try:
+        made = world.instance(fixture, **arguments)
+    except SeahavenError as error:
+        # The message names the fix; a traceback through the framework adds nothing to it.
+        pytest.fail(f"seahaven: {error}", pytrace=False)
     try:
         yield made
     finally:
