@@ -4,6 +4,8 @@ The convention is the one every tool shares: the nearest ``pyproject.toml``
 from a starting directory; the world it publishes under the ``seahaven.worlds``
 entry-point group when it publishes exactly one; else the package its
 ``[project] name`` normalises to, and the attribute ``world`` on that package.
+A registered name is looked up in ``seahaven.registry``. Every way of failing
+is a ``WorldBug`` naming the fix, including a module that raises on import.
 """
 
 from __future__ import annotations
@@ -14,11 +16,15 @@ import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seahaven.errors import WorldBug
 from seahaven.world import World
 
-__all__ = ["FoundWorld", "find_world", "import_world", "project_package"]
+if TYPE_CHECKING:
+    from seahaven.registry import Registry
+
+__all__ = ["FoundWorld", "add_source_roots", "find_world", "import_world", "project_package"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,12 @@ def import_world(spec: str) -> tuple[World, str, str]:
     except ImportError as error:
         raise WorldBug(
             f"cannot import {module_name!r} ({error}); install the package, or run from its project"
+        ) from None
+    except Exception as error:
+        # A world module that raises while importing is the author's to fix; say where.
+        raise WorldBug(
+            f"importing {module_name!r} raised {type(error).__name__}: {error}; fix the module "
+            "so it imports"
         ) from None
     target: object = module
     for part in attribute.split("."):
@@ -95,33 +107,35 @@ def project_package(pyproject: Path) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def find_world(explicit: str | None = None, *, start: Path | None = None) -> FoundWorld:
-    """Find a world: ``module:attr`` when given, a registered name, else the convention."""
+def find_world(
+    explicit: str | None = None, *, start: Path | None = None, registry: Registry | None = None
+) -> FoundWorld:
+    """Find a world: ``module:attr`` when given, a registered name, else the convention.
+
+    ``registry`` is the one to look names up in; the process's by default.
+    """
     start = Path.cwd() if start is None else start
     pyproject = nearest_pyproject(start)
     project = pyproject.parent if pyproject is not None else None
     if explicit is not None and ":" in explicit:
-        _add_source_roots(project)
+        add_source_roots(project)
         world, module, attribute = import_world(explicit)
         return FoundWorld(world, module, attribute, project)
     if explicit is not None:
-        from seahaven.registry import registry
+        if registry is None:
+            from seahaven.registry import registry as process_registry
 
-        entry = registry().get(explicit)
-        if entry is None:
-            known = ", ".join(registry().names()) or "none are installed"
-            raise WorldBug(
-                f"no world is registered as {explicit!r} (registered: {known}); install its "
-                "package, or pass module:attr"
-            )
-        module, _, attribute = entry.value.partition(":")
-        return FoundWorld(entry.load(), module, attribute or "world", None)
+            registry = process_registry()
+        world = registry.load(explicit)
+        spec = registry.get(explicit)
+        assert spec is not None
+        return FoundWorld(world, spec.module, spec.attribute, None)
     if pyproject is None:
         raise WorldBug(
             f"no pyproject.toml at or above {start}; run from a world's project, or pass "
             "--world with a registered name or module:attr"
         )
-    _add_source_roots(project)
+    add_source_roots(project)
     declared = declared_worlds(pyproject)
     if len(declared) == 1:
         world, module, attribute = import_world(next(iter(declared.values())))
@@ -136,7 +150,7 @@ def find_world(explicit: str | None = None, *, start: Path | None = None) -> Fou
     return FoundWorld(world, module, attribute, project)
 
 
-def _add_source_roots(project: Path | None) -> None:
+def add_source_roots(project: Path | None) -> None:
     """Let a checked-out project import without being installed: its root and ``src/``."""
     if project is None:
         return

@@ -1,0 +1,114 @@
+"""The ``seahaven`` command line.
+
+The app itself holds only ``--version``: every command, the framework's own
+included, is added by a plugin through the ``seahaven_cli`` hook (the
+framework's are the modules in ``seahaven.plugins.DEFAULT_PLUGINS``).
+``main(argv)`` is the whole command. A failure is one line on stderr and exit
+status 1, a usage error exits 2, and no traceback is ever printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+import seahaven
+from seahaven.cli_support import CliSession, one_line
+from seahaven.discovery import find_world
+from seahaven.plugins import PluginManager, plugin_manager
+
+__all__ = ["build_app", "find_world", "main"]
+
+PROG_NAME = "seahaven"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"seahaven {seahaven.__version__}")
+        raise typer.Exit()
+
+
+def build_app(manager: PluginManager | None = None) -> typer.Typer:
+    """The command line, with every command the plugins of ``manager`` add.
+
+    ``manager`` defaults to the process's plugin manager; tests pass a fresh one.
+    """
+    manager = plugin_manager() if manager is None else manager
+    cli_session = CliSession(manager)
+    app = typer.Typer(
+        name=PROG_NAME,
+        help="Synthetic worlds for agent evals: find, inspect and build fixtures of worlds.",
+        no_args_is_help=True,
+        add_completion=False,
+        # Plain output: the same text on a terminal, in a pipe and in a test.
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        context_settings={"obj": cli_session},
+    )
+
+    @app.callback()
+    def root(
+        version: Annotated[
+            bool,
+            typer.Option(
+                "--version",
+                help="Print the installed seahaven's version and exit.",
+                callback=_print_version,
+                is_eager=True,
+            ),
+        ] = False,
+    ) -> None:
+        """Synthetic worlds for agent evals: find, inspect and build fixtures of worlds."""
+        for problem in manager.load_problems:
+            typer.echo(f"warning: {one_line(problem)}", err=True)
+
+    manager.hook.seahaven_cli(app=app)
+    # Plugins are called in an order of pluggy's choosing; the help lists commands by name.
+    app.registered_commands.sort(key=_listed_name)
+    app.registered_groups.sort(key=_listed_name)
+    return app
+
+
+def _listed_name(info: object) -> str:
+    """The name a command or group is listed under, for sorting the help."""
+    name = getattr(info, "name", None)
+    if isinstance(name, str):
+        return name
+    typer_instance = getattr(info, "typer_instance", None)
+    name = getattr(getattr(typer_instance, "info", None), "name", None)
+    if isinstance(name, str):
+        return name
+    return str(getattr(getattr(info, "callback", None), "__name__", ""))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``seahaven`` with ``argv`` (default: the process's arguments); return the exit status."""
+    try:
+        command = typer.main.get_command(build_app())
+        command.main(
+            args=list(argv) if argv is not None else None,
+            prog_name=PROG_NAME,
+            standalone_mode=True,
+        )
+    except SystemExit as exit_:
+        if exit_.code is None or isinstance(exit_.code, int):
+            return exit_.code or 0
+        typer.echo(f"error: {one_line(str(exit_.code))}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        # Building the app failed (a default plugin, say): still one line.
+        typer.echo(
+            f"error: {one_line(f'{type(error).__name__}: {error}')}; this is a bug in seahaven "
+            "or in a plugin, please report it with the command you ran",
+            err=True,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,420 @@
+"""``seahaven fixture``: list a world's fixtures, build new ones, materialise and verify them.
+
+``freeze`` fills a blank instance with a generator and freezes it; ``fork``
+does the same from an instance of another fixture. ``create`` runs every
+check creating an instance makes, then copies the fixture's state files into a
+directory, one per store, named as in an instance directory. ``verify`` runs
+those checks for one fixture or all of them and prints every problem.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from seahaven.cli_support import Progress, WorldOption, failures, one_line, session
+from seahaven.clock import parse_instant
+from seahaven.discovery import add_source_roots, nearest_pyproject
+from seahaven.errors import SeahavenError, ToolError, WorldBug
+from seahaven.fixtures import (
+    SIDECAR,
+    copy_state_file,
+    fixture_directory,
+    load,
+    prepare,
+    schema_problems,
+    shape_problems,
+    verify_file,
+)
+from seahaven.hookspecs import hookimpl
+from seahaven.names import check_fixture_id
+
+if TYPE_CHECKING:
+    from seahaven.composition import Composition
+    from seahaven.fixtures import Fixture
+    from seahaven.world import World
+
+__all__ = ["seahaven_cli"]
+
+fixture_app = typer.Typer(
+    name="fixture",
+    help="A world's fixtures: list, freeze, fork, create and verify them.",
+    no_args_is_help=True,
+)
+
+Generator = Callable[[Any], object]
+
+
+# --- option checks (a bad value is a usage error, exit 2) -----------------------------------------
+
+
+def _check_id(value: str) -> str:
+    try:
+        return check_fixture_id(value)
+    except WorldBug as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def _check_run(value: str) -> str:
+    module, _, function = value.partition(":")
+    if not module or not function:
+        raise typer.BadParameter(
+            f"{value!r} does not name a generator; write module:function, such as "
+            "fixtures_src.generate:empty"
+        )
+    return value
+
+
+def _check_now(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        parse_instant(value)
+    except WorldBug as error:
+        raise typer.BadParameter(str(error)) from None
+    return value
+
+
+FixtureId = Annotated[str, typer.Argument(metavar="ID", callback=_check_id, show_default=False)]
+RunOption = Annotated[
+    str,
+    typer.Option(
+        "--run",
+        metavar="MODULE:FUNCTION",
+        callback=_check_run,
+        help="The generator: a function taking the live instance and filling it.",
+        show_default=False,
+    ),
+]
+DescriptionOption = Annotated[
+    str,
+    typer.Option(
+        "--description",
+        metavar="TEXT",
+        help="What the fixture holds and which scenarios it supports, for eval authors.",
+        show_default=False,
+    ),
+]
+WorldArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="WORLD", help="A registered world name or module:attr.", show_default=False
+    ),
+]
+
+
+# --- list ----------------------------------------------------------------------------------------
+
+
+@fixture_app.command("list")
+def list_fixtures(ctx: typer.Context, world: WorldOption = None) -> None:
+    """Every fixture of the world, one per line: id, parent or -, now, description."""
+    with failures():
+        found = session(ctx).find_world(world)
+        for fixture in found.world.fixtures():
+            parent = fixture.parent_id if fixture.parent_id is not None else "-"
+            typer.echo(f"{fixture.id}\t{parent}\t{fixture.now}\t{one_line(fixture.description)}")
+
+
+# --- freeze and fork -----------------------------------------------------------------------------
+
+
+def import_generator(spec: str, project: Path | None) -> Generator:
+    """The function ``module:function`` names, importable from the project or the working dir."""
+    module_name, _, attribute = spec.partition(":")
+    add_source_roots(project)
+    here = str(Path.cwd())
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise WorldBug(
+            f"cannot import the generator module {module_name!r} ({error}); run from the "
+            "project that holds it, or correct --run"
+        ) from None
+    except Exception as error:
+        raise WorldBug(
+            f"importing the generator module {module_name!r} raised {type(error).__name__}: "
+            f"{error}; fix the module so it imports"
+        ) from None
+    target: object = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise WorldBug(
+                f"module {module_name!r} has no attribute {attribute!r}; correct --run to name "
+                "the generator function"
+            )
+        target = getattr(target, part)
+    if not callable(target):
+        raise WorldBug(
+            f"{spec} is a {type(target).__name__}, not a function; --run names a function "
+            "taking the live instance"
+        )
+    return target
+
+
+def _fill_and_freeze(
+    world: World,
+    parent: str | None,
+    fixture_id: str,
+    run: str,
+    generator: Generator,
+    description: str,
+    now: str | None,
+) -> Fixture:
+    """Make the instance, run the generator on it, freeze it; the instance never survives."""
+    progress = Progress()
+    with progress.working(f"creating an instance of world {world.name!r}"):
+        instance = world.instance(parent, now=now)
+    try:
+        with progress.working(f"running {run}"):
+            try:
+                generator(instance)
+            except ToolError as error:
+                raise WorldBug(
+                    f"the generator {run} made a call that failed with {type(error).__name__} "
+                    f"{error.code}: {error.message}; fix the generator"
+                ) from None
+            except SeahavenError as error:
+                raise WorldBug(f"the generator {run} failed: {error}") from None
+            except Exception as error:
+                raise WorldBug(
+                    f"the generator {run} raised {type(error).__name__}: {error}; fix the "
+                    "generator, then run the command again"
+                ) from None
+        with progress.working(f"freezing fixture {fixture_id!r}"):
+            return instance.freeze(fixture_id, description)
+    finally:
+        instance.destroy()
+
+
+def _refuse_existing(world: World, fixture_id: str) -> None:
+    target = world.fixtures_dir / fixture_id
+    if target.exists() or target.is_symlink():
+        raise WorldBug(
+            f"fixture {fixture_id!r} already exists in {world.fixtures_dir}; fixtures are "
+            "immutable, so choose a new id, or delete the directory to regenerate it"
+        )
+
+
+def _report_frozen(fixture: Fixture) -> None:
+    parent = fixture.parent_id if fixture.parent_id is not None else "-"
+    typer.echo(
+        f"froze fixture {fixture.id!r} (parent {parent}, now {fixture.now}) into "
+        f"{fixture.directory}"
+    )
+
+
+def _project_of(project: Path | None) -> Path | None:
+    if project is not None:
+        return project
+    pyproject = nearest_pyproject(Path.cwd())
+    return pyproject.parent if pyproject is not None else None
+
+
+@fixture_app.command("freeze")
+def freeze(
+    ctx: typer.Context,
+    fixture_id: FixtureId,
+    run: RunOption,
+    description: DescriptionOption,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            metavar="TS",
+            callback=_check_now,
+            help="Where the blank instance's clock starts (default: the wall clock). Pass it, "
+            "and pass the same value every time.",
+            show_default=False,
+        ),
+    ] = None,
+    world: WorldOption = None,
+) -> None:
+    """Fill a blank instance with the generator and freeze it to fixtures/<ID>/."""
+    with failures():
+        found = session(ctx).find_world(world)
+        _refuse_existing(found.world, fixture_id)
+        generator = import_generator(run, _project_of(found.project))
+        fixture = _fill_and_freeze(found.world, None, fixture_id, run, generator, description, now)
+        _report_frozen(fixture)
+
+
+@fixture_app.command("fork")
+def fork(
+    ctx: typer.Context,
+    parent: Annotated[
+        str, typer.Argument(metavar="PARENT", callback=_check_id, show_default=False)
+    ],
+    fixture_id: FixtureId,
+    run: RunOption,
+    description: DescriptionOption,
+    world: WorldOption = None,
+) -> None:
+    """Fill an instance of PARENT with the generator and freeze it as <ID>, parent set."""
+    with failures():
+        found = session(ctx).find_world(world)
+        _refuse_existing(found.world, fixture_id)
+        generator = import_generator(run, _project_of(found.project))
+        fixture = _fill_and_freeze(
+            found.world, parent, fixture_id, run, generator, description, None
+        )
+        _report_frozen(fixture)
+
+
+# --- create --------------------------------------------------------------------------------------
+
+
+def _check_into(into: Path) -> bool:
+    """Refuse anything but a new or empty directory; return whether it must be made."""
+    if into.is_symlink() and not into.exists():
+        raise WorldBug(f"{into} is a dangling link; pass a new or empty directory to --into")
+    if not into.exists():
+        return True
+    if not into.is_dir():
+        raise WorldBug(f"{into} is not a directory; pass a new or empty directory to --into")
+    if any(into.iterdir()):
+        raise WorldBug(
+            f"{into} is not empty; pass a new or empty directory to --into, so nothing in it "
+            "is overwritten"
+        )
+    return False
+
+
+@fixture_app.command("create")
+def create(
+    ctx: typer.Context,
+    world: WorldArgument,
+    fixture_id: FixtureId,
+    into: Annotated[
+        Path,
+        typer.Option(
+            "--into",
+            metavar="DIR",
+            help="A new or empty directory to put the instance's files in.",
+            show_default=False,
+        ),
+    ],
+) -> None:
+    """Check FIXTURE as creating an instance would, then copy its files into DIR."""
+    with failures():
+        target_world = session(ctx).find_world(world).world
+        composition = target_world.composition()
+        make_directory = _check_into(into)
+        prepared = prepare(target_world, composition, fixture_id)
+        progress = Progress()
+        made: list[Path] = []
+        if make_directory:
+            into.mkdir(parents=True)
+        try:
+            for count, node in enumerate(composition.nodes, start=1):
+                target = into / node.file_name
+                progress.show(f"copying {node.file_name} ({count}/{len(composition.nodes)})")
+                copy_state_file(prepared.files[node.path], target)
+                made.append(target)
+        except BaseException:
+            for path in made:
+                path.unlink(missing_ok=True)
+            if make_directory:
+                into.rmdir()
+            raise
+        finally:
+            progress.clear()
+        for node, path in zip(composition.nodes, made, strict=True):
+            typer.echo(f"{path}\t{node.path}\t{node.world.name} {node.world.version}")
+
+
+# --- verify --------------------------------------------------------------------------------------
+
+
+def _fixture_ids(world: World) -> list[str]:
+    """Every directory in the world's fixtures directory that holds a sidecar, by name."""
+    directory = world.fixtures_dir
+    if not directory.is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in directory.iterdir()
+        if not entry.name.startswith(".") and entry.is_dir() and (entry / SIDECAR).exists()
+    )
+
+
+def fixture_problems(world: World, composition: Composition, fixture_id: str) -> list[str]:
+    """Every reason an instance of ``fixture_id`` could not be created, one sentence each.
+
+    ``prepare`` decides: when it passes there is nothing to report. When it
+    fails, the shape, schema and file checks are run one by one so that each
+    problem is its own line, with ``prepare``'s own message as the fallback.
+    """
+    try:
+        check_fixture_id(fixture_id)
+        prepare(world, composition, fixture_id)
+    except WorldBug as error:
+        refusal = str(error)
+    else:
+        return []
+    try:
+        fixture = load(fixture_directory(world, fixture_id))
+    except WorldBug:
+        return [refusal]
+    if fixture.id != fixture_id or fixture.world != world.name:
+        return [refusal]
+    problems = shape_problems(fixture, composition) + schema_problems(fixture, composition)
+    for path, (file, expected) in fixture.files().items():
+        try:
+            verify_file(fixture, path, file, expected)
+        except WorldBug as error:
+            problems.append(str(error))
+    return problems or [refusal]
+
+
+@fixture_app.command("verify")
+def verify(
+    ctx: typer.Context,
+    world: WorldArgument,
+    fixture_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[FIXTURE]",
+            help="One fixture to verify (default: all of them).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Run every check creating an instance makes, for one fixture or all; exit 1 on any problem."""
+    with failures():
+        target_world = session(ctx).find_world(world).world
+        composition = target_world.composition()
+        ids = [fixture_id] if fixture_id is not None else _fixture_ids(target_world)
+        if not ids:
+            typer.echo(
+                f"world {target_world.name!r} has no fixtures in {target_world.fixtures_dir}",
+                err=True,
+            )
+            return
+        progress = Progress()
+        failed = 0
+        for count, current in enumerate(ids, start=1):
+            progress.show(f"verifying {current} ({count}/{len(ids)})")
+            problems = fixture_problems(target_world, composition, current)
+            progress.clear()
+            if problems:
+                failed += 1
+            for problem in problems:
+                typer.echo(f"{current}: {one_line(problem)}")
+            if not problems:
+                typer.echo(f"{current}: ok")
+        if failed:
+            raise typer.Exit(1)
+
+
+@hookimpl
+def seahaven_cli(app: typer.Typer) -> None:
+    """Add ``seahaven fixture list|freeze|fork|create|verify``."""
+    app.add_typer(fixture_app, name="fixture")
