@@ -1,0 +1,4 @@
+CREATE TABLE items (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL
+) STRICT;

@@ -1,0 +1,21 @@
+"""Items whose ids and picks come from outside the instance."""
+
+import random
+import uuid
+
+import seahaven
+from gal_sh203.world import world
+
+
+@world.tool
+def create_item(ctx: seahaven.Ctx, title: str) -> dict[str, str]:
+    """Create an item with this title and return it."""
+    item = {"id": str(uuid.uuid4()), "title": title}
+    ctx.db.execute("INSERT INTO items (id, title) VALUES (?, ?)", item["id"], item["title"])
+    return item
+
+
+@world.tool
+def pick(ctx: seahaven.Ctx, titles: list[str]) -> str:
+    """Pick one of the titles."""
+    return random.choice(titles)

@@ -1,0 +1,14 @@
+"""Items, each with a vendor account, reached through a misspelt handle."""
+
+import seahaven
+from gal_sh209.world import world
+
+
+@world.tool
+def create_item(ctx: seahaven.Ctx, title: str) -> dict[str, str]:
+    """Create an item with this title and return it."""
+    item = {"id": ctx.ids.uuid(), "title": title}
+    ctx.db.execute("INSERT INTO items (id, title) VALUES (?, ?)", item["id"], item["title"])
+    ctx.worlds.vendor.call("open_account", note=title)
+    ctx.worlds["vendr"].call("open_account", note=title)
+    return item

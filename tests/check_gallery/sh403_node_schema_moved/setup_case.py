@@ -1,0 +1,21 @@
+"""Freeze a fixture of this gallery world, then break it the way the case is about."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, "src")
+
+from gal_sh403_node import world
+
+with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+    inst.call("create_item", title="first")
+    inst.freeze("base", "One item, for the gallery.")
+
+fixture = Path("fixtures/base")
+vendor = Path("src/gal_sh403_node/vendor.py")
+vendor.write_text(
+    vendor.read_text(encoding="utf-8").replace(
+        "note TEXT NOT NULL", "note TEXT NOT NULL, owner TEXT"
+    ),
+    encoding="utf-8",
+)

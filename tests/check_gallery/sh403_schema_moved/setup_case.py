@@ -1,0 +1,17 @@
+"""Freeze a fixture of this gallery world, then break it the way the case is about."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, "src")
+
+from gal_sh403 import world
+
+with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+    inst.call("create_item", title="first")
+    inst.freeze("base", "One item, for the gallery.")
+
+fixture = Path("fixtures/base")
+Path("src/gal_sh403/schema/002_tags.sql").write_text(
+    "CREATE TABLE tags (id TEXT PRIMARY KEY) STRICT;\n", encoding="utf-8"
+)

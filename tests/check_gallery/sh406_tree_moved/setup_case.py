@@ -1,0 +1,19 @@
+"""Freeze a fixture of this gallery world, then break it the way the case is about."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, "src")
+
+from gal_sh406 import world
+
+with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+    inst.call("create_item", title="first")
+    inst.freeze("base", "One item, for the gallery.")
+
+fixture = Path("fixtures/base")
+host = Path("src/gal_sh406/world.py")
+host.write_text(
+    host.read_text(encoding="utf-8").replace('tool_prefix="v_")', 'tool_prefix="v_", store="eu")'),
+    encoding="utf-8",
+)

@@ -1,0 +1,12 @@
+"""Items: create one."""
+
+import seahaven
+from gal_sh502.world import world
+
+
+@world.tool
+def create_item(ctx: seahaven.Ctx, title: str) -> dict[str, str]:
+    """Create an item with this title and return it."""
+    item = {"id": ctx.ids.uuid(), "title": title}
+    ctx.db.execute("INSERT INTO items (id, title) VALUES (?, ?)", item["id"], item["title"])
+    return item
