@@ -1,0 +1,1 @@
+"""The committed fixture generator of the chat world (see ``generate.py``)."""

@@ -1,0 +1,963 @@
+"""The committed generator of every chat fixture.
+
+One function per fixture fills a blank instance; ``build`` freezes it at
+``NOW`` on a fixed clock with a fixed seed, so a rebuild writes the same bytes
+(only the sidecar's ``created_at``, a wall-clock stamp by design, differs).
+
+History is written inside ``inst.bulk()`` through ``chat_world.store``, the same
+write path the tools use, with instants computed from the script below: a fixed
+clock gives every tool call one instant, and a workspace whose whole history
+happened at 09:00 this morning would not read like one. What happens "this
+morning" is done through the world's own tools, as the owner.
+
+Rebuild every fixture from the world's directory::
+
+    python fixtures_src/generate.py
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+import seahaven
+
+import chat_world
+from chat_world import store
+
+NOW = "2026-06-01T09:00:00.000Z"
+SEED = 20260601
+
+PACKAGE_FIXTURES = Path(chat_world.__file__).resolve().parent / "fixtures"
+
+
+# --- the empty workspace ---------------------------------------------------------------------
+
+
+def empty(inst: seahaven.Instance) -> None:
+    """Nothing: the schema and no rows."""
+
+
+# --- the team workspace ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Person:
+    """One account, as the script declares it."""
+
+    handle: str
+    display_name: str
+    title: str
+    timezone: str
+    role: str
+    joined: str
+    # When the account was deactivated, if it was.
+    deactivated: str | None = None
+
+
+@dataclass(frozen=True)
+class Room:
+    """One channel, as the script declares it."""
+
+    name: str
+    creator: str
+    created: str
+    purpose: str
+    topic: str
+    members: tuple[str, ...]
+    is_private: bool = False
+    is_general: bool = False
+    archived: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply in a thread, ``minutes`` after the message it answers."""
+
+    minutes: int
+    author: str
+    text: str
+    reactions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Post:
+    """A message posted to a channel, with its reactions and its thread."""
+
+    when: str
+    channel: str
+    author: str
+    text: str
+    reactions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    replies: tuple[Reply, ...] = ()
+    # Minutes after posting that the author fixed the text, and the text it became.
+    edited: tuple[int, str] | None = None
+    # Minutes after posting that the author deleted it.
+    deleted_after: int | None = None
+
+
+PEOPLE = (
+    Person(
+        "maya", "Maya Okafor", "CEO & Co-founder", "America/New_York", "owner", "2025-09-01 08:00"
+    ),
+    Person(
+        "dev", "Dev Raman", "CTO & Co-founder", "America/Los_Angeles", "admin", "2025-09-01 10:00"
+    ),
+    Person(
+        "lena", "Lena Fischer", "Engineering Manager", "Europe/Berlin", "member", "2025-10-06 09:00"
+    ),
+    Person(
+        "carla", "Carla Mendes", "Head of Finance", "Europe/Lisbon", "admin", "2025-10-20 09:00"
+    ),
+    Person(
+        "sam", "Sam Whitaker", "Backend Engineer", "America/Chicago", "member", "2025-11-03 15:00"
+    ),
+    Person(
+        "priya",
+        "Priya Natarajan",
+        "Frontend Engineer",
+        "Asia/Kolkata",
+        "member",
+        "2025-11-17 05:00",
+    ),
+    Person(
+        "nina",
+        "Nina Kowalski",
+        "Support Engineer",
+        "Europe/Warsaw",
+        "member",
+        "2025-12-01 08:00",
+        deactivated="2026-03-27 18:00",
+    ),
+    Person(
+        "rafael",
+        "Rafael Ortiz",
+        "Customer Success Lead",
+        "America/Sao_Paulo",
+        "member",
+        "2026-01-05 12:00",
+    ),
+    Person(
+        "jonas",
+        "Jonas Berg",
+        "Site Reliability Engineer",
+        "Europe/Stockholm",
+        "member",
+        "2026-01-12 08:00",
+    ),
+    Person(
+        "tom", "Tom Becker", "Billing Operations", "Europe/Berlin", "member", "2026-02-02 08:00"
+    ),
+    Person("aiko", "Aiko Tanaka", "Product Designer", "Asia/Tokyo", "member", "2026-05-04 00:30"),
+)
+
+ROOMS = (
+    Room(
+        "general",
+        "maya",
+        "2025-09-01 08:05",
+        purpose="Company-wide announcements. Everyone is here.",
+        topic="Announcements and company news",
+        members=(),
+        is_general=True,
+    ),
+    Room(
+        "random",
+        "maya",
+        "2025-09-01 08:06",
+        purpose="Lunch, pets, books and everything that is not work.",
+        topic="Lunch, pets, books and everything else",
+        members=("dev", "lena", "sam", "priya", "jonas", "tom", "rafael", "aiko", "nina"),
+    ),
+    Room(
+        "engineering",
+        "dev",
+        "2025-09-02 16:00",
+        purpose="Engineering discussion, code reviews and releases.",
+        topic="Sprint 19: usage-based billing · Postgres 16 · flaky tests",
+        members=("lena", "sam", "priya", "jonas", "aiko"),
+    ),
+    Room(
+        "leadership",
+        "maya",
+        "2025-10-20 17:00",
+        purpose="Leadership team: board, budget, strategy.",
+        topic="Board meeting June 10",
+        members=("dev", "carla", "lena"),
+        is_private=True,
+    ),
+    Room(
+        "billing",
+        "carla",
+        "2025-10-21 09:30",
+        purpose="Billing operations and questions about invoices, refunds and payments.",
+        topic="Billing ops: refunds, invoices, dunning",
+        members=("tom", "sam", "rafael", "maya"),
+    ),
+    Room(
+        "design",
+        "priya",
+        "2025-12-01 10:00",
+        purpose="Product design reviews and research.",
+        topic="Onboarding flow redesign",
+        members=("aiko", "lena", "maya"),
+    ),
+    Room(
+        "incidents",
+        "dev",
+        "2026-01-12 09:00",
+        purpose="Live incidents and postmortems.",
+        topic="On-call this week: @jonas",
+        members=("lena", "sam", "jonas", "priya", "rafael", "nina"),
+    ),
+    Room(
+        "offsite-2026",
+        "maya",
+        "2026-02-16 09:50",
+        purpose="Planning the 2026 company offsite.",
+        topic="Lisbon, March 18–20",
+        members=("dev", "lena", "carla", "rafael", "sam"),
+        archived="2026-04-06 10:00",
+    ),
+    Room(
+        "hiring-backend",
+        "lena",
+        "2026-04-13 11:00",
+        purpose="Backend engineer hiring pipeline.",
+        topic="",
+        members=("dev", "sam"),
+        is_private=True,
+    ),
+)
+
+POSTS = (
+    # --- older history ---
+    Post(
+        "2025-09-01 08:10",
+        "general",
+        "maya",
+        "Welcome to Tidewater's workspace! #general is for company-wide announcements; "
+        "everything else goes in #random.",
+    ),
+    Post(
+        "2026-02-16 10:00",
+        "offsite-2026",
+        "maya",
+        "Planning channel for the March offsite in Lisbon. Dates: March 18–20.",
+        reactions={"tada": ("dev", "carla", "rafael")},
+    ),
+    Post(
+        "2026-02-18 11:30",
+        "offsite-2026",
+        "carla",
+        "Hotel booked: 12 rooms near Cais do Sodré. Flights are on you; expense them as usual.",
+        replies=(
+            Reply(20, "sam", "Is there a group dinner on the first night?"),
+            Reply(35, "carla", "Yes, Wednesday at 20:00. Details closer to the date."),
+        ),
+    ),
+    Post(
+        "2026-03-23 09:00",
+        "offsite-2026",
+        "maya",
+        "Thank you all for a fantastic offsite! Photos are in the shared album. I'll archive "
+        "this channel soon.",
+        reactions={"heart": ("dev", "lena", "carla", "rafael", "sam")},
+    ),
+    Post(
+        "2026-03-27 16:40",
+        "general",
+        "nina",
+        "Today is my last day at Tidewater. Thank you all for an amazing run. The support "
+        "macros and docs are handed over to @rafael. Stay in touch!",
+        reactions={"heart": ("maya", "dev", "lena", "rafael", "carla", "sam")},
+        replies=(
+            Reply(12, "rafael", "We'll miss you Nina! Your macros will outlive us all."),
+            Reply(30, "maya", "Thank you for everything, Nina."),
+        ),
+    ),
+    # --- week of May 4 ---
+    Post(
+        "2026-05-04 08:30",
+        "general",
+        "maya",
+        "Please welcome @aiko, who joins us today as our first Product Designer! Aiko is "
+        "based in Tokyo, so expect some async design reviews.",
+        reactions={
+            "wave": ("dev", "lena", "priya", "sam", "carla", "rafael", "tom", "jonas"),
+            "tada": ("priya", "lena"),
+        },
+        replies=(
+            Reply(
+                20,
+                "aiko",
+                "Thank you! Very happy to be here. I'll be in #design most "
+                "of the time, come say hi.",
+            ),
+            Reply(35, "priya", "Welcome Aiko! I added you to the design review calendar."),
+        ),
+    ),
+    Post(
+        "2026-05-04 09:30",
+        "engineering",
+        "lena",
+        "Sprint 19 starts today. Focus: usage-based billing (metering pipeline and invoice line "
+        "items), the Postgres 16 upgrade, and paying down flaky tests.",
+        reactions={"+1": ("sam", "priya", "jonas")},
+    ),
+    Post(
+        "2026-05-04 12:10",
+        "random",
+        "sam",
+        "Anyone up for a lunchtime run on Wednesday? 5k along the river, slow pace.",
+        replies=(
+            Reply(6, "jonas", "I'm in."),
+            Reply(14, "priya", "Only if slow means actually slow 😅"),
+            Reply(20, "sam", "Promise. Six minutes per kilometre."),
+        ),
+    ),
+    Post(
+        "2026-05-05 07:30",
+        "design",
+        "aiko",
+        "First pass at the new onboarding flow is in Figma: 4 steps instead of 7, with billing "
+        "setup moved to the end.",
+        replies=(
+            Reply(
+                90,
+                "priya",
+                "Love that billing moved last. Will the plan picker support usage-based plans?",
+            ),
+            Reply(110, "aiko", "Yes, step 2 has a toggle between flat and usage-based plans."),
+            Reply(
+                300, "maya", "This is great. Let's test it with three customers before we build it."
+            ),
+        ),
+        reactions={"heart_eyes": ("priya", "lena")},
+    ),
+    Post(
+        "2026-05-05 10:15",
+        "engineering",
+        "sam",
+        "`test_invoice_proration_mid_cycle` is flaky again: it failed 3 of the last 10 CI runs. "
+        "Looks like a timezone boundary problem.",
+        reactions={"eyes": ("lena",)},
+        replies=(
+            Reply(12, "priya", "I saw it too; it fails when CI runs just after midnight UTC."),
+            Reply(30, "sam", "Pinned the clock in the test fixture. PR #1482 is up for review."),
+            Reply(
+                45,
+                "lena",
+                "Approved. Let's keep a list of flaky tests in the sprint doc.",
+                reactions={"+1": ("sam",)},
+            ),
+        ),
+    ),
+    Post(
+        "2026-05-05 13:20",
+        "billing",
+        "rafael",
+        "Acme Corp says they were charged twice for invoice INV-2291 ($4,800). Can someone from "
+        "billing check?",
+        replies=(
+            Reply(
+                15,
+                "tom",
+                "Confirmed: the retry job charged their card twice on May 1. "
+                "I'll refund the duplicate charge.",
+            ),
+            Reply(
+                40,
+                "tom",
+                "Refund issued for the duplicate $4,800 charge on INV-2291. It "
+                "takes 5 to 10 business days to show on their statement.",
+                reactions={"pray": ("rafael",), "white_check_mark": ("carla",)},
+            ),
+            Reply(50, "rafael", "Thanks Tom, I've let Acme know."),
+        ),
+    ),
+    Post(
+        "2026-05-06 14:00",
+        "general",
+        "carla",
+        "Reminder: April expense reports are due Friday. Submit them through the finance portal, "
+        "not by email please 🙏",
+        reactions={"white_check_mark": ("tom", "sam")},
+    ),
+    Post(
+        "2026-05-06 16:00",
+        "engineering",
+        "jonas",
+        "Postgres 16 upgrade plan: staging on Thursday, production on Tuesday May 19 in the 06:00 "
+        "UTC maintenance window. The runbook is in the wiki.",
+        replies=(
+            Reply(
+                25,
+                "dev",
+                "Take a snapshot before, and test the logical replication slot "
+                "for the analytics export.",
+            ),
+            Reply(40, "jonas", "Snapshot and replication check are both in the runbook 👍"),
+        ),
+    ),
+    Post(
+        "2026-05-06 18:00",
+        "leadership",
+        "maya",
+        "Board meeting is June 10. I'll share the deck draft on Friday; please send me your "
+        "slides by Thursday.",
+    ),
+    Post(
+        "2026-05-07 09:00",
+        "billing",
+        "carla",
+        "Month-end close for April is done. Net revenue retention 112%, failed payment rate 2.1%.",
+        reactions={"chart_with_upwards_trend": ("maya", "tom")},
+    ),
+    Post(
+        "2026-05-07 10:20",
+        "random",
+        "priya",
+        "The coffee machine on the 2nd floor is fixed! ☕",
+        reactions={"coffee": ("lena", "tom", "sam")},
+    ),
+    Post(
+        "2026-05-08 14:20",
+        "engineering",
+        "priya",
+        "The invoice PDF preview now renders line items for metered usage. Screenshots are in "
+        "the PR. @aiko I'd love your eyes on the spacing.",
+        replies=(
+            Reply(
+                55,
+                "aiko",
+                "Looks good! Tighten the table rows a little and use the "
+                "secondary grey for unit prices.",
+            ),
+        ),
+    ),
+    # --- week of May 11 ---
+    Post(
+        "2026-05-11 12:00",
+        "hiring-backend",
+        "lena",
+        "Backend pipeline: 14 applicants, 5 phone screens done, 2 candidates moving to the "
+        "onsite. Scorecards are in the hiring tracker.",
+    ),
+    Post(
+        "2026-05-11 15:30",
+        "general",
+        "maya",
+        "The all-hands recording is in the shared drive. Highlights: Q2 revenue is 8% ahead of "
+        "plan, usage-based billing launches May 27, and we're hiring two backend engineers.",
+        reactions={
+            "raised_hands": ("dev", "lena", "carla", "rafael", "jonas"),
+            "rocket": ("sam", "priya"),
+        },
+    ),
+    Post(
+        "2026-05-11 16:45",
+        "billing",
+        "tom",
+        "Question on proration: when a customer upgrades mid-cycle on usage-based billing, do we "
+        "prorate the base fee only, or the included usage too?",
+        replies=(
+            Reply(
+                20, "carla", "Base fee only. Included usage resets at the start of the next cycle."
+            ),
+            Reply(35, "sam", "That matches the implementation. I'll add it to the billing FAQ."),
+        ),
+    ),
+    Post(
+        "2026-05-12 11:00",
+        "engineering",
+        "sam",
+        "Another flaky one: `test_webhook_retry_backoff` times out on slow runners. Bumping the "
+        "timeout as a stopgap and opening a ticket to make it deterministic.",
+        reactions={"+1": ("jonas",)},
+    ),
+    Post(
+        "2026-05-12 19:00",
+        "random",
+        "tom",
+        "Book club pick for June: The Goal by Goldratt. Yes, it's about factories. It's also "
+        "about billing, if you squint.",
+        replies=(
+            Reply(30, "carla", "Read it twice already. Happy to host."),
+            Reply(45, "lena", "Joining!"),
+        ),
+    ),
+    Post(
+        "2026-05-12 20:15",
+        "leadership",
+        "maya",
+        "Confidential: Northwind Payments reached out about a possible acquisition. Very early. "
+        "I told them we're not looking, but agreed to an intro call. Please keep this to this "
+        "channel.",
+        replies=(
+            Reply(40, "dev", "Interesting timing with the 2.4 launch. Happy to join the call."),
+            Reply(
+                55,
+                "carla",
+                "I'll pull the numbers together in case they ask for metrics. "
+                "Nothing gets shared without an NDA.",
+            ),
+            Reply(70, "maya", "Agreed, NDA first."),
+        ),
+    ),
+    Post(
+        "2026-05-13 09:40",
+        "engineering",
+        "dev",
+        "Code freeze for v2.4 is Wednesday May 20 at 17:00 UTC. Anything not merged by then "
+        "ships in 2.5.",
+        reactions={"white_check_mark": ("lena", "sam", "priya", "jonas")},
+    ),
+    Post(
+        "2026-05-14 14:58",
+        "incidents",
+        "jonas",
+        "🔴 Incident: webhook deliveries are delayed by up to 40 minutes. Queue depth is growing "
+        "on the webhook workers. Investigating.",
+        reactions={"eyes": ("dev", "lena", "sam")},
+        replies=(
+            Reply(
+                10,
+                "jonas",
+                "Cause: a worker deploy at 14:30 halved the concurrency setting. Rolling back.",
+            ),
+            Reply(
+                25,
+                "jonas",
+                "Rollback done and the queue is draining. Delays are back under a minute.",
+            ),
+            Reply(30, "dev", "Thanks. Please write the postmortem by Monday."),
+            Reply(32, "rafael", "Customer-facing status page updated."),
+            Reply(
+                50,
+                "jonas",
+                "✅ Resolved at 15:48 UTC. Postmortem to follow.",
+                reactions={"raised_hands": ("dev", "rafael")},
+            ),
+        ),
+    ),
+    Post(
+        "2026-05-14 15:05",
+        "engineering",
+        "jonas",
+        "FYI: webhook deliveries are delayed right now. Tracking it in #incidents.",
+    ),
+    Post(
+        "2026-05-14 15:20",
+        "billing",
+        "tom",
+        "Dunning emails went out late because of the webhook incident, and some customers got "
+        "'payment failed' notices for payments that succeeded. Drafting an apology email.",
+        replies=(
+            Reply(10, "carla", "Please run it past Rafael before it goes out."),
+            Reply(45, "rafael", "Reviewed, looks good. Send it."),
+        ),
+    ),
+    Post(
+        "2026-05-15 13:30",
+        "random",
+        "aiko",
+        "Is there a good ramen place near the office? Asking for science.",
+        replies=(
+            Reply(8, "jonas", "Kanpai on 3rd Street. Get the spicy miso."),
+            Reply(15, "rafael", "Seconding Kanpai."),
+        ),
+    ),
+    # --- week of May 18 ---
+    Post(
+        "2026-05-18 09:30",
+        "incidents",
+        "jonas",
+        "The postmortem for the May 14 webhook delay is in the wiki. Action items: validate "
+        "worker concurrency config in CI, and alert when queue depth goes over 1,000.",
+        reactions={"+1": ("dev", "lena", "sam", "priya")},
+    ),
+    Post(
+        "2026-05-18 10:00",
+        "billing",
+        "carla",
+        "Reminder: from June 1 the failed payment retry schedule changes to days 1, 3 and 7.",
+    ),
+    Post(
+        "2026-05-18 11:02",
+        "random",
+        "sam",
+        "pushed the hotfix to staging, can someone review?",
+        deleted_after=1,
+    ),
+    Post(
+        "2026-05-19 06:50",
+        "design",
+        "aiko",
+        "Usability sessions for the onboarding flow are booked with 3 customers next week. "
+        "Notes will go in the research folder.",
+    ),
+    Post(
+        "2026-05-19 07:10",
+        "engineering",
+        "jonas",
+        "Postgres 16 is live in production. The upgrade took 22 minutes with no errors. "
+        "Watching query latencies today.",
+        reactions={"tada": ("dev", "lena", "sam"), "rocket": ("priya",)},
+        replies=(Reply(15, "dev", "Great work Jonas 👏"),),
+    ),
+    Post(
+        "2026-05-19 09:00",
+        "general",
+        "dev",
+        "Heads-up: the office Wi-Fi is being replaced on Thursday evening. Expect a short outage "
+        "around 18:00 CET.",
+    ),
+    Post(
+        "2026-05-20 08:45",
+        "random",
+        "jonas",
+        "My cat walked across the keyboard during standup and muted everyone. Apologies to the "
+        "team 🐈",
+        reactions={"joy": ("sam", "priya", "lena", "aiko")},
+    ),
+    Post(
+        "2026-05-20 16:55",
+        "engineering",
+        "sam",
+        "Metering hotfix merged just before the freeze: usage events with a zero quantity no "
+        "longer create empty invoice lines.",
+    ),
+    Post(
+        "2026-05-20 17:30",
+        "leadership",
+        "carla",
+        "Q3 budget proposal: two backend hires, one support hire, and 10% more infrastructure "
+        "spend for the Postgres 16 cluster.",
+        replies=(
+            Reply(
+                30,
+                "lena",
+                "The two backend hires are my priority; the metering roadmap depends on them.",
+            ),
+            Reply(60, "maya", "Approved in principle. Let's finalise it at board prep."),
+        ),
+    ),
+    Post(
+        "2026-05-21 10:30",
+        "engineering",
+        "lena",
+        "The flaky test list is down from 7 to 2 this sprint. Thanks all! Remaining: "
+        "`test_dunning_email_schedule` and `test_export_csv_large`.",
+        reactions={"muscle": ("sam", "priya", "jonas")},
+    ),
+    Post(
+        "2026-05-21 15:00",
+        "hiring-backend",
+        "sam",
+        "The onsite with candidate Jordan went well: strong on system design, a bit light on "
+        "SQL. Leaning hire.",
+        replies=(
+            Reply(20, "dev", "Same impression. Let's do a short SQL follow-up before we decide."),
+            Reply(35, "lena", "Scheduling it for Tuesday."),
+        ),
+    ),
+    Post(
+        "2026-05-22 12:00",
+        "general",
+        "maya",
+        "Reminder: Monday May 25 is a company holiday (Memorial Day in the US). We're closing the "
+        "whole company, so Europe folks get the long weekend too.",
+        reactions={"palm_tree": ("lena", "jonas", "tom", "carla", "aiko")},
+    ),
+    # --- week of May 25 ---
+    Post(
+        "2026-05-26 09:15",
+        "engineering",
+        "priya",
+        "Dark mode for the customer portal is on staging behind the `portal_dark_mode` feature "
+        "flag, if anyone wants to try it.",
+    ),
+    Post(
+        "2026-05-26 14:30",
+        "billing",
+        "sam",
+        "Usage-based billing dry run on last month's data: 312 invoices generated, and the totals "
+        "match the finance model within 0.3%.",
+        reactions={"tada": ("carla", "tom"), "chart_with_upwards_trend": ("maya",)},
+    ),
+    Post(
+        "2026-05-27 16:10",
+        "general",
+        "maya",
+        "🚀 Usage-based billing is live for all customers! Huge thanks to the billing squad "
+        "(@sam, @tom and @carla) and to everyone who tested. Release notes: v2.4.",
+        reactions={
+            "tada": ("dev", "lena", "sam", "priya", "jonas", "tom", "carla", "rafael"),
+            "rocket": ("aiko", "priya"),
+        },
+        replies=(
+            Reply(
+                10,
+                "sam",
+                "Thanks! The first usage invoices go out on June 1; we'll watch them closely.",
+            ),
+            Reply(
+                25,
+                "rafael",
+                "Beta customers already said nice things. Acme asked for the "
+                "usage export, which we have 🙌",
+            ),
+        ),
+    ),
+    Post(
+        "2026-05-27 16:30",
+        "incidents",
+        "sam",
+        "Small blip: invoice PDF generation failed for 4 minutes after the 2.4 deploy and "
+        "recovered on its own. Not customer visible. Looking into it.",
+    ),
+    Post(
+        "2026-05-27 19:00",
+        "leadership",
+        "maya",
+        "The Acme renewal is at risk: they want a 15% discount for a 2-year term. Rafael is "
+        "negotiating; I said we'd go up to 10%.",
+    ),
+    Post(
+        "2026-05-28 08:10",
+        "design",
+        "aiko",
+        "Onboarding flow findings: everyone finished in under 5 minutes, but the team-invite step "
+        "confused 2 of 3 people. A revised version is coming Monday.",
+        reactions={"raised_hands": ("priya", "maya", "lena")},
+    ),
+    Post(
+        "2026-05-28 13:00",
+        "engineering",
+        "dev",
+        "Retro for sprint 19 is on Friday. Add your notes to the board before then please.",
+    ),
+    Post(
+        "2026-05-28 16:00",
+        "random",
+        "rafael",
+        "Office plant's need a volunteer watering rota while I'm away next week. Any takers?",
+        edited=(
+            3,
+            "The office plants need a volunteer watering rota while I'm away next week. "
+            "Any takers?",
+        ),
+        replies=(Reply(20, "tom", "I can do Monday and Wednesday."),),
+    ),
+    Post(
+        "2026-05-29 11:00",
+        "billing",
+        "tom",
+        "Three customers asked to switch to annual invoicing before the June 1 run. The list is "
+        "in the billing tracker.",
+    ),
+    Post(
+        "2026-05-29 17:00",
+        "general",
+        "lena",
+        "Have a great weekend everyone! @jonas is on call this weekend, escalation to @dev.",
+        reactions={"wave": ("jonas", "dev", "sam")},
+    ),
+)
+
+MORNING_ANNOUNCEMENT = (
+    "Good morning! The June all-hands is today at 15:00 UTC. The agenda is in the shared drive; "
+    "post questions in this thread."
+)
+
+
+def _at(moment: str, minutes: int = 0) -> str:
+    """``2026-05-04 09:30`` (UTC) plus ``minutes``, in the world's timestamp format."""
+    parsed = datetime.strptime(moment, "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    shifted = parsed + timedelta(minutes=minutes)
+    return shifted.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def team_workspace(inst: seahaven.Instance) -> None:
+    """Tidewater: ten people, nine channels and a few weeks of conversation."""
+    with inst.bulk() as ctx:
+        users = _create_people_and_rooms(ctx)
+        channels = {
+            str(row["name"]): str(row["id"]) for row in ctx.db.rows("SELECT id, name FROM channels")
+        }
+        _write_history(ctx, users, channels)
+        for room in ROOMS:
+            if room.archived is not None:
+                store.archive_channel(
+                    ctx, channels[room.name], users[room.creator], _at(room.archived)
+                )
+    # This morning, through the product itself: the owner opens the week.
+    general = inst.call("lookup_channel_by_name", name="general")
+    inst.call("post_message", channel_id=general.id, text=MORNING_ANNOUNCEMENT)
+
+
+def _create_people_and_rooms(ctx: seahaven.Ctx) -> dict[str, str]:
+    """Accounts and channels in the order they came to be, then the channels' members."""
+    users: dict[str, str] = {}
+    rooms = {room.name: room for room in ROOMS}
+    # #general exists before anyone but the owner, so every later account joins it.
+    events: list[tuple[str, Person | Room]] = [(person.joined, person) for person in PEOPLE]
+    events += [(room.created, room) for room in ROOMS]
+    for _, item in sorted(events, key=lambda event: event[0]):
+        if isinstance(item, Person):
+            users[item.handle] = store.insert_user(
+                ctx,
+                handle=item.handle,
+                display_name=item.display_name,
+                title=item.title,
+                timezone=item.timezone,
+                role=item.role,
+                at=_at(item.joined),
+            )
+        else:
+            store.insert_channel(
+                ctx,
+                name=item.name,
+                is_private=item.is_private,
+                creator_id=users[item.creator],
+                topic=item.topic,
+                purpose=item.purpose,
+                at=_at(item.created),
+                is_general=item.is_general,
+            )
+    people = {person.handle: person for person in PEOPLE}
+    for name, room in rooms.items():
+        channel = ctx.db.one("SELECT id FROM channels WHERE name = ?", name)
+        assert channel is not None
+        for handle in room.members:
+            # An hour after both the channel and the account existed.
+            joined = max(room.created, people[handle].joined)
+            store.add_member(ctx, str(channel["id"]), users[handle], _at(joined, 60))
+    for person in PEOPLE:
+        if person.deactivated is not None:
+            store.deactivate_user(ctx, users[person.handle])
+    return users
+
+
+@dataclass(frozen=True)
+class _Event:
+    """One thing that happened to a message, placed on the timeline."""
+
+    at: str
+    # Breaks ties between events at one instant: a post, then its replies, then reactions.
+    order: int
+    kind: Literal["post", "reply", "react", "edit", "delete"]
+    # (index of the post in POSTS, number of the reply in its thread or -1 for the post).
+    key: tuple[int, int]
+    author: str = ""
+    text: str = ""
+    emoji: str = ""
+
+
+def _timeline() -> list[_Event]:
+    """Every post, reply, reaction, edit and deletion in POSTS, in the order they happened."""
+    events: list[_Event] = []
+    for index, entry in enumerate(POSTS):
+        order = index * 100
+        root = (index, -1)
+        events.append(_Event(_at(entry.when), order, "post", root, entry.author, entry.text))
+        reacted = [(root, 0, entry.reactions)]
+        for number, answer in enumerate(entry.replies):
+            moment = _at(entry.when, answer.minutes)
+            key = (index, number)
+            events.append(
+                _Event(moment, order + 1 + number, "reply", key, answer.author, answer.text)
+            )
+            reacted.append((key, answer.minutes, answer.reactions))
+        for key, minutes, by_emoji in reacted:
+            people = [(emoji, handle) for emoji, handles in by_emoji.items() for handle in handles]
+            # One reaction a minute, starting two minutes after the message.
+            for step, (emoji, handle) in enumerate(people, start=1):
+                moment = _at(entry.when, minutes + 2 + step)
+                events.append(_Event(moment, order + 50 + step, "react", key, handle, emoji=emoji))
+        if entry.edited is not None:
+            minutes, text = entry.edited
+            events.append(_Event(_at(entry.when, minutes), order + 90, "edit", root, text=text))
+        if entry.deleted_after is not None:
+            events.append(_Event(_at(entry.when, entry.deleted_after), order + 91, "delete", root))
+    return sorted(events, key=lambda event: (event.at, event.order))
+
+
+def _write_history(ctx: seahaven.Ctx, users: dict[str, str], channels: dict[str, str]) -> None:
+    """Replay the timeline through the store, so every invariant holds as it would live."""
+    message_ids: dict[tuple[int, int], str] = {}
+    for event in _timeline():
+        index, _ = event.key
+        channel_id = channels[POSTS[index].channel]
+        if event.kind in ("post", "reply"):
+            message_ids[event.key] = store.insert_message(
+                ctx,
+                channel_id=channel_id,
+                user_id=users[event.author],
+                text=event.text,
+                at=event.at,
+                thread_root_id=message_ids[(index, -1)] if event.kind == "reply" else None,
+            )
+        elif event.kind == "react":
+            store.add_reaction(
+                ctx, message_ids[event.key], users[event.author], event.emoji, event.at
+            )
+        elif event.kind == "edit":
+            store.edit_message(ctx, message_ids[event.key], event.text, event.at)
+        else:
+            store.mark_message_deleted(ctx, message_ids[event.key], event.at)
+
+
+# --- building ----------------------------------------------------------------------------------
+
+FIXTURES: dict[str, tuple[Callable[[seahaven.Instance], None], str]] = {
+    "empty": (
+        empty,
+        "The chat schema with no rows: no accounts, no channels. The acting user is whoever "
+        "create_user makes first (that account becomes the workspace owner). Start here for "
+        "workspace setup and onboarding scenarios.",
+    ),
+    "team_workspace": (
+        team_workspace,
+        "Tidewater, a ten-person software company (plus one deactivated former employee), owned "
+        "by @maya. Nine channels: #general, #random, #engineering, #billing, #incidents, #design, "
+        "the private #leadership and #hiring-backend, and the archived #offsite-2026. Four weeks "
+        "of conversation (May 4-29 2026, plus older history) with threads, reactions, an edited "
+        "and a deleted message, and this morning's all-hands reminder in #general. Acts as @maya "
+        "unless startup={'user': <handle>} names someone else. Good for reading and summarising "
+        "history and threads, search and its private-channel scoping, posting, replying, "
+        "reacting, and channel administration.",
+    ),
+}
+
+
+def build(fixture_id: str, *, world: seahaven.World = chat_world.world) -> seahaven.Fixture:
+    """Freeze ``fixture_id`` into ``world.fixtures_dir`` from a blank instance at ``NOW``."""
+    builder, description = FIXTURES[fixture_id]
+    with world.instance(now=NOW, clock_mode="fixed", seed=SEED) as inst:
+        builder(inst)
+        return inst.freeze(fixture_id, description)
+
+
+def main() -> None:
+    """Rebuild every fixture into the package's own ``fixtures/``, replacing what is there."""
+    PACKAGE_FIXTURES.mkdir(exist_ok=True)
+    if chat_world.world.fixtures_dir.resolve() != PACKAGE_FIXTURES:
+        sys.exit(
+            f"the chat world resolves its fixtures to {chat_world.world.fixtures_dir}, not "
+            f"{PACKAGE_FIXTURES}; install the world from this checkout (pip install -e .)"
+        )
+    for fixture_id in FIXTURES:
+        shutil.rmtree(PACKAGE_FIXTURES / fixture_id, ignore_errors=True)
+        fixture = build(fixture_id)
+        print(f"{fixture.id}: {fixture.file_sha256}")
+
+
+if __name__ == "__main__":
+    main()
