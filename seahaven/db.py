@@ -165,6 +165,15 @@ class Db:
         return f"Db({self._conn.filename or ':memory:'})"
 
 
+def use_write_ahead_log(conn: apsw.Connection) -> None:
+    """WAL, so inspect() reads alongside the writer, and no syncing.
+
+    An instance is thrown away at the end of its run, so surviving a power cut
+    buys nothing. Both pragmas read the file, creating the -wal and -shm files.
+    """
+    conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF")
+
+
 def open_connection(
     path: Path | str,
     *,
@@ -172,8 +181,14 @@ def open_connection(
     seed: bytes,
     purpose: str,
     readonly: bool = False,
+    defer_journal: bool = False,
 ) -> apsw.Connection:
-    """Open a connection to an instance file with the framework's setup applied."""
+    """Open a connection to an instance file with the framework's setup applied.
+
+    With ``defer_journal`` the write-ahead log is not set up yet: nothing here
+    reads the file, so the caller runs ``use_write_ahead_log`` before its first
+    use, and a store nobody touches never creates its -wal and -shm files.
+    """
     flags = apsw.SQLITE_OPEN_URI | (
         apsw.SQLITE_OPEN_READONLY
         if readonly
@@ -184,10 +199,8 @@ def open_connection(
         conn.set_busy_timeout(10_000)
         conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
         conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
-        if not readonly:
-            # An instance is thrown away at the end of its run, so durability
-            # across a power cut buys nothing; WAL lets inspect() read alongside.
-            conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF")
+        if not readonly and not defer_journal:
+            use_write_ahead_log(conn)
         conn.execute("PRAGMA foreign_keys=ON")
         StatementClock(clock).install(conn)
         sql_random(conn, seed, purpose)

@@ -16,6 +16,7 @@ import os
 import secrets
 import shutil
 import site
+import stat
 import sys
 import sysconfig
 import threading
@@ -233,7 +234,7 @@ def load_all(fixtures_dir: Path | str) -> dict[str, Fixture]:
     return found
 
 
-_verified: set[tuple[str, int, int, int, int]] = set()
+_verified: set[tuple[int, int, int, int, int]] = set()
 _verified_lock = threading.Lock()
 
 
@@ -248,21 +249,22 @@ def _hash_file(path: Path) -> str:
 def verify_file(fixture: Fixture, path: str, file: Path, expected: str) -> None:
     """Refuse a state file that is a link, lies outside the fixture, or fails its hash."""
     label = f"fixture {fixture.id!r}, node {path!r} ({file.name})"
-    if file.is_symlink():
+    if file.parent != fixture.directory:
+        raise WorldBug(f"{label} lies outside the fixture's directory")
+    try:
+        # One lstat answers every question, and never follows a link.
+        info = os.lstat(file)
+    except FileNotFoundError:
+        raise WorldBug(f"{label} is missing; regenerate the fixture") from None
+    if stat.S_ISLNK(info.st_mode):
         raise WorldBug(
             f"{label} is a symbolic link; a fixture's files are the files in its own directory. "
             "Copy the file in, or freeze the fixture again"
         )
-    if file.parent.resolve() != fixture.directory.resolve():
-        raise WorldBug(f"{label} lies outside the fixture's directory")
-    try:
-        stat = file.stat()
-    except FileNotFoundError:
-        raise WorldBug(f"{label} is missing; regenerate the fixture") from None
-    if not file.is_file():
+    if not stat.S_ISREG(info.st_mode):
         raise WorldBug(f"{label} is not a regular file")
     # ctime too: an edit that restores the mtime still moves it.
-    key = (str(file.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     with _verified_lock:
         if key in _verified:
             return
@@ -378,9 +380,33 @@ def fixture_directory(world: World, fixture_id: str) -> Path:
     return directory
 
 
+_loaded: dict[tuple[str, int, int, int, int, int], Fixture] = {}
+
+
+def _load_unchanged(directory: Path) -> Fixture:
+    """``load``, remembered until the sidecar file changes: a sidecar is read on every create."""
+    sidecar = directory / SIDECAR
+    try:
+        info = os.stat(sidecar)
+    except OSError:
+        return load(directory)
+    key = (
+        str(sidecar),
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    )
+    fixture = _loaded.get(key)
+    if fixture is None:
+        fixture = _loaded[key] = load(directory)
+    return fixture
+
+
 def prepare(world: World, composition: Composition, fixture_id: str) -> PreparedFixture:
     """Every check creation makes before a file is copied."""
-    fixture = load(fixture_directory(world, fixture_id))
+    fixture = _load_unchanged(fixture_directory(world, fixture_id))
     label = f"fixture {fixture_id!r} of world {world.name!r}"
     if fixture.id != fixture_id:
         raise WorldBug(f"{label}: its sidecar says id {fixture.id!r}; rename one to match")

@@ -30,7 +30,7 @@ from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.context import Ctx, InstanceInfo
-from seahaven.db import Db, db_error, open_connection
+from seahaven.db import Db, db_error, open_connection, use_write_ahead_log
 from seahaven.dispatch import Activation, Route, call_surface, entered, in_call
 from seahaven.errors import WorldBug
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
@@ -54,11 +54,12 @@ class NodeRuntime:
     """One node of one instance: its file, connection, id stream and state."""
 
     __slots__ = (
+        "_conn",
+        "_db",
         "_extra_tables",
+        "_journal_ready",
         "children",
         "clock",
-        "conn",
-        "db",
         "file",
         "ids",
         "index",
@@ -79,8 +80,9 @@ class NodeRuntime:
         self.index = node.index
         self.path = node.path
         self.file = file
-        self.conn = conn
-        self.db = Db(conn)
+        self._conn = conn
+        self._db = Db(conn)
+        self._journal_ready = False
         self.clock = instance.clock
         self.ids = Ids(seed)
         self.state: dict[str, Any] = {}
@@ -96,6 +98,34 @@ class NodeRuntime:
             else frozenset(tracked).__contains__
         )
         self._extra_tables: dict[str, TableInfo] = {}
+
+    @property
+    def conn(self) -> apsw.Connection:
+        """The node's connection, its write-ahead log set up on first use."""
+        if not self._journal_ready:
+            self.ensure_journal()
+        return self._conn
+
+    @property
+    def db(self) -> Db:
+        """The node's ``Db``, its write-ahead log set up on first use."""
+        if not self._journal_ready:
+            self.ensure_journal()
+        return self._db
+
+    def ensure_journal(self) -> None:
+        """Set up the write-ahead log now, if the node has not been used yet."""
+        if not self._journal_ready:
+            use_write_ahead_log(self._conn)
+            self._journal_ready = True
+
+    def total_changes(self) -> int:
+        """Rows changed on this connection since it opened; reads nothing from the file."""
+        return int(self._conn.total_changes())
+
+    def close(self) -> None:
+        """Close the connection, without setting up anything first."""
+        self._conn.close()
 
     def describe_table(self, name: str) -> TableInfo:
         """Columns and key of ``name``, from the world's schema or, failing that, SQLite."""
@@ -430,6 +460,9 @@ class Instance:
             return {"columns": columns, "rows": rows, "row_count": len(rows)}
 
     def _open_reader(self, purpose: str) -> apsw.Connection:
+        # A reader joins each store's write-ahead log, so the log must exist.
+        for runtime in self._nodes:
+            runtime.ensure_journal()
         root = self._nodes[0]
         conn = open_connection(
             root.file,
@@ -455,7 +488,7 @@ class Instance:
                 db.conn.close()
         self._inspect_db = self._control_db = None
         for runtime in getattr(self, "_nodes", ()):
-            runtime.conn.close()
+            runtime.close()
 
 
 def _uri_path(path: Path) -> str:
@@ -661,7 +694,9 @@ def _materialise(
         if prepared is not None:
             copy_state_file(prepared.files[node.path], target)
         seed = node_seed(instance.seed, node.path)
-        conn = open_connection(target, clock=instance._clock, seed=seed, purpose="main")
+        conn = open_connection(
+            target, clock=instance._clock, seed=seed, purpose="main", defer_journal=True
+        )
         runtime = NodeRuntime(instance, node, target, conn, seed)
         runtimes.append(runtime)
         if prepared is None:

@@ -88,7 +88,7 @@ def run_formatter(
     """Run a formatter, refusing one that writes or returns something that is not JSON."""
     wrote = f"state format {name!r} wrote to the instance; a formatter only reads"
     previous = instance._formatting
-    changes = [runtime.conn.total_changes() for runtime in instance._nodes]
+    changes = [runtime.total_changes() for runtime in instance._nodes]
     # A built-in only copies records, so only a world's own formatter is fenced
     # off from writing; the fence refuses the write rather than finding it later.
     guard = None if formatter in BUILTIN_FORMATS.values() else _ReadOnlyGuard(instance)
@@ -109,7 +109,7 @@ def run_formatter(
             guard.remove()
     if guard is not None and guard.refused:
         raise WorldBug(wrote)
-    if [runtime.conn.total_changes() for runtime in instance._nodes] != changes:
+    if [runtime.total_changes() for runtime in instance._nodes] != changes:
         raise WorldBug(wrote)
     if not isinstance(state, dict):
         raise WorldBug(

@@ -43,9 +43,16 @@ def _alive(pid: int, token: str) -> bool:
     return _start_token(pid) == token
 
 
+_own_name: tuple[int, str] | None = None
+
+
 def _process_directory_name() -> str:
+    global _own_name
     pid = os.getpid()
-    return f"{pid}-{_start_token(pid)}"
+    # Remembered per pid, so a forked child still names a directory of its own.
+    if _own_name is None or _own_name[0] != pid:
+        _own_name = (pid, f"{pid}-{_start_token(pid)}")
+    return _own_name[1]
 
 
 def _sweep(parent: Path) -> None:
@@ -68,7 +75,6 @@ def _default_parent(world_name: str) -> Path:
 def instance_directory(world_name: str, work_dir: Path | None, instance_id: str) -> Path:
     """Create and return a fresh directory for one instance."""
     if work_dir is not None:
-        work_dir.mkdir(parents=True, exist_ok=True)
         directory = work_dir / instance_id
     else:
         parent = _default_parent(world_name)
@@ -78,8 +84,12 @@ def instance_directory(world_name: str, work_dir: Path | None, instance_id: str)
                 _sweep(parent)
                 _swept.add(parent)
         directory = parent / _process_directory_name() / instance_id
+    try:
+        directory.mkdir()
+    except FileNotFoundError:
+        # The first instance here: make the directories above it, once.
         directory.parent.mkdir(parents=True, exist_ok=True)
-    directory.mkdir()
+        directory.mkdir()
     return directory
 
 
