@@ -104,7 +104,10 @@ def _scratch() -> Iterator[Path]:
 def _bare_connection(path: Path) -> apsw.Connection:
     """A connection set up the way the framework sets up an instance file."""
     conn = apsw.Connection(str(path))
-    conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA foreign_keys=ON")
+    for _ in conn.execute(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA foreign_keys=ON"
+    ):
+        pass  # APSW runs the next statement only once the previous one's rows are read
     return conn
 
 

@@ -171,7 +171,17 @@ def use_write_ahead_log(conn: apsw.Connection) -> None:
     An instance is thrown away at the end of its run, so surviving a power cut
     buys nothing. Both pragmas read the file, creating the -wal and -shm files.
     """
-    conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF")
+    run_script(conn, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF")
+
+
+def run_script(conn: apsw.Connection, sql: str) -> None:
+    """Run every statement of ``sql``.
+
+    APSW runs a script lazily: it stops after a statement that returns rows
+    until the cursor is read, so a script is always read to the end.
+    """
+    for _ in conn.execute(sql):
+        pass
 
 
 def open_connection(

@@ -169,7 +169,15 @@ class Route:
         self.entry = entry
         route = [runtimes[node.index] for node in entry.route]
         self.owner = route[-1]
-        self.touched = tuple(dict.fromkeys(route))
+        # Sessions for the owner, and for every node on the way whose middleware
+        # runs with that node's db and so may write there.
+        self.touched = tuple(
+            dict.fromkeys(
+                runtime
+                for runtime in route
+                if runtime is self.owner or runtime.node.world.middlewares
+            )
+        )
         self.layers = tuple(
             (middleware, runtime)
             for runtime in route

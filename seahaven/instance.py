@@ -30,7 +30,7 @@ from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.context import Ctx, InstanceInfo
-from seahaven.db import Db, db_error, open_connection, use_write_ahead_log
+from seahaven.db import Db, db_error, open_connection, run_script, use_write_ahead_log
 from seahaven.dispatch import Activation, Route, call_surface, entered, in_call
 from seahaven.errors import WorldBug
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
@@ -701,7 +701,7 @@ def _materialise(
         runtimes.append(runtime)
         if prepared is None:
             try:
-                conn.execute(node.world.schema)
+                run_script(conn, node.world.schema)
             except apsw.Error as error:
                 raise WorldBug(
                     f"the schema of world {node.world.name!r} does not execute: {error}"

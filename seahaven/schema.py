@@ -138,6 +138,7 @@ def _schema_clock() -> Clock:
 def build_schema(world_name: str, schema: str) -> SchemaInfo:
     """Apply ``schema`` to a blank in-memory database and describe the result."""
     from seahaven.clock import StatementClock
+    from seahaven.db import run_script
     from seahaven.ids import sql_random
 
     conn = apsw.Connection(":memory:")
@@ -148,7 +149,7 @@ def build_schema(world_name: str, schema: str) -> SchemaInfo:
         StatementClock(_schema_clock()).install(conn)
         sql_random(conn, b"schema", "schema")
         try:
-            conn.execute(schema)
+            run_script(conn, schema)
         except apsw.Error as error:
             raise WorldBug(
                 f"the schema of world {world_name!r} does not execute: {error}"

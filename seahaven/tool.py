@@ -162,11 +162,14 @@ class Tool:
         publishes; anything else is validated as Python objects.
         """
         try:
-            if _is_plain_json(arguments):
-                if self._python_fast_path:
-                    model = self.params.model_validate(arguments)
-                else:
-                    model = self.params.model_validate_json(json.dumps(arguments))
+            if self._python_fast_path:
+                # Every field takes only JSON's own types, where strict Python
+                # validation and strict JSON validation agree, whatever the input.
+                model = self.params.model_validate(
+                    arguments if type(arguments) is dict else dict(arguments)
+                )
+            elif _is_plain_json(arguments):
+                model = self.params.model_validate_json(json.dumps(arguments))
             else:
                 model = self.params.model_validate(dict(arguments))
         except ValidationError as error:

@@ -17,6 +17,7 @@ import apsw
 
 from seahaven.check import sqltext
 from seahaven.clock import Clock, StatementClock, ms_to_datetime
+from seahaven.db import run_script
 from seahaven.ids import sql_random
 from seahaven.schema import TableInfo, describe
 
@@ -89,7 +90,7 @@ class SchemaDatabase:
         conn = _blank_connection()
         try:
             try:
-                conn.execute(text)
+                run_script(conn, text)
             except apsw.Error as error:
                 failure = _pinpoint(ordered) or SchemaFailure(str(error), fallback, None)
                 return cls(failure=failure, sql_files=everything, fallback=fallback)
