@@ -36,6 +36,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "seahaven.cli_worlds",
     "seahaven.cli_fixture",
     "seahaven.cli_docs",
+    "seahaven.cli_episode",
     "seahaven.check.plugin",
 )
 

@@ -1,0 +1,167 @@
+"""``seahaven episode``: run a scripted episode against a world and summarise what it changed.
+
+The script is JSON: a list of calls, each ``{"tool": name, "arguments": {...}}``
+(a JSON-lines file of such objects works too). Every call is printed with its
+outcome; a ``ToolError`` is an outcome like any other, so the episode goes on.
+At the end the state document is summarised (format, calls, and change-log
+records counted by store, table and operation), and ``--document`` writes the
+whole document to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import typer
+from pydantic_core import to_jsonable_python
+
+from seahaven.cli_support import fail, failures, session
+from seahaven.errors import ToolError
+from seahaven.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from seahaven.clock import ClockMode
+
+__all__ = ["load_calls", "seahaven_cli", "summarise"]
+
+_PREVIEW = 110
+
+
+def load_calls(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a script holds, or a ``typer.BadParameter`` naming what is wrong."""
+    stripped = text.strip()
+    try:
+        if stripped.startswith("["):
+            items = json.loads(stripped)
+        else:
+            items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except json.JSONDecodeError as error:
+        raise typer.BadParameter(f"{source} is not JSON: {error}") from None
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for position, item in enumerate(items, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
+            raise typer.BadParameter(
+                f"call {position} of {source} must be an object with a string 'tool'"
+            )
+        arguments = item.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise typer.BadParameter(f"call {position} of {source}: 'arguments' must be an object")
+        extra = sorted(set(item) - {"tool", "arguments"})
+        if extra:
+            raise typer.BadParameter(
+                f"call {position} of {source} has {', '.join(extra)}; a call is tool and arguments"
+            )
+        calls.append((item["tool"], arguments))
+    return calls
+
+
+def _startup(pairs: list[str]) -> dict[str, Any]:
+    keywords: dict[str, Any] = {}
+    for pair in pairs:
+        key, separator, raw = pair.partition("=")
+        if not separator or not key:
+            raise typer.BadParameter(f"--startup takes KEY=VALUE, not {pair!r}")
+        try:
+            keywords[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            keywords[key] = raw  # a bare word is a string
+    return keywords
+
+
+def _preview(value: Any) -> str:
+    text = json.dumps(to_jsonable_python(value, fallback=repr), separators=(",", ":"))
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
+
+
+def summarise(document: dict[str, Any]) -> list[str]:
+    """Lines describing a state document: its provenance and what the episode changed."""
+    state = document["state"]
+    log = state.get("db", {}).get("log", []) if isinstance(state, dict) else []
+    fixture = document["fixture"]["id"] if document["fixture"] else "(blank)"
+    lines = [
+        f"state document {document['format']}: world {document['world']['name']} "
+        f"{document['world']['version']}, fixture {fixture}, {document['call_count']} calls, "
+        f"clock {document['clock_mode']} at {document['now']}",
+        f"stores: {', '.join(document['composition'])}",
+        f"change log: {len(log)} records",
+    ]
+    counts = Counter((record["world"], record["table"], record["op"]) for record in log)
+    lines.extend(
+        f"  {world}.{table}: {count} {op}{'s' if count != 1 else ''}"
+        for (world, table, op), count in sorted(counts.items())
+    )
+    return lines
+
+
+def episode(
+    ctx: typer.Context,
+    world: Annotated[str, typer.Argument(help="A registered world name or module:attr.")],
+    fixture: Annotated[
+        str | None,
+        typer.Argument(help="The fixture to start from; omit for a blank instance."),
+    ] = None,
+    calls: Annotated[
+        str,
+        typer.Option("--calls", metavar="FILE", help="The script: a JSON list of calls, or -."),
+    ] = "-",
+    seed: Annotated[int | None, typer.Option("--seed", help="The caller seed.")] = None,
+    now: Annotated[
+        str | None, typer.Option("--now", help="Where the clock starts (ISO 8601).")
+    ] = None,
+    clock_mode: Annotated[
+        str | None, typer.Option("--clock-mode", help="fixed, tick, running or wall.")
+    ] = None,
+    startup: Annotated[
+        list[str] | None,
+        typer.Option("--startup", metavar="KEY=VALUE", help="A startup keyword (repeatable)."),
+    ] = None,
+    document_path: Annotated[
+        Path | None,
+        typer.Option("--document", metavar="PATH", help="Write the whole state document here."),
+    ] = None,
+) -> None:
+    """Run a scripted episode and summarise the state document it leaves."""
+    text = sys.stdin.read() if calls == "-" else _read(calls)
+    script = load_calls(text, "standard input" if calls == "-" else calls)
+    keywords = _startup(startup or [])
+    with failures():
+        found = session(ctx).find_world(world)
+        with found.world.instance(
+            fixture,
+            seed=seed,
+            now=now,
+            clock_mode=cast("ClockMode | None", clock_mode),
+            startup=keywords or None,
+        ) as instance:
+            for position, (tool, arguments) in enumerate(script):
+                shown = ", ".join(f"{key}={_preview(value)}" for key, value in arguments.items())
+                label = f"[{position}] {tool}({shown})"
+                try:
+                    result = instance.call(tool, **arguments)
+                except ToolError as error:
+                    typer.echo(f"{label} -> {error.code}: {error.message}")
+                else:
+                    typer.echo(f"{label} -> {_preview(result)}")
+            document = instance.state()
+        for line in summarise(document):
+            typer.echo(line)
+        if document_path is not None:
+            document_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+            typer.echo(f"wrote {document_path}")
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot read --calls {path}: {error.strerror or error}")
+
+
+@hookimpl
+def seahaven_cli(app: typer.Typer) -> None:
+    """Add ``seahaven episode``."""
+    app.command("episode")(episode)

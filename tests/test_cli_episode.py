@@ -1,0 +1,169 @@
+"""``seahaven episode``: a scripted episode, its printed outcomes and the document's summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+from world_packages import fresh_module, write_world
+
+from seahaven import cli, plugins
+from seahaven.cli_episode import summarise
+
+runner = CliRunner()
+
+# A world whose one tool refuses a body that is too long, so a script can show a
+# product error in the middle of an episode.
+EXTRA = '''
+
+class TooLong(seahaven.ToolError):
+    """The body is longer than the product allows."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__("TOO_LONG", f"a body of {size} characters is over the limit", None)
+
+
+@world.tool
+def add_checked(ctx: seahaven.Ctx, id: str, body: str) -> dict[str, str]:
+    """Add a row whose body is at most ten characters."""
+    if len(body) > 10:
+        raise TooLong(len(body))
+    ctx.db.execute("INSERT INTO ledger_lines (id, body) VALUES (?, ?)", id, body)
+    return {"id": id, "state": ctx.state.get("shelf", "none")}
+
+
+@world.instance_startup
+def choose_shelf(ctx: seahaven.Ctx, *, shelf: str = "none") -> None:
+    """Which shelf this session files on."""
+    ctx.state["shelf"] = shelf
+'''
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A throwaway world package importable as ``<module>:world``."""
+    name = fresh_module("episodes")
+    write_world(tmp_path, name, name="episodes", table="ledger_lines", extra=EXTRA)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    monkeypatch.chdir(tmp_path)
+    yield name
+
+
+def run(*argv: str, stdin: str | None = None) -> Result:
+    app = cli.build_app(plugins.make_plugin_manager(entry_points=False))
+    return runner.invoke(app, list(argv), input=stdin)
+
+
+def script(*calls: tuple[str, dict[str, object]]) -> str:
+    return json.dumps([{"tool": tool, "arguments": arguments} for tool, arguments in calls])
+
+
+def test_an_episode_prints_every_call_and_goes_on_after_a_product_error(module: str) -> None:
+    calls = script(
+        ("add_checked", {"id": "a", "body": "short"}),
+        ("add_checked", {"id": "b", "body": "far too long to file"}),
+        ("add_ledger_lines", {"id": "c", "body": "plain"}),
+    )
+    result = run("episode", f"{module}:world", "--clock-mode", "tick", "--seed", "4", stdin=calls)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == '[0] add_checked(id="a", body="short") -> {"id":"a","state":"none"}'
+    assert lines[1].endswith("-> TOO_LONG: a body of 20 characters is over the limit")
+    assert lines[2] == '[2] add_ledger_lines(id="c", body="plain") -> "c"'
+    assert "3 calls, clock tick at" in lines[3]
+    assert "change log: 2 records" in result.stdout
+    assert "  main.ledger_lines: 2 inserts" in lines
+
+
+def test_startup_keywords_reach_the_hooks_and_json_values_are_parsed(module: str) -> None:
+    calls = script(("add_checked", {"id": "a", "body": "x"}))
+    result = run("episode", f"{module}:world", "--startup", "shelf=top", stdin=calls)
+    assert result.exit_code == 0, result.output
+    assert '"state":"top"' in result.stdout
+
+
+def test_the_document_is_written_whole_when_asked(module: str, tmp_path: Path) -> None:
+    target = tmp_path / "document.json"
+    calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
+    result = run("episode", f"{module}:world", "--document", str(target), stdin=calls)
+    assert result.exit_code == 0, result.output
+    document = json.loads(target.read_text())
+    assert document["format"] == "seahaven.state/1"
+    assert [record["key"] for record in document["state"]["db"]["log"]] == [{"id": "z"}]
+    assert f"wrote {target}" in result.stdout
+
+
+def test_a_script_file_is_read_from_disk(module: str, tmp_path: Path) -> None:
+    path = tmp_path / "calls.json"
+    path.write_text(script(("add_ledger_lines", {"id": "f", "body": "from a file"})))
+    result = run("episode", f"{module}:world", "--calls", str(path))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("[0] add_ledger_lines(")
+
+
+@pytest.mark.parametrize(
+    ("stdin", "complaint"),
+    [
+        ("not json at all", "is not JSON"),
+        ('[{"arguments": {}}]', "must be an object with a string 'tool'"),
+        ('[{"tool": "x", "arguments": [1]}]', "'arguments' must be an object"),
+        ('[{"tool": "x", "when": 3}]', "has when"),
+    ],
+)
+def test_a_malformed_script_is_a_usage_error(module: str, stdin: str, complaint: str) -> None:
+    result = run("episode", f"{module}:world", stdin=stdin)
+    assert result.exit_code == 2
+    assert complaint in result.output
+
+
+def test_a_missing_script_file_fails_in_one_line(module: str) -> None:
+    result = run("episode", f"{module}:world", "--calls", "nowhere.json")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: cannot read --calls nowhere.json")
+    assert result.stderr.count("\n") == 1
+
+
+def test_an_author_mistake_fails_in_one_line_without_a_traceback(module: str) -> None:
+    result = run("episode", f"{module}:world", "--startup", "shlef=top", stdin="[]")
+    assert result.exit_code == 1
+    assert "unknown startup keyword 'shlef'" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_an_unknown_tool_is_a_product_error_like_any_other(module: str) -> None:
+    result = run("episode", f"{module}:world", stdin=script(("no_such_tool", {})))
+    assert result.exit_code == 0, result.output
+    assert "[0] no_such_tool() -> unknown_tool: unknown tool: no_such_tool" in result.stdout
+
+
+def test_the_summary_counts_records_by_store_table_and_operation() -> None:
+    document = {
+        "format": "seahaven.state/1",
+        "world": {"name": "w", "version": "2"},
+        "fixture": None,
+        "call_count": 2,
+        "clock_mode": "fixed",
+        "now": "2031-03-14T10:00:00.000Z",
+        "composition": {"main": {}, "ledger": {}},
+        "state": {
+            "db": {
+                "log": [
+                    {"world": "main", "table": "t", "op": "insert"},
+                    {"world": "ledger", "table": "e", "op": "update"},
+                    {"world": "main", "table": "t", "op": "insert"},
+                ]
+            }
+        },
+    }
+    assert summarise(document) == [
+        "state document seahaven.state/1: world w 2, fixture (blank), 2 calls, clock fixed at "
+        "2031-03-14T10:00:00.000Z",
+        "stores: main, ledger",
+        "change log: 3 records",
+        "  ledger.e: 1 update",
+        "  main.t: 2 inserts",
+    ]
