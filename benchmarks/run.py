@@ -32,7 +32,7 @@ import apsw
 
 import seahaven
 
-NOW = "2026-06-01T09:00:00.000Z"
+NOW = "2031-03-14T08:30:00.000Z"
 
 
 @dataclass
@@ -111,31 +111,32 @@ def _bare_connection(path: Path) -> apsw.Connection:
     return conn
 
 
-NOTES_SCHEMA = (
-    "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL, tag TEXT NOT NULL) STRICT;"
-    "CREATE INDEX notes_by_tag ON notes (tag);"
+MEMOS_SCHEMA = (
+    "CREATE TABLE memos (id INTEGER PRIMARY KEY, gist TEXT NOT NULL, tag TEXT NOT NULL) STRICT;"
+    "CREATE INDEX memos_by_tag ON memos (tag);"
 )
 
 
-def _notes_world(work_dir: Path) -> seahaven.World:
+def _memo_world(work_dir: Path) -> seahaven.World:
+    """One table of tagged memos, with a one-row write tool and a one-row indexed read."""
     world = seahaven.World(
-        name="bench_notes",
+        name="bench_memos",
         version="1.0.0",
-        schema=NOTES_SCHEMA,
+        schema=MEMOS_SCHEMA,
         state_format="seahaven.state/1",
         work_dir=work_dir,
     )
 
     @world.tool
-    def add_note(ctx: seahaven.Ctx, note_id: int, body: str, tag: str) -> dict[str, object]:
-        """Write one note."""
-        ctx.db.execute("INSERT INTO notes (id, body, tag) VALUES (?, ?, ?)", note_id, body, tag)
-        return {"id": note_id}
+    def file_memo(ctx: seahaven.Ctx, memo_id: int, gist: str, tag: str) -> dict[str, object]:
+        """Insert a single tagged memo."""
+        ctx.db.execute("INSERT INTO memos (id, gist, tag) VALUES (?, ?, ?)", memo_id, gist, tag)
+        return {"id": memo_id}
 
     @world.tool
-    def find_note(ctx: seahaven.Ctx, tag: str) -> dict[str, object] | None:
-        """Read one note by its indexed tag."""
-        return ctx.db.one("SELECT id, body FROM notes WHERE tag = ?", tag)
+    def find_memo(ctx: seahaven.Ctx, tag: str) -> dict[str, object] | None:
+        """Look a memo up through the tag index."""
+        return ctx.db.one("SELECT id, gist FROM memos WHERE tag = ?", tag)
 
     return world
 
@@ -143,16 +144,16 @@ def _notes_world(work_dir: Path) -> seahaven.World:
 def case_write(count: int, rounds: int) -> Result:
     """A one-row write tool call against BEGIN; INSERT; COMMIT plus a session changeset."""
     with _scratch() as scratch:
-        world = _notes_world(scratch)
+        world = _memo_world(scratch)
         with world.instance(now=NOW, clock_mode="fixed") as inst:
             bare = _bare_connection(scratch / "bare.sqlite")
-            bare.execute(NOTES_SCHEMA)
+            bare.execute(MEMOS_SCHEMA)
             counter = iter(range(1, 10**9))
             bare_counter = iter(range(1, 10**9))
 
             def framework(_: int) -> object:
                 key = next(counter)
-                return inst.call("add_note", note_id=key, body="a short note", tag=f"t{key}")
+                return inst.call("file_memo", memo_id=key, gist="a short memo", tag=f"t{key}")
 
             def bare_write(_: int) -> object:
                 key = next(bare_counter)
@@ -160,8 +161,8 @@ def case_write(count: int, rounds: int) -> Result:
                 session.attach()
                 bare.execute("BEGIN")
                 bare.execute(
-                    "INSERT INTO notes (id, body, tag) VALUES (?, ?, ?)",
-                    (key, "a short note", f"t{key}"),
+                    "INSERT INTO memos (id, gist, tag) VALUES (?, ?, ?)",
+                    (key, "a short memo", f"t{key}"),
                 )
                 bare.execute("COMMIT")
                 changeset = session.changeset()
@@ -176,28 +177,28 @@ def case_write(count: int, rounds: int) -> Result:
 def case_read(count: int, rounds: int) -> Result:
     """A one-row indexed read tool call against the bare indexed SELECT."""
     with _scratch() as scratch:
-        world = _notes_world(scratch)
+        world = _memo_world(scratch)
         with world.instance(now=NOW, clock_mode="fixed") as inst:
-            with inst.bulk() as ctx:
-                ctx.db.executemany(
-                    "INSERT INTO notes (id, body, tag) VALUES (?, ?, ?)",
-                    [(key, f"note {key}", f"t{key}") for key in range(1, 10_001)],
+            with inst.bulk() as loading:
+                loading.db.executemany(
+                    "INSERT INTO memos (id, gist, tag) VALUES (?, ?, ?)",
+                    [(key, f"memo {key}", f"t{key}") for key in range(1, 10_001)],
                 )
             bare = _bare_connection(scratch / "bare.sqlite")
-            bare.execute(NOTES_SCHEMA)
+            bare.execute(MEMOS_SCHEMA)
             bare.execute("BEGIN")
             bare.executemany(
-                "INSERT INTO notes (id, body, tag) VALUES (?, ?, ?)",
-                [(key, f"note {key}", f"t{key}") for key in range(1, 10_001)],
+                "INSERT INTO memos (id, gist, tag) VALUES (?, ?, ?)",
+                [(key, f"memo {key}", f"t{key}") for key in range(1, 10_001)],
             )
             bare.execute("COMMIT")
 
             def framework(index: int) -> object:
-                return inst.call("find_note", tag=f"t{index % 10_000 + 1}")
+                return inst.call("find_memo", tag=f"t{index % 10_000 + 1}")
 
             def bare_read(index: int) -> object:
                 for row in bare.execute(
-                    "SELECT id, body FROM notes WHERE tag = ?", (f"t{index % 10_000 + 1}",)
+                    "SELECT id, gist FROM memos WHERE tag = ?", (f"t{index % 10_000 + 1}",)
                 ):
                     return row
                 return None
@@ -210,7 +211,7 @@ def case_read(count: int, rounds: int) -> Result:
 def case_blank_instance(count: int, rounds: int) -> Result:
     """A blank instance made and destroyed, against creating, building and removing a file."""
     with _scratch() as scratch:
-        world = _notes_world(scratch)
+        world = _memo_world(scratch)
 
         def framework(_: int) -> object:
             inst = world.instance(now=NOW, clock_mode="fixed")
@@ -221,7 +222,7 @@ def case_blank_instance(count: int, rounds: int) -> Result:
             directory = scratch / f"bare-{index}-{time.perf_counter_ns()}"
             directory.mkdir()
             conn = _bare_connection(directory / "state.sqlite")
-            conn.execute(NOTES_SCHEMA)
+            conn.execute(MEMOS_SCHEMA)
             conn.close()
             shutil.rmtree(directory)
             return None
@@ -233,10 +234,10 @@ def case_blank_instance(count: int, rounds: int) -> Result:
 def case_state_document(count: int, rounds: int) -> Result:
     """``inst.state()`` over 10,000 change-log records."""
     with _scratch() as scratch:
-        world = _notes_world(scratch)
+        world = _memo_world(scratch)
         with world.instance(now=NOW, clock_mode="fixed") as inst:
             for key in range(1, 10_001):
-                inst.call("add_note", note_id=key, body="a short note", tag=f"t{key}")
+                inst.call("file_memo", memo_id=key, gist="a short memo", tag=f"t{key}")
             assert len(inst.change_log()) == 10_000
             framework_us, _ = _alternate(
                 lambda _: inst.state(), None, count=max(1, count // 1000), rounds=rounds
@@ -340,10 +341,10 @@ def case_composite_fixture(count: int, rounds: int) -> Result:
             root.add_world(leaf, name=f"leaf_{index}")
         rows = [(key, f"payload {key:08d} " + "x" * 40) for key in range(1, 10_001)]
         with root.instance(now=NOW, clock_mode="fixed") as inst:
-            with inst.bulk() as ctx:
-                ctx.db.executemany("INSERT INTO rows (id, payload) VALUES (?, ?)", rows)
+            with inst.bulk() as loading:
+                loading.db.executemany("INSERT INTO rows (id, payload) VALUES (?, ?)", rows)
                 for name in ("leaf_1", "leaf_2"):
-                    ctx.worlds[name].db.executemany(
+                    loading.worlds[name].db.executemany(
                         "INSERT INTO rows (id, payload) VALUES (?, ?)", rows
                     )
             fixture = inst.freeze("big", "Three stores of 10,000 rows each.")

@@ -2,8 +2,8 @@
 
 The convention is the one every tool shares: the nearest ``pyproject.toml``
 from a starting directory; the world it publishes under the ``seahaven.worlds``
-entry-point group when it publishes exactly one; else the package its
-``[project] name`` normalises to, and the attribute ``world`` on that package.
+entry-point group when it publishes exactly one; failing that, the ``world``
+attribute of the package named by normalising ``[project] name``.
 A registered name is looked up in ``seahaven.registry``. Every way of failing
 is a ``WorldBug`` naming the fix, including a module that raises on import.
 """

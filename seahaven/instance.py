@@ -266,7 +266,7 @@ class Instance:
             return self._inspect_db
 
     def change_log(self) -> list[LogRecord]:
-        """Every row this instance has changed, one record per row per call, in call order."""
+        """What the calls on this instance changed: a record per row per call, oldest first."""
         return list(self._change_log)
 
     def call_log(self) -> list[CallRecord]:

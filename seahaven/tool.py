@@ -484,7 +484,7 @@ def _check_annotation(where: str, annotation: Any, seen: set[int]) -> None:
     if config is not None and "strict" not in config:
         raise WorldBug(
             f"{where}: {annotation.__qualname__} has a pydantic config of its own that does not "
-            "set strict; set strict=True in it (or strict=False to accept lax input on purpose)"
+            "set strict; give it strict=True, or strict=False where lax input is intended"
         )
     nested: dict[str, Any] = {}
     if issubclass(annotation, BaseModel):

@@ -18,8 +18,8 @@ from typing_extensions import TypedDict
 
 import seahaven
 
-Status = Literal["backlog", "todo", "done"]
-Limit = Annotated[int, Field(ge=1, le=250, description="How many rows, 1 to 250.")]
+Status = Literal["draft", "open", "closed"]
+Limit = Annotated[int, Field(ge=1, le=200, description="Page size, between 1 and 200.")]
 
 
 class Priority(enum.Enum):

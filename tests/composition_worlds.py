@@ -49,10 +49,10 @@ def make_payments(name: str = "payments", **options: Any) -> seahaven.World:
     world = make_world(name, CHARGES, **options)
 
     @world.tool
-    def create_charge(ctx: seahaven.Ctx, amount: int) -> dict[str, object]:
-        """Charge the account and return the charge."""
+    def create_charge(ctx: seahaven.Ctx, amount: int) -> dict[str, Any]:
+        """Book ``amount`` against this account; answers the new row's id and amount."""
         charge_id = ctx.ids.uuid()
-        ctx.db.execute("INSERT INTO charges (id, amount) VALUES (?, ?)", charge_id, amount)
+        ctx.db.execute("INSERT INTO charges (amount, id) VALUES (?, ?)", amount, charge_id)
         return {"id": charge_id, "amount": amount}
 
     @world.tool

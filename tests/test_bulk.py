@@ -11,15 +11,15 @@ import seahaven
 ledger = seahaven.World(
     name="ledger",
     version="1.0.0",
-    schema="CREATE TABLE entries (id TEXT PRIMARY KEY, amount INTEGER NOT NULL) STRICT;",
+    schema="CREATE TABLE postings (id TEXT PRIMARY KEY, amount INTEGER NOT NULL) STRICT;",
     state_format="seahaven.state/1",
 )
 
 
 @ledger.tool
 def post(ctx: seahaven.Ctx, id: str, amount: int) -> None:
-    """Post one entry to the ledger."""
-    ctx.db.execute("INSERT INTO entries (id, amount) VALUES (?, ?)", id, amount)
+    """Post one amount to the ledger."""
+    ctx.db.execute("INSERT INTO postings (id, amount) VALUES (?, ?)", id, amount)
 
 
 books = seahaven.World(
@@ -67,13 +67,13 @@ def test_bulk_is_one_transaction_per_node_committed_together() -> None:
             ledger_db = ctx.worlds.ledger.db
             assert ledger_db.in_transaction
             ctx.db.execute("INSERT INTO books (id, title) VALUES ('b1', 'Moby Dick')")
-            ledger_db.execute("INSERT INTO entries (id, amount) VALUES ('e1', 12)")
+            ledger_db.execute("INSERT INTO postings (id, amount) VALUES ('e1', 12)")
             # Nothing is visible to a second connection until the block ends.
             assert ids(inst) == []
-            assert ids(inst, "ledger.entries") == []
+            assert ids(inst, "ledger.postings") == []
         assert not inst.db.in_transaction
         assert ids(inst) == ["b1"]
-        assert ids(inst, "ledger.entries") == ["e1"]
+        assert ids(inst, "ledger.postings") == ["e1"]
         assert [(record.i, record.world) for record in inst.change_log()] == [
             (None, "ledger"),
             (None, "main"),
@@ -87,11 +87,11 @@ def test_a_block_that_raises_is_rolled_back_and_the_error_passes_through() -> No
     with books.instance() as inst:
         with pytest.raises(Abandon), inst.bulk() as ctx:
             ctx.db.execute("INSERT INTO books (id, title) VALUES ('b1', 'Moby Dick')")
-            ctx.worlds.ledger.db.execute("INSERT INTO entries (id, amount) VALUES ('e1', 12)")
+            ctx.worlds.ledger.db.execute("INSERT INTO postings (id, amount) VALUES ('e1', 12)")
             inst.call("add_book", id="b2", title="Emma")
             raise Abandon
         assert ids(inst) == []
-        assert ids(inst, "ledger.entries") == []
+        assert ids(inst, "ledger.postings") == []
         assert inst.change_log() == []
         # The instance is fine afterwards.
         with inst.bulk() as ctx:
@@ -137,14 +137,14 @@ def test_bulk_holds_the_instance_lock_so_another_threads_call_waits() -> None:
 
 
 def test_freeze_state_and_a_nested_bulk_are_refused_inside_bulk(tmp_path: Path) -> None:
-    world = seahaven.World(
+    frozen = seahaven.World(
         name="frozen_books",
         version="1.0.0",
         schema="CREATE TABLE books (id TEXT PRIMARY KEY, title TEXT NOT NULL) STRICT;",
         state_format="seahaven.state/1",
         fixtures_dir=tmp_path / "fixtures",
     )
-    with world.instance() as inst:
+    with frozen.instance() as inst:
         with inst.bulk() as ctx:
             ctx.db.execute("INSERT INTO books (id, title) VALUES ('b1', 'Moby Dick')")
             with pytest.raises(seahaven.WorldBug, match="freeze"):
@@ -186,7 +186,7 @@ def test_a_handle_from_a_bulk_block_is_stale_after_it() -> None:
             handle.call("post", id="e1", amount=5)
         with pytest.raises(seahaven.WorldBug, match="after the call"):
             handle.call("post", id="e2", amount=6)
-        assert ids(inst, "ledger.entries") == ["e1"]
+        assert ids(inst, "ledger.postings") == ["e1"]
         # A handle call inside bulk belongs to the block, not to a call of its own.
         assert inst.call_count == 0
         assert [(record.i, record.world) for record in inst.change_log()] == [(None, "ledger")]

@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import pytest
+from sample_worlds import add_jot, cafe_world, memo_world, till_world
 
 import seahaven
 from seahaven.names import CONTROL_TOOL_NAME
@@ -26,12 +27,7 @@ class Opaque:
     label: str
 
 
-world = seahaven.World(
-    name="calls",
-    version="1.0.0",
-    schema="CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL);",
-    state_format="seahaven.state+calls/1",
-)
+world = memo_world("calls", state_format="seahaven.state+calls/1")
 mutated_by_middleware: list[str] = []
 
 
@@ -45,20 +41,16 @@ def scribble(ctx: seahaven.Ctx, call: seahaven.Call, next_: Any) -> Any:
     return next_(ctx, call)
 
 
-@world.tool
-def add_note(ctx: seahaven.Ctx, id: str, body: str) -> dict[str, str]:
-    """Write a note."""
-    ctx.db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", id, body)
-    return {"id": id}
+jot = add_jot(world)
 
 
 @world.tool
-def get_note(ctx: seahaven.Ctx, id: str) -> dict[str, Any]:
-    """Read a note, or say it is not there."""
-    row = ctx.db.one("SELECT id, body FROM notes WHERE id = ?", id)
-    if row is None:
-        raise NotFound(f"note {id}")
-    return row
+def read_memo(ctx: seahaven.Ctx, id: str) -> dict[str, Any]:
+    """Answer one memo, or raise the world's own not-found error."""
+    found = ctx.db.one("SELECT id, gist FROM memos WHERE id = ?", id)
+    if found is None:
+        raise NotFound(f"memo {id}")
+    return found
 
 
 @world.tool
@@ -87,16 +79,16 @@ def misbehave(ctx: seahaven.Ctx, how: str) -> None:
 
 def test_a_returned_call_is_recorded_with_its_tool_arguments_and_no_error() -> None:
     with world.instance() as inst:
-        inst.call("add_note", id="n1", body="milk")
+        inst.call("jot", id="m1", gist="tea")
         [record] = inst.call_log()
         assert isinstance(record, seahaven.CallRecord)
-        assert record.tool == "add_note"
-        assert record.arguments == {"id": "n1", "body": "milk"}
+        assert record.tool == "jot"
+        assert record.arguments == {"id": "m1", "gist": "tea"}
         assert record.error is None
         assert record.tool_error is False
         assert record.to_dict() == {
-            "tool": "add_note",
-            "arguments": {"id": "n1", "body": "milk"},
+            "tool": "jot",
+            "arguments": {"id": "m1", "gist": "tea"},
             "error": None,
         }
         assert list(record.to_dict()) == ["tool", "arguments", "error"]
@@ -105,17 +97,17 @@ def test_a_returned_call_is_recorded_with_its_tool_arguments_and_no_error() -> N
 def test_a_tool_error_is_recorded_and_published_as_written() -> None:
     with world.instance() as inst:
         with pytest.raises(NotFound):
-            inst.call("get_note", id="n9")
+            inst.call("read_memo", id="m9")
         [record] = inst.call_log()
-        assert record.error == "note n9 not found"
+        assert record.error == "memo m9 not found"
         assert record.tool_error is True
-        assert record.to_dict()["error"] == "note n9 not found"
+        assert record.to_dict()["error"] == "memo m9 not found"
 
 
 def test_an_argument_error_is_a_dispatched_call_with_the_frameworks_message() -> None:
     with world.instance() as inst:
         with pytest.raises(seahaven.ArgumentError) as raised:
-            inst.call("add_note", id="n1")
+            inst.call("jot", id="m1")
         [record] = inst.call_log()
         assert record.tool_error is True
         assert record.error == raised.value.message
@@ -185,26 +177,26 @@ def test_call_log_and_call_count_follow_dispatch_order() -> None:
     with world.instance() as inst:
         assert inst.call_log() == []
         assert inst.call_count == 0
-        inst.call("add_note", id="n1", body="milk")
+        inst.call("jot", id="m1", gist="tea")
         with pytest.raises(NotFound):
-            inst.call("get_note", id="n2")
-        inst.call("get_note", id="n1")
-        assert [record.tool for record in inst.call_log()] == ["add_note", "get_note", "get_note"]
-        assert [record.arguments.get("id") for record in inst.call_log()] == ["n1", "n2", "n1"]
+            inst.call("read_memo", id="m2")
+        inst.call("read_memo", id="m1")
+        assert [record.tool for record in inst.call_log()] == ["jot", "read_memo", "read_memo"]
+        assert [record.arguments.get("id") for record in inst.call_log()] == ["m1", "m2", "m1"]
         assert inst.call_count == 3 == len(inst.call_log())
         # The list is the caller's.
         inst.call_log().clear()
         assert inst.call_count == 3
         # A log record's i is its call's index in the call log.
         [write] = inst.change_log()
-        assert inst.call_log()[write.i or 0].tool == "add_note"
+        assert inst.call_log()[write.i or 0].tool == "jot"
 
 
 def test_a_call_by_function_is_recorded_under_its_surface_name() -> None:
     with world.instance() as inst:
-        inst.call(add_note, "n1", "milk")
+        inst.call(jot, "m1", "tea")
         [record] = inst.call_log()
-        assert (record.tool, record.arguments) == ("add_note", {"id": "n1", "body": "milk"})
+        assert (record.tool, record.arguments) == ("jot", {"id": "m1", "gist": "tea"})
 
 
 def test_only_dispatched_calls_are_logged() -> None:
@@ -217,53 +209,24 @@ def test_only_dispatched_calls_are_logged() -> None:
             inst.call(CONTROL_TOOL_NAME, query="SELECT 1 AS one")
         assert inst.call_log() == []
         assert inst.call_count == 0
-        inst.call("add_note", id="n1", body="milk")
-        assert [record.tool for record in inst.call_log()] == ["add_note"]
+        inst.call("jot", id="m1", gist="tea")
+        assert [record.tool for record in inst.call_log()] == ["jot"]
         assert inst.state()["call_count"] == 1
 
 
 # --- composition: the caller's name, one ordinal ------------------------------------------------
 
-payments = seahaven.World(
-    name="payments",
-    version="1.0.0",
-    schema="CREATE TABLE charges (id TEXT PRIMARY KEY, amount INTEGER NOT NULL);",
-    state_format="seahaven.state/1",
-)
-
-
-@payments.tool
-def create_charge(ctx: seahaven.Ctx, amount: int) -> str:
-    """Take a payment."""
-    charge = ctx.ids.uuid()
-    ctx.db.execute("INSERT INTO charges (id, amount) VALUES (?, ?)", charge, amount)
-    return charge
-
-
-shop = seahaven.World(
-    name="shop",
-    version="1.0.0",
-    schema="CREATE TABLE orders (id INTEGER PRIMARY KEY, total INTEGER NOT NULL);",
-    state_format="seahaven.state+calls/1",
-)
-shop.add_world(payments, name="payments", tool_prefix="pay_")
-
-
-@shop.tool
-def place_order(ctx: seahaven.Ctx, total: int) -> None:
-    """Record an order and take the payment for it through the added world."""
-    ctx.db.execute("INSERT INTO orders (total) VALUES (?)", total)
-    ctx.worlds.payments.call("create_charge", amount=total)
+cafe = cafe_world(till_world(), prefix="pay_", state_format="seahaven.state+calls/1")
 
 
 def test_a_composite_records_the_surface_name_and_nested_calls_take_no_ordinal() -> None:
-    with shop.instance() as inst:
-        inst.call("place_order", total=500)
-        inst.call("pay_create_charge", amount=20)
-        assert [record.tool for record in inst.call_log()] == ["place_order", "pay_create_charge"]
+    with cafe.instance() as inst:
+        inst.call("settle_tab", cents=500)
+        inst.call("pay_ring_up", cents=20)
+        assert [record.tool for record in inst.call_log()] == ["settle_tab", "pay_ring_up"]
         assert inst.call_count == 2
         assert [(record.i, record.world) for record in inst.change_log()] == [
             (0, "main"),
-            (0, "payments"),
-            (1, "payments"),
+            (0, "till"),
+            (1, "till"),
         ]

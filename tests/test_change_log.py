@@ -15,7 +15,7 @@ import pytest
 import seahaven
 
 SCHEMA = """
-CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE pairs (a INTEGER NOT NULL, b TEXT NOT NULL, v TEXT, PRIMARY KEY (b, a));
 CREATE TABLE blobs (k BLOB PRIMARY KEY, v TEXT);
 CREATE TABLE anys (k ANY PRIMARY KEY, v TEXT) STRICT;
@@ -57,9 +57,9 @@ def run_then_fail(ctx: seahaven.Ctx, statements: list[str], unplanned: bool = Fa
 
 
 @world.tool
-def count_notes(ctx: seahaven.Ctx) -> int:
+def count_memos(ctx: seahaven.Ctx) -> int:
     """Read, and write nothing."""
-    row = ctx.db.one("SELECT count(*) AS n FROM notes")
+    row = ctx.db.one("SELECT count(*) AS n FROM memos")
     assert row is not None
     return int(row["n"])
 
@@ -77,7 +77,7 @@ def summary(inst: seahaven.Instance) -> list[tuple[Any, ...]]:
     ]
 
 
-ONE_NOTE = "INSERT INTO notes (id, body, done) VALUES ('n1', 'milk', 0)"
+ONE_MEMO = "INSERT INTO memos (id, gist, done) VALUES ('m1', 'tea', 0)"
 
 
 # --- a record is the net of its own call ------------------------------------------------------
@@ -85,50 +85,50 @@ ONE_NOTE = "INSERT INTO notes (id, body, done) VALUES ('n1', 'milk', 0)"
 
 def test_an_insert_records_the_whole_row_with_its_key() -> None:
     with world.instance() as inst:
-        inst.call("run", statements=[ONE_NOTE])
+        inst.call("run", statements=[ONE_MEMO])
         assert entries(inst) == [
             {
                 "i": 0,
                 "world": "main",
-                "table": "notes",
+                "table": "memos",
                 "op": "insert",
-                "key": {"id": "n1"},
+                "key": {"id": "m1"},
                 "before": None,
-                "after": {"id": "n1", "body": "milk", "done": 0},
+                "after": {"id": "m1", "gist": "tea", "done": 0},
             }
         ]
 
 
 def test_a_delete_records_the_whole_row_it_removed() -> None:
-    with world.instance(setup_sql=ONE_NOTE) as inst:
-        inst.call("run", statements=["DELETE FROM notes WHERE id = 'n1'"])
+    with world.instance(setup_sql=ONE_MEMO) as inst:
+        inst.call("run", statements=["DELETE FROM memos WHERE id = 'm1'"])
         assert entries(inst) == [
             {
                 "i": 0,
                 "world": "main",
-                "table": "notes",
+                "table": "memos",
                 "op": "delete",
-                "key": {"id": "n1"},
-                "before": {"id": "n1", "body": "milk", "done": 0},
+                "key": {"id": "m1"},
+                "before": {"id": "m1", "gist": "tea", "done": 0},
                 "after": None,
             }
         ]
 
 
 def test_a_write_that_leaves_every_value_unchanged_records_nothing() -> None:
-    with world.instance(setup_sql=ONE_NOTE) as inst:
-        inst.call("run", statements=["UPDATE notes SET body = 'milk', done = 0 WHERE id = 'n1'"])
+    with world.instance(setup_sql=ONE_MEMO) as inst:
+        inst.call("run", statements=["UPDATE memos SET gist = 'tea', done = 0 WHERE id = 'm1'"])
         assert inst.change_log() == []
         assert inst.call_count == 1
 
 
 def test_a_value_changed_and_changed_back_in_one_call_records_nothing() -> None:
-    with world.instance(setup_sql=ONE_NOTE) as inst:
+    with world.instance(setup_sql=ONE_MEMO) as inst:
         inst.call(
             "run",
             statements=[
-                "UPDATE notes SET body = 'bread' WHERE id = 'n1'",
-                "UPDATE notes SET body = 'milk' WHERE id = 'n1'",
+                "UPDATE memos SET gist = 'coffee' WHERE id = 'm1'",
+                "UPDATE memos SET gist = 'tea' WHERE id = 'm1'",
             ],
         )
         assert inst.change_log() == []
@@ -138,84 +138,84 @@ def test_an_insert_then_an_update_in_one_call_is_one_insert_with_the_final_value
     with world.instance() as inst:
         inst.call(
             "run",
-            statements=[ONE_NOTE, "UPDATE notes SET body = 'oat milk', done = 1 WHERE id = 'n1'"],
+            statements=[ONE_MEMO, "UPDATE memos SET gist = 'green tea', done = 1 WHERE id = 'm1'"],
         )
         assert entries(inst) == [
             {
                 "i": 0,
                 "world": "main",
-                "table": "notes",
+                "table": "memos",
                 "op": "insert",
-                "key": {"id": "n1"},
+                "key": {"id": "m1"},
                 "before": None,
-                "after": {"id": "n1", "body": "oat milk", "done": 1},
+                "after": {"id": "m1", "gist": "green tea", "done": 1},
             }
         ]
 
 
 def test_an_insert_then_a_delete_in_one_call_leaves_no_record() -> None:
     with world.instance() as inst:
-        inst.call("run", statements=[ONE_NOTE, "DELETE FROM notes WHERE id = 'n1'"])
+        inst.call("run", statements=[ONE_MEMO, "DELETE FROM memos WHERE id = 'm1'"])
         assert inst.change_log() == []
 
 
 def test_an_update_then_a_delete_in_one_call_is_a_delete_of_the_row_as_it_started() -> None:
-    with world.instance(setup_sql=ONE_NOTE) as inst:
+    with world.instance(setup_sql=ONE_MEMO) as inst:
         inst.call(
             "run",
-            statements=["UPDATE notes SET body = 'bread' WHERE id = 'n1'", "DELETE FROM notes"],
+            statements=["UPDATE memos SET gist = 'coffee' WHERE id = 'm1'", "DELETE FROM memos"],
         )
         [record] = inst.change_log()
         assert record.op == "delete"
-        assert record.before == {"id": "n1", "body": "milk", "done": 0}
+        assert record.before == {"id": "m1", "gist": "tea", "done": 0}
 
 
 @pytest.mark.parametrize("unplanned", [False, True], ids=["tool_error", "unexpected_error"])
 def test_a_call_that_raises_rolls_back_and_leaves_no_record(unplanned: bool) -> None:
     expected = RuntimeError if unplanned else seahaven.ToolError
-    with world.instance(setup_sql=ONE_NOTE) as inst:
+    with world.instance(setup_sql=ONE_MEMO) as inst:
         with pytest.raises(expected):
             inst.call(
                 "run_then_fail",
                 statements=[
-                    "INSERT INTO notes (id, body) VALUES ('n2', 'eggs')",
-                    "UPDATE notes SET done = 1 WHERE id = 'n1'",
+                    "INSERT INTO memos (id, gist) VALUES ('m2', 'eggs')",
+                    "UPDATE memos SET done = 1 WHERE id = 'm1'",
                 ],
                 unplanned=unplanned,
             )
         assert inst.change_log() == []
-        assert inst.inspect().rows("SELECT id, done FROM notes") == [{"id": "n1", "done": 0}]
+        assert inst.inspect().rows("SELECT id, done FROM memos") == [{"id": "m1", "done": 0}]
         # The failed call still took ordinal 0, so the next write is call 1.
-        inst.call("run", statements=["DELETE FROM notes"])
+        inst.call("run", statements=["DELETE FROM memos"])
         assert [record.i for record in inst.change_log()] == [1]
 
 
 def test_a_read_only_call_records_nothing() -> None:
-    with world.instance(setup_sql=ONE_NOTE) as inst:
-        assert inst.call("count_notes") == 1
+    with world.instance(setup_sql=ONE_MEMO) as inst:
+        assert inst.call("count_memos") == 1
         assert inst.change_log() == []
 
 
 def test_a_primary_key_rewrite_is_a_delete_plus_an_insert() -> None:
-    with world.instance(setup_sql=ONE_NOTE) as inst:
-        inst.call("run", statements=["UPDATE notes SET id = 'n0' WHERE id = 'n1'"])
+    with world.instance(setup_sql=ONE_MEMO) as inst:
+        inst.call("run", statements=["UPDATE memos SET id = 'm0' WHERE id = 'm1'"])
         assert entries(inst) == [
             {
                 "i": 0,
                 "world": "main",
-                "table": "notes",
+                "table": "memos",
                 "op": "insert",
-                "key": {"id": "n0"},
+                "key": {"id": "m0"},
                 "before": None,
-                "after": {"id": "n0", "body": "milk", "done": 0},
+                "after": {"id": "m0", "gist": "tea", "done": 0},
             },
             {
                 "i": 0,
                 "world": "main",
-                "table": "notes",
+                "table": "memos",
                 "op": "delete",
-                "key": {"id": "n1"},
-                "before": {"id": "n1", "body": "milk", "done": 0},
+                "key": {"id": "m1"},
+                "before": {"id": "m1", "gist": "tea", "done": 0},
                 "after": None,
             },
         ]
@@ -223,21 +223,21 @@ def test_a_primary_key_rewrite_is_a_delete_plus_an_insert() -> None:
 
 def test_an_update_carries_only_the_non_key_columns_it_changed() -> None:
     setup = "INSERT INTO pairs (a, b, v) VALUES (1, 'x', 'old')"
-    with world.instance(setup_sql=f"{ONE_NOTE}; {setup}") as inst:
+    with world.instance(setup_sql=f"{ONE_MEMO}; {setup}") as inst:
         inst.call(
             "run",
             statements=[
-                # done is written with the value it already has; only body changes.
-                "UPDATE notes SET body = 'bread', done = 0 WHERE id = 'n1'",
+                # done is written with the value it already has; only gist changes.
+                "UPDATE memos SET gist = 'coffee', done = 0 WHERE id = 'm1'",
                 "UPDATE pairs SET v = 'new', a = 1, b = 'x'",
             ],
         )
-        notes, pairs = inst.change_log()
-        assert (notes.op, notes.key, notes.before, notes.after) == (
+        memos, pairs = inst.change_log()
+        assert (memos.op, memos.key, memos.before, memos.after) == (
             "update",
-            {"id": "n1"},
-            {"body": "milk"},
-            {"body": "bread"},
+            {"id": "m1"},
+            {"gist": "tea"},
+            {"gist": "coffee"},
         )
         assert (pairs.op, pairs.key, pairs.before, pairs.after) == (
             "update",
@@ -249,10 +249,10 @@ def test_an_update_carries_only_the_non_key_columns_it_changed() -> None:
 
 def test_the_log_is_never_folded_across_calls() -> None:
     with world.instance() as inst:
-        inst.call("run", statements=[ONE_NOTE])
-        inst.call("run", statements=["UPDATE notes SET body = 'bread'"])
-        inst.call("run", statements=["UPDATE notes SET body = 'milk'"])
-        inst.call("run", statements=["DELETE FROM notes"])
+        inst.call("run", statements=[ONE_MEMO])
+        inst.call("run", statements=["UPDATE memos SET gist = 'coffee'"])
+        inst.call("run", statements=["UPDATE memos SET gist = 'tea'"])
+        inst.call("run", statements=["DELETE FROM memos"])
         assert [(record.i, record.op) for record in inst.change_log()] == [
             (0, "insert"),
             (1, "update"),
@@ -260,8 +260,8 @@ def test_the_log_is_never_folded_across_calls() -> None:
             (3, "delete"),
         ]
         assert [record.after for record in inst.change_log()[1:3]] == [
-            {"body": "bread"},
-            {"body": "milk"},
+            {"gist": "coffee"},
+            {"gist": "tea"},
         ]
 
 
@@ -284,17 +284,17 @@ def test_within_a_call_records_are_sorted_by_table_then_key_not_by_write_order()
             "run",
             statements=[
                 "INSERT INTO pairs (a, b) VALUES (1, 'x')",
-                "INSERT INTO notes (id, body) VALUES ('n3', 'c')",
-                "INSERT INTO notes (id, body) VALUES ('n1', 'a')",
+                "INSERT INTO memos (id, gist) VALUES ('m3', 'c')",
+                "INSERT INTO memos (id, gist) VALUES ('m1', 'a')",
                 "INSERT INTO anys (k, v) VALUES (5, 'e')",
-                "INSERT INTO notes (id, body) VALUES ('n2', 'b')",
+                "INSERT INTO memos (id, gist) VALUES ('m2', 'b')",
             ],
         )
         assert [(record.table, record.key) for record in inst.change_log()] == [
             ("anys", {"k": 5}),
-            ("notes", {"id": "n1"}),
-            ("notes", {"id": "n2"}),
-            ("notes", {"id": "n3"}),
+            ("memos", {"id": "m1"}),
+            ("memos", {"id": "m2"}),
+            ("memos", {"id": "m3"}),
             ("pairs", {"b": "x", "a": 1}),
         ]
 
@@ -349,8 +349,8 @@ def test_two_identical_episodes_produce_byte_identical_logs() -> None:
     def episode() -> str:
         with world.instance(seed=3, now="2026-06-01T09:00:00Z", clock_mode="fixed") as inst:
             inst.call("run", statements=["INSERT INTO blobs (k, v) VALUES (randomblob(4), 'r')"])
-            inst.call("run", statements=[ONE_NOTE, "INSERT INTO anys (k, v) VALUES (1.5, 'x')"])
-            inst.call("run", statements=["UPDATE notes SET body = datetime('now')"])
+            inst.call("run", statements=[ONE_MEMO, "INSERT INTO anys (k, v) VALUES (1.5, 'x')"])
+            inst.call("run", statements=["UPDATE memos SET gist = datetime('now')"])
             return json.dumps(inst.state()["state"]["db"]["log"])
 
     first, second = episode(), episode()
@@ -363,45 +363,45 @@ def test_two_identical_episodes_produce_byte_identical_logs() -> None:
 
 def test_bulk_writes_carry_no_ordinal_and_sit_where_they_committed() -> None:
     with world.instance() as inst:
-        inst.call("run", statements=["INSERT INTO notes (id, body) VALUES ('n1', 'a')"])
+        inst.call("run", statements=["INSERT INTO memos (id, gist) VALUES ('m1', 'a')"])
         with inst.bulk() as ctx:
-            ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n2', 'b')")
-        inst.call("run", statements=["INSERT INTO notes (id, body) VALUES ('n3', 'c')"])
+            ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('m2', 'b')")
+        inst.call("run", statements=["INSERT INTO memos (id, gist) VALUES ('m3', 'c')"])
         assert summary(inst) == [
-            (0, "main", "notes", "insert", ("n1",)),
-            (None, "main", "notes", "insert", ("n2",)),
-            (1, "main", "notes", "insert", ("n3",)),
+            (0, "main", "memos", "insert", ("m1",)),
+            (None, "main", "memos", "insert", ("m2",)),
+            (1, "main", "memos", "insert", ("m3",)),
         ]
         assert inst.state()["state"]["db"]["log"][1]["i"] is None
 
 
 def test_a_call_inside_bulk_splits_the_block_into_before_the_call_and_after_it() -> None:
     with world.instance() as inst:
-        inst.call("count_notes")
+        inst.call("count_memos")
         with inst.bulk() as ctx:
-            ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n9', 'before')")
-            inst.call("run", statements=["INSERT INTO notes (id, body) VALUES ('n5', 'during')"])
-            ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n1', 'after')")
+            ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('m9', 'before')")
+            inst.call("run", statements=["INSERT INTO memos (id, gist) VALUES ('m5', 'during')"])
+            ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('m1', 'after')")
             # A row the block wrote before the call and changes again after it
             # is recorded once per segment, like a row changed by two calls.
-            ctx.db.execute("UPDATE notes SET body = 'again' WHERE id = 'n9'")
+            ctx.db.execute("UPDATE memos SET gist = 'again' WHERE id = 'm9'")
         assert summary(inst) == [
-            (None, "main", "notes", "insert", ("n9",)),
-            (1, "main", "notes", "insert", ("n5",)),
-            (None, "main", "notes", "insert", ("n1",)),
-            (None, "main", "notes", "update", ("n9",)),
+            (None, "main", "memos", "insert", ("m9",)),
+            (1, "main", "memos", "insert", ("m5",)),
+            (None, "main", "memos", "insert", ("m1",)),
+            (None, "main", "memos", "update", ("m9",)),
         ]
 
 
 def test_a_bulk_block_that_raises_leaves_no_records_even_for_a_call_it_made() -> None:
     with world.instance() as inst:
         with pytest.raises(KeyError), inst.bulk() as ctx:
-            ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n1', 'a')")
-            inst.call("run", statements=["INSERT INTO notes (id, body) VALUES ('n2', 'b')"])
+            ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('m1', 'a')")
+            inst.call("run", statements=["INSERT INTO memos (id, gist) VALUES ('m2', 'b')"])
             raise KeyError("abandon")
         assert inst.change_log() == []
         assert inst.call_count == 1
-        assert inst.inspect().rows("SELECT id FROM notes") == []
+        assert inst.inspect().rows("SELECT id FROM memos") == []
 
 
 # --- what is not logged -----------------------------------------------------------------------
@@ -411,35 +411,35 @@ def test_startup_hook_and_setup_sql_writes_are_starting_state_not_log_records() 
     seeded = seahaven.World(
         name="seeded",
         version="1.0.0",
-        schema="CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL);",
+        schema="CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL);",
         state_format="seahaven.state/1",
     )
 
     @seeded.instance_startup
-    def add_note(ctx: seahaven.Ctx) -> None:
-        ctx.db.execute("INSERT INTO notes (id, body) VALUES ('from_hook', 'h')")
+    def add_memo(ctx: seahaven.Ctx) -> None:
+        ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('from_hook', 'h')")
 
     @seeded.tool
     def touch(ctx: seahaven.Ctx) -> None:
         """Change one row."""
-        ctx.db.execute("UPDATE notes SET body = 'changed' WHERE id = 'from_sql'")
+        ctx.db.execute("UPDATE memos SET gist = 'changed' WHERE id = 'from_sql'")
 
-    setup_sql = "INSERT INTO notes (id, body) VALUES ('from_sql', 's')"
+    setup_sql = "INSERT INTO memos (id, gist) VALUES ('from_sql', 's')"
     with seeded.instance(setup_sql=setup_sql) as inst:
-        ids = [row["id"] for row in inst.inspect().rows("SELECT id FROM notes ORDER BY id")]
+        ids = [row["id"] for row in inst.inspect().rows("SELECT id FROM memos ORDER BY id")]
         assert ids == ["from_hook", "from_sql"]
         assert inst.change_log() == []
         inst.call("touch")
-        assert summary(inst) == [(0, "main", "notes", "update", ("from_sql",))]
+        assert summary(inst) == [(0, "main", "memos", "update", ("from_sql",))]
 
 
 def test_an_idle_instance_records_nothing_written_behind_its_back() -> None:
     # No session is open between calls, so a write straight through inst.db is
     # not in the log, and it does not leak into the next call's records either.
     with world.instance() as inst:
-        inst.db.execute("INSERT INTO notes (id, body) VALUES ('side', 'door')")
-        inst.call("run", statements=[ONE_NOTE])
-        assert summary(inst) == [(0, "main", "notes", "insert", ("n1",))]
+        inst.db.execute("INSERT INTO memos (id, gist) VALUES ('side', 'door')")
+        inst.call("run", statements=[ONE_MEMO])
+        assert summary(inst) == [(0, "main", "memos", "insert", ("m1",))]
 
 
 def test_untracked_tables_fts5_shadow_tables_and_virtual_tables_are_not_logged() -> None:
@@ -637,22 +637,22 @@ def test_one_session_per_node_per_call_opened_with_the_call_and_closed_with_it(
 
 def test_log_record_fields_to_dict_order_and_read_only() -> None:
     with world.instance() as inst:
-        inst.call("run", statements=[ONE_NOTE])
+        inst.call("run", statements=[ONE_MEMO])
         [record] = inst.change_log()
         assert isinstance(record, seahaven.LogRecord)
-        assert (record.i, record.world, record.table, record.op) == (0, "main", "notes", "insert")
-        assert record.key == {"id": "n1"}
+        assert (record.i, record.world, record.table, record.op) == (0, "main", "memos", "insert")
+        assert record.key == {"id": "m1"}
         assert record.before is None
-        assert record.after == {"id": "n1", "body": "milk", "done": 0}
+        assert record.after == {"id": "m1", "gist": "tea", "done": 0}
         shape = record.to_dict()
         assert list(shape) == ["i", "world", "table", "op", "key", "before", "after"]
         with pytest.raises(AttributeError):
             record.op = "delete"  # type: ignore[misc]
         # What to_dict hands out is the caller's; editing it does not reach the record.
-        shape["after"]["body"] = "edited"
+        shape["after"]["gist"] = "edited"
         shape["key"]["id"] = "edited"
-        assert record.after == {"id": "n1", "body": "milk", "done": 0}
-        assert record.key == {"id": "n1"}
+        assert record.after == {"id": "m1", "gist": "tea", "done": 0}
+        assert record.key == {"id": "m1"}
         # The list is the caller's too.
         listed = inst.change_log()
         listed.clear()
@@ -691,10 +691,10 @@ def test_an_update_of_a_blob_carries_base64_before_and_after() -> None:
 
 def test_records_are_rendered_when_the_call_commits_not_when_the_document_is_read() -> None:
     with world.instance() as inst:
-        inst.call("run", statements=[ONE_NOTE])
+        inst.call("run", statements=[ONE_MEMO])
         # Rewrite the row behind the log's back: the record keeps what the call wrote.
-        inst.db.execute("UPDATE notes SET body = 'rewritten'")
-        assert inst.state()["state"]["db"]["log"][0]["after"]["body"] == "milk"
+        inst.db.execute("UPDATE memos SET gist = 'rewritten'")
+        assert inst.state()["state"]["db"]["log"][0]["after"]["gist"] == "tea"
         assert inst.change_log()[0] is inst.change_log()[0]
 
 

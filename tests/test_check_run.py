@@ -20,12 +20,26 @@ from typer.testing import CliRunner
 
 import seahaven
 from seahaven.check import CheckContext, Finding, Rule, collect_rules, exit_code, render, run
+from seahaven.check.locate import DISCOVERY_FIX
 from seahaven.check.plugin import BUILTIN_RULES, seahaven_cli
 from seahaven.cli import build_app
 from seahaven.plugins import PluginManager, make_plugin_manager
 
 runner = CliRunner()
 _counter = itertools.count()
+FROZEN_AT = "2031-03-14T08:30:00.000Z"
+
+
+def rule_fix(code: str) -> str:
+    """The fix a built-in rule carries, read from the rule so no test restates its wording."""
+    (rule,) = [rule for rule in BUILTIN_RULES if rule.code == code]
+    return rule.fix
+
+
+def strict_fix(table: str) -> str:
+    """SH101's fix as a finding about ``table`` prints it: the rule's sentence, then the name."""
+    return f"{rule_fix('SH101')} {table}"
+
 
 WORLD = '''
 """The world object."""
@@ -122,14 +136,14 @@ def test_a_finding_prints_as_one_line_in_the_documented_shape() -> None:
     finding = Finding(
         code="SH101",
         severity="error",
-        path=Path("src/pkg/schema/001_items.sql"),
-        line=8,
-        message="table 'items' is not STRICT",
-        fix="append STRICT to the CREATE TABLE items",
+        path=Path("src/depot/schema/003_parcels.sql"),
+        line=14,
+        message="table 'parcels' is not STRICT",
+        fix=strict_fix("parcels"),
     )
     assert render([finding]) == (
-        "SH101 error src/pkg/schema/001_items.sql:8  table 'items' is not STRICT  "
-        "fix: append STRICT to the CREATE TABLE items"
+        "SH101 error src/depot/schema/003_parcels.sql:14  table 'parcels' is not STRICT  "
+        f"fix: {strict_fix('parcels')}"
     )
     lineless = Finding("SH301", "error", Path("src/pkg/tools/x.py"), None, "m", "f")
     assert render([lineless]) == "SH301 error src/pkg/tools/x.py  m  fix: f"
@@ -189,7 +203,7 @@ def test_a_package_without_a_world_is_sh501_with_the_documented_fix(project: Pro
     (finding,) = project.check()
     assert (finding.code, finding.location) == ("SH501", f"src/{project.package}")
     assert f"{project.package!r} has no attribute 'world'" in finding.message
-    assert finding.fix == "give the package a world, or point at the one it has"
+    assert finding.fix == DISCOVERY_FIX
 
 
 def test_a_syntax_error_is_sh501_at_its_line_never_a_traceback(project: Project) -> None:
@@ -302,7 +316,7 @@ def test_a_schema_not_on_disk_is_reported_at_the_package_with_no_line(project: P
     )
     assert project.lines() == [
         f"SH101 error src/{project.package}  table 'items' is not STRICT  "
-        "fix: append STRICT to the CREATE TABLE items"
+        f"fix: {strict_fix('items')}"
     ]
 
 
@@ -381,7 +395,7 @@ def test_sh209_leaves_grandchildren_and_computed_names_alone(project: Project) -
 
 def test_sh402_a_missing_or_linked_state_file_asks_for_a_regeneration(project: Project) -> None:
     world = project.world()
-    with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+    with world.instance(now=FROZEN_AT, clock_mode="fixed") as inst:
         inst.freeze("linked", "A fixture whose file becomes a link.")
         inst.freeze("missing", "A fixture whose file goes missing.")
     fixtures = project.root / "fixtures"
@@ -396,13 +410,14 @@ def test_sh402_a_missing_or_linked_state_file_asks_for_a_regeneration(project: P
     ]
     assert "is a symbolic link" in findings[0].message
     assert "is missing" in findings[1].message
-    regenerate = "regenerate it with seahaven fixture freeze or seahaven fixture fork"
+    # A damaged file is not an edit to fork away: the advice is the rebuild SH401 gives.
+    regenerate = rule_fix("SH401")
     assert [finding.fix for finding in findings] == [regenerate, regenerate]
 
 
 def test_sh401_a_sidecar_in_the_wrong_directory_is_reported_alone(project: Project) -> None:
     world = project.world()
-    with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+    with world.instance(now=FROZEN_AT, clock_mode="fixed") as inst:
         inst.freeze("original", "Renamed after freezing.")
     fixtures = project.root / "fixtures"
     (fixtures / "original").rename(fixtures / "renamed")
@@ -430,7 +445,7 @@ def test_sh405_and_sh402_name_the_node_of_a_composite_fixture(project: Project) 
         }
     )
     world = project.world()
-    with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+    with world.instance(now=FROZEN_AT, clock_mode="fixed") as inst:
         inst.freeze("both", "Two stores.")
     folder = project.root / "fixtures" / "both"
     (folder / "state.vendor.sqlite-shm").write_bytes(b"")
@@ -465,7 +480,7 @@ def test_an_unsealed_world_keeps_the_root_half_of_sh403_and_loses_the_tree_rules
             + '\nfrom PKG.vendor import vendor\n\nworld.add_world(vendor, name="vendor")\n',
         }
     )
-    with project.world().instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+    with project.world().instance(now=FROZEN_AT, clock_mode="fixed") as inst:
         inst.freeze("both", "Two stores.")
     # Both schemas move, and a list now names a tool the vendor does not have: no tree.
     project.write(
@@ -576,7 +591,7 @@ def test_a_plugin_rule_runs_through_the_command_beside_the_built_in_ones(
         f"ACME001 warning {world_py}:9  world 'checked' is not acme's  "
         "fix: rename the world acme_<something>",
         f"SH101 error src/{project.package}/schema/002_loose.sql:1  table 'loose' is not STRICT  "
-        "fix: append STRICT to the CREATE TABLE loose",
+        f"fix: {strict_fix('loose')}",
     ]
     assert result.exit_code == 1
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from composition_worlds import ORDERS, add_echo_tools, make_payments, make_world
 
 import seahaven
@@ -19,11 +21,11 @@ def _shop(payments: seahaven.World, store: str | None = None) -> seahaven.World:
     shop = make_world("shop", ORDERS)
 
     @shop.tool
-    def place_order(ctx: seahaven.Ctx, total: int) -> dict[str, object]:
-        """Place an order and charge for it."""
-        charge = ctx.worlds.payments.call("create_charge", amount=total)
+    def checkout(ctx: seahaven.Ctx, total: int) -> dict[str, Any]:
+        """Take ``total`` through the shop's payments account, then book the order."""
+        paid = ctx.worlds.payments.call("create_charge", amount=total)
         ctx.db.execute("INSERT INTO orders (id, total) VALUES (?, ?)", ctx.ids.uuid(), total)
-        return {"charge_id": charge["id"]}
+        return {"charge_id": paid["id"]}
 
     shop.add_world(payments, tool_allow_list=[], store=store)
     return shop
@@ -40,7 +42,7 @@ def test_the_same_world_added_twice_in_one_scope_is_one_node() -> None:
 
     assert _paths(host) == ["main", "payments", "shop"]
     with host.instance() as inst:
-        inst.call("shop_place_order", total=500)
+        inst.call("shop_checkout", total=500)
         # The shop's charge landed on the company's own account.
         assert inst.call("pay_count_charges") == {"count": 1}
 
@@ -172,7 +174,7 @@ def test_a_dependencys_internal_scope_shares_with_the_hosts_own() -> None:
 
     assert _paths(host) == ["main", "payments_eu", "shop"]
     with host.instance() as inst:
-        inst.call("shop_place_order", total=3)
+        inst.call("shop_checkout", total=3)
         assert inst.call("eu_count_charges") == {"count": 1}
 
 
@@ -190,7 +192,7 @@ def test_a_store_scopes_the_whole_subtree() -> None:
         "merchant/payments": "merchant",
     }
     with host.instance() as inst:
-        inst.call("m_place_order", total=9)
+        inst.call("m_checkout", total=9)
         assert inst.call("pay_count_charges") == {"count": 0}
         view = inst.inspect()
         assert view.rows("SELECT amount FROM merchant__payments.charges") == [{"amount": 9}]

@@ -25,7 +25,7 @@ def _regional_payments() -> seahaven.World:
     payments = make_payments()
 
     @payments.instance_startup
-    def configure(ctx: seahaven.Ctx, *, region: str = "us", plan: str = "free") -> None:
+    def open_account(ctx: seahaven.Ctx, *, region: str = "us", plan: str = "free") -> None:
         ctx.state["region"] = region
         ctx.state["plan"] = plan
 

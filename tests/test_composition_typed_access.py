@@ -34,9 +34,9 @@ def _receipts() -> tuple[seahaven.World, Any]:
 
     @payments.tool
     def charge(ctx: seahaven.Ctx, amount: int) -> Receipt:
-        """Charge and return a receipt."""
-        receipt = Receipt(id=ctx.ids.uuid(), amount=amount)
-        ctx.db.execute("INSERT INTO charges (id, amount) VALUES (?, ?)", receipt.id, amount)
+        """Book ``amount`` and hand back the typed receipt for it."""
+        receipt = Receipt(amount=amount, id=ctx.ids.uuid())
+        ctx.db.execute("INSERT INTO charges (amount, id) VALUES (?, ?)", amount, receipt.id)
         return receipt
 
     return payments, charge
@@ -268,15 +268,15 @@ def test_handle_call_by_name_does_not_reach_a_grandchild() -> None:
 
 
 def test_a_worlds_subclass_in_ctx_is_accepted_and_never_instantiated() -> None:
-    filed, charged = typed_world.invoice_and_charge(250)
+    tab, slip = typed_world.settle_then_ring_up(250)
 
-    assert isinstance(filed, typed_world.Invoice)
-    assert filed.charge.amount == 250
-    assert isinstance(charged, typed_world.Charge)
-    assert charged.amount == 250
-    assert [listed["name"] for listed in typed_world.company.composition().tools] == [
-        "invoice",
-        "pay_create_charge",
+    assert isinstance(tab, typed_world.Tab)
+    assert tab.slip.cents == 250
+    assert isinstance(slip, typed_world.Slip)
+    assert slip.cents == 250
+    assert [listed["name"] for listed in typed_world.cafe.composition().tools] == [
+        "settle",
+        "till_ring_up",
     ]
 
 
@@ -308,12 +308,12 @@ def test_string_annotated_ctx_with_a_worlds_subclass_registers() -> None:
 WRONG_CALL = """\
 import typed_world
 
-with typed_world.company.instance() as inst:
-    charge = inst.call(typed_world.create_charge, amount=500)
-    reveal_type(charge)
-    filed = inst.call(typed_world.invoice, amount=5)
-    reveal_type(filed.charge)
-    inst.call(typed_world.create_charge, amount="x")
+with typed_world.cafe.instance() as inst:
+    slip = inst.call(typed_world.ring_up, cents=500)
+    reveal_type(slip)
+    tab = inst.call(typed_world.settle, cents=5)
+    reveal_type(tab.slip)
+    inst.call(typed_world.ring_up, cents="x")
 """
 
 
@@ -343,8 +343,8 @@ def test_mypy_reports_a_wrongly_typed_call_by_function(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     errors = [line for line in lines if ": error:" in line]
 
-    assert 'wrong_call.py:5: note: Revealed type is "typed_world.Charge"' in lines, result.stdout
-    assert 'wrong_call.py:7: note: Revealed type is "typed_world.Charge"' in lines, result.stdout
+    assert 'wrong_call.py:5: note: Revealed type is "typed_world.Slip"' in lines, result.stdout
+    assert 'wrong_call.py:7: note: Revealed type is "typed_world.Slip"' in lines, result.stdout
     assert len(errors) == 1, result.stdout
     assert errors[0].startswith("wrong_call.py:8: error:")
     assert '"call" of "Instance"' in errors[0]

@@ -4,15 +4,17 @@ subclasses for the agent, ``to_dict()``, and ``error_type``, which a world may n
 from typing import Any, ClassVar
 
 import pytest
+from sample_worlds import memo_world
 
 import seahaven
 
 
-class NotFound(seahaven.ToolError):
-    """A world's own error shape."""
+class Missing(seahaven.ToolError):
+    """An error shape of a world's own: the thing asked for is not there."""
 
-    def __init__(self, kind: str, key: str) -> None:
-        super().__init__("NOT_FOUND", f"{kind} {key} not found", {"kind": kind, "key": key})
+    def __init__(self, what: str, wanted: str) -> None:
+        details = {"what": what, "wanted": wanted}
+        super().__init__("MISSING", f"there is no {what} called {wanted}", details)
 
 
 def test_the_hierarchy() -> None:
@@ -49,27 +51,22 @@ def test_details_default_to_none_and_are_copied() -> None:
 
 
 def test_a_worlds_own_error_reaches_the_caller_unchanged() -> None:
-    world = seahaven.World(
-        name="errors",
-        version="1.0.0",
-        schema="CREATE TABLE notes (id TEXT PRIMARY KEY) STRICT;",
-        state_format="seahaven.state/1",
-    )
+    world = memo_world("errors")
 
     @world.tool
-    def get_note(ctx: seahaven.Ctx, note_id: str) -> dict[str, Any]:
-        """Fetch one note."""
-        row = ctx.db.one("SELECT id FROM notes WHERE id = ?", note_id)
-        if row is None:
-            raise NotFound("note", note_id)
-        return row
+    def open_memo(ctx: seahaven.Ctx, memo: str) -> dict[str, Any]:
+        """Look one memo up by id."""
+        found = ctx.db.one("SELECT id, gist FROM memos WHERE id = ?", memo)
+        if found is None:
+            raise Missing("memo", memo)
+        return found
 
-    with world.instance() as inst, pytest.raises(NotFound) as caught:
-        inst.call("get_note", note_id="nope")
+    with world.instance() as inst, pytest.raises(Missing) as caught:
+        inst.call("open_memo", memo="m404")
     assert caught.value.to_dict() == {
-        "code": "NOT_FOUND",
-        "message": "note nope not found",
-        "details": {"kind": "note", "key": "nope"},
+        "code": "MISSING",
+        "message": "there is no memo called m404",
+        "details": {"what": "memo", "wanted": "m404"},
     }
 
 
@@ -88,9 +85,9 @@ def test_argument_error_lists_its_violations() -> None:
 
 
 def test_db_error_keeps_sqlites_text_off_the_message() -> None:
-    error = seahaven.DbError("UNIQUE constraint failed: notes.id", 1555)
+    error = seahaven.DbError("UNIQUE constraint failed: memos.id", 1555)
     assert (error.sqlite_message, error.sqlite_code, error.refusals) == (
-        "UNIQUE constraint failed: notes.id",
+        "UNIQUE constraint failed: memos.id",
         1555,
         (),
     )
@@ -123,7 +120,7 @@ def test_unknown_tool_names_the_tool() -> None:
         (seahaven.ArgumentError("x", []), "invalid_args"),
         (seahaven.DbError("boom"), "execution_error"),
         (seahaven.ToolError("X", "y"), "execution_error"),
-        (NotFound("note", "n1"), "execution_error"),
+        (Missing("memo", "m1"), "execution_error"),
     ],
 )
 def test_error_type_is_the_frameworks_category(error: seahaven.ToolError, error_type: str) -> None:
@@ -150,7 +147,7 @@ def test_a_subclass_that_does_not_touch_error_type_inherits_it() -> None:
         pass
 
     assert StrictArguments("t", []).error_type == "invalid_args"
-    assert NotFound("a", "b").error_type == "execution_error"
+    assert Missing("a", "b").error_type == "execution_error"
 
 
 def test_world_bug_is_a_plain_exception_with_a_message() -> None:

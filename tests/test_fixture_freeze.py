@@ -25,7 +25,7 @@ def make_world(name: str, table: str, **options: Any) -> seahaven.World:
     return seahaven.World(
         name=name,
         version="1.0.0",
-        schema=f"CREATE TABLE {table} (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT;",
+        schema=f"CREATE TABLE {table} (id TEXT PRIMARY KEY, gist TEXT NOT NULL) STRICT;",
         state_format="seahaven.state/1",
         **options,
     )
@@ -40,9 +40,9 @@ def company_with_payments(fixtures_dir: Path) -> seahaven.World:
     @company.tool
     def add_staff(ctx: seahaven.Ctx, id: str) -> str:
         """Hire someone, and charge for it."""
-        ctx.db.execute("INSERT INTO staff (id, body) VALUES (?, 'hired')", id)
+        ctx.db.execute("INSERT INTO staff (id, gist) VALUES (?, 'hired')", id)
         ctx.worlds.payments.db.execute(
-            "INSERT INTO charges (id, body) VALUES (?, 'payroll')", f"c-{id}"
+            "INSERT INTO charges (id, gist) VALUES (?, 'payroll')", f"c-{id}"
         )
         return id
 
@@ -75,7 +75,7 @@ def test_freeze_inside_bulk_is_refused_and_writes_nothing(tmp_path: Path) -> Non
     world = company_with_payments(tmp_path / "fixtures")
     with world.instance(now=NOW) as inst:
         with inst.bulk() as ctx, pytest.raises(seahaven.WorldBug, match="inside bulk"):
-            ctx.db.execute("INSERT INTO staff (id, body) VALUES ('u1', 'x')")
+            ctx.db.execute("INSERT INTO staff (id, gist) VALUES ('u1', 'x')")
             inst.freeze("early", "Rows not committed yet.")
         # Leaving the block commits, and freezing then works.
         fixture = inst.freeze("later", "One person.")
@@ -102,12 +102,12 @@ def test_a_drifted_node_names_its_path_and_mints_nothing(
 
 
 def test_an_existing_id_is_refused_and_the_fixture_is_untouched(tmp_path: Path) -> None:
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "fixtures")
     with world.instance(now=NOW) as inst:
         first = inst.freeze("taken", "The first one.")
         sidecar = (first.directory / "fixture.yaml").read_bytes()
         with inst.bulk() as ctx:
-            ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n1', 'new')")
+            ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('m1', 'new')")
         with pytest.raises(seahaven.WorldBug) as raised:
             inst.freeze("taken", "The second one.")
     assert "already exists" in str(raised.value)
@@ -118,14 +118,14 @@ def test_an_existing_id_is_refused_and_the_fixture_is_untouched(tmp_path: Path) 
 
 
 def test_a_description_that_is_not_a_string_is_refused(tmp_path: Path) -> None:
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "fixtures")
     with world.instance(now=NOW) as inst, pytest.raises(seahaven.WorldBug, match="description"):
         inst.freeze("x", None)  # type: ignore[arg-type]
     assert leftovers(tmp_path / "fixtures") == []
 
 
 def test_a_destroyed_instance_cannot_be_frozen(tmp_path: Path) -> None:
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "fixtures")
     inst = world.instance(now=NOW)
     inst.destroy()
     with pytest.raises(seahaven.WorldBug, match="destroyed"):
@@ -164,19 +164,19 @@ def test_freeze_checkpoints_vacuums_and_seals_every_state_file(tmp_path: Path) -
 
 
 def test_now_is_the_clock_and_created_at_is_the_wall_clock(tmp_path: Path) -> None:
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "fixtures")
 
     @world.tool
-    def note(ctx: seahaven.Ctx, id: str) -> None:
-        """Write a note."""
-        ctx.db.execute("INSERT INTO notes (id, body) VALUES (?, 'x')", id)
+    def jot(ctx: seahaven.Ctx, id: str) -> None:
+        """File a memo with a placeholder gist."""
+        ctx.db.execute("INSERT INTO memos (id, gist) VALUES (?, 'x')", id)
 
     with world.instance(now=NOW, clock_mode="tick") as inst:
-        inst.call("note", id="a")
-        inst.call("note", id="b")
+        inst.call("jot", id="a")
+        inst.call("jot", id="b")
         clock_reading = inst.clock.iso()
         before = time.time_ns() // 1_000_000
-        fixture = inst.freeze("ticked", "Two notes.")
+        fixture = inst.freeze("ticked", "Two memos.")
         after = time.time_ns() // 1_000_000
 
     assert clock_reading != NOW
@@ -188,7 +188,7 @@ def test_now_is_the_clock_and_created_at_is_the_wall_clock(tmp_path: Path) -> No
 
 
 def test_parent_id_is_the_fixture_the_instance_came_from(tmp_path: Path) -> None:
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "fixtures")
     with world.instance(now=NOW, clock_mode="fixed") as inst:
         inst.freeze("base", "Nothing yet.")
     with world.instance("base", clock_mode="fixed") as inst:
@@ -198,7 +198,7 @@ def test_parent_id_is_the_fixture_the_instance_came_from(tmp_path: Path) -> None
 
 
 def test_freeze_returns_what_load_reads_back(tmp_path: Path) -> None:
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "fixtures")
     with world.instance(now=NOW) as inst:
         returned = inst.freeze("same", "Read back.")
     assert returned == fixtures.load(tmp_path / "fixtures" / "same")
@@ -264,7 +264,7 @@ def test_a_freeze_that_fails_half_way_leaves_no_directory(
 def test_a_failed_publish_names_the_fixture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "fixtures")
     with world.instance(now=NOW) as inst:
         _fail_on_rename(monkeypatch)
         with pytest.raises(seahaven.WorldBug) as raised:
@@ -278,7 +278,7 @@ def test_a_failed_publish_names_the_fixture(
 def test_freezing_where_no_directory_can_be_made_names_the_escape_hatch(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory", encoding="utf-8")
-    world = make_world("notes", "notes", fixtures_dir=blocker / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=blocker / "fixtures")
     with world.instance(now=NOW) as inst, pytest.raises(seahaven.WorldBug) as raised:
         inst.freeze("nowhere", "Cannot be written.")
     assert "World(fixtures_dir=...)" in str(raised.value)
@@ -293,7 +293,7 @@ def test_freezing_into_a_read_only_directory_names_the_escape_hatch(tmp_path: Pa
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o555)
-    world = make_world("notes", "notes", fixtures_dir=locked)
+    world = make_world("memos", "memos", fixtures_dir=locked)
     try:
         with world.instance(now=NOW) as inst, pytest.raises(seahaven.WorldBug) as raised:
             inst.freeze("x", "Read-only.")
@@ -305,7 +305,7 @@ def test_freezing_into_a_read_only_directory_names_the_escape_hatch(tmp_path: Pa
 
 def test_freezing_into_site_packages_is_refused_before_anything_is_made() -> None:
     installed = Path(sysconfig.get_paths()["purelib"]) / "seahaven-test-never-made" / "fixtures"
-    world = make_world("notes", "notes", fixtures_dir=installed)
+    world = make_world("memos", "memos", fixtures_dir=installed)
     with world.instance(now=NOW) as inst, pytest.raises(seahaven.WorldBug) as raised:
         inst.freeze("x", "Into an installed package.")
     assert "installed package" in str(raised.value)
@@ -322,7 +322,7 @@ def test_freezing_into_a_package_a_distribution_installed_is_refused(tmp_path: P
     (target / "tinyworld-1.0.dist-info" / "RECORD").write_text(
         "tinyworld/__init__.py,sha256=x,0\ntinyworld-1.0.dist-info/RECORD,,\n", encoding="utf-8"
     )
-    world = make_world("notes", "notes", fixtures_dir=target / "tinyworld" / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=target / "tinyworld" / "fixtures")
     with world.instance(now=NOW) as inst, pytest.raises(seahaven.WorldBug) as raised:
         inst.freeze("x", "Into an installed package.")
     assert "tinyworld-1.0.dist-info" in str(raised.value)
@@ -335,7 +335,7 @@ def test_a_dist_info_for_another_package_does_not_block_a_freeze(tmp_path: Path)
     (tmp_path / "other-1.0.dist-info" / "RECORD").write_text(
         "other/__init__.py,sha256=x,0\n", encoding="utf-8"
     )
-    world = make_world("notes", "notes", fixtures_dir=tmp_path / "mine" / "fixtures")
+    world = make_world("memos", "memos", fixtures_dir=tmp_path / "mine" / "fixtures")
     with world.instance(now=NOW) as inst:
         inst.freeze("x", "Beside someone else's install.")
     assert leftovers(tmp_path / "mine" / "fixtures") == ["x"]

@@ -18,7 +18,7 @@ import pytest
 
 import seahaven
 
-NOW = "2026-06-01T09:00:00.000Z"
+NOW = "2031-03-14T08:30:00.000Z"
 
 WORLD_MODULE = """
 import seahaven
@@ -54,8 +54,8 @@ def write_world_package(root: Path, package: str, *, inside: str = "__init__.py"
     """A world package under ``root``: its schema as package data, the world in ``inside``."""
     directory = root / package
     (directory / "schema").mkdir(parents=True)
-    (directory / "schema" / "001_notes.sql").write_text(
-        "CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT;\n", encoding="utf-8"
+    (directory / "schema" / "001_memos.sql").write_text(
+        "CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL) STRICT;\n", encoding="utf-8"
     )
     (directory / "__init__.py").write_text("", encoding="utf-8")
     (directory / inside).write_text(WORLD_MODULE.format(name=package), encoding="utf-8")
@@ -226,8 +226,8 @@ report = {
     "fixtures_dir": str(world.fixtures_dir),
     "listed": [fixture.id for fixture in world.fixtures()],
 }
-with world.instance("seeded", clock_mode="fixed") as inst:
-    report["rows"] = inst.inspect().rows("SELECT id, body FROM notes ORDER BY id")
+with world.instance("shipped", clock_mode="fixed") as inst:
+    report["rows"] = inst.inspect().rows("SELECT id, gist FROM memos ORDER BY id")
     report["now"] = inst.clock.iso()
     try:
         inst.freeze("again", "Into the installed package.")
@@ -270,9 +270,9 @@ def test_a_fixture_inside_an_installed_wheel_makes_instances(
     world = importer(source, "tinyworld").world
     assert world.fixtures_dir == package / "fixtures"
     with world.instance(now=NOW, clock_mode="fixed") as inst:
-        with inst.bulk() as ctx:
-            ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n1', 'packed')")
-        inst.freeze("seeded", "One note, shipped in the wheel.")
+        with inst.bulk() as loading:
+            loading.db.execute("INSERT INTO memos (id, gist) VALUES ('m1', 'packed')")
+        inst.freeze("shipped", "A single memo that travels in the wheel.")
 
     wheels = tmp_path / "wheels"
     run(
@@ -284,9 +284,9 @@ def test_a_fixture_inside_an_installed_wheel_makes_instances(
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assert {
-        "tinyworld/fixtures/seeded/fixture.yaml",
-        "tinyworld/fixtures/seeded/state.sqlite",
-        "tinyworld/schema/001_notes.sql",
+        "tinyworld/fixtures/shipped/fixture.yaml",
+        "tinyworld/fixtures/shipped/state.sqlite",
+        "tinyworld/schema/001_memos.sql",
     } <= names
 
     target = tmp_path / "installed"
@@ -306,10 +306,10 @@ def test_a_fixture_inside_an_installed_wheel_makes_instances(
     installed_package = target / "tinyworld"
     assert Path(report["module"]).parent == installed_package
     assert report["fixtures_dir"] == str(installed_package / "fixtures")
-    assert report["listed"] == ["seeded"]
-    assert report["rows"] == [{"id": "n1", "body": "packed"}]
+    assert report["listed"] == ["shipped"]
+    assert report["rows"] == [{"id": "m1", "gist": "packed"}]
     assert report["now"] == NOW
     assert report["refusal"] is not None
     assert "installed package" in report["refusal"]
     assert "World(fixtures_dir=...)" in report["refusal"]
-    assert sorted(p.name for p in (installed_package / "fixtures").iterdir()) == ["seeded"]
+    assert sorted(p.name for p in (installed_package / "fixtures").iterdir()) == ["shipped"]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sample_worlds import memo_world
 
 import seahaven
 from seahaven import instances
@@ -28,28 +29,22 @@ def no_gate() -> Iterator[None]:
 
 
 def declare(name: str = "lifecycle", **options: Any) -> seahaven.World:
-    """A world with a table of notes and tools to write, read, block on and nest."""
-    world = seahaven.World(
-        name=name,
-        version="1.0.0",
-        schema="CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT;",
-        state_format="seahaven.state/1",
-        **options,
-    )
+    """A memo world whose tools file, count and echo; tests add ones that block or nest."""
+    world = memo_world(name, **options)
 
     @world.tool
-    def add_note(ctx: seahaven.Ctx, body: str) -> dict[str, Any]:
-        """Write a note."""
-        note = {"id": ctx.ids.uuid(), "body": body}
-        ctx.db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", note["id"], body)
-        return note
+    def memo(ctx: seahaven.Ctx, gist: str) -> dict[str, Any]:
+        """File a memo under an id the instance mints."""
+        minted = f"memo-{ctx.ids.uuid()}"
+        ctx.db.execute("INSERT INTO memos (id, gist) VALUES (?, ?)", minted, gist)
+        return {"id": minted, "gist": gist}
 
     @world.tool
     def count(ctx: seahaven.Ctx) -> int:
-        """How many notes there are."""
-        row = ctx.db.one("SELECT count(*) AS n FROM notes")
-        assert row is not None
-        return int(row["n"])
+        """The number of memos on file."""
+        counted = ctx.db.one("SELECT count(*) AS n FROM memos")
+        assert counted is not None
+        return int(counted["n"])
 
     @world.tool
     def rename(ctx: seahaven.Ctx, name: str) -> dict[str, Any]:
@@ -68,7 +63,7 @@ def test_an_instance_is_a_context_manager_that_destroys_itself() -> None:
         assert isinstance(inst, seahaven.Instance)
         path = inst.state_path
         assert path.is_file()
-        inst.call("add_note", body="x")
+        inst.call("memo", gist="x")
     assert not path.exists()
     assert not path.parent.exists()
     with pytest.raises(seahaven.WorldBug, match="destroyed"):
@@ -114,7 +109,7 @@ def test_two_instances_have_their_own_ids_files_and_rows() -> None:
     with world.instance() as first, world.instance() as second:
         assert first.id != second.id
         assert first.state_path != second.state_path
-        first.call("add_note", body="only in the first")
+        first.call("memo", gist="only in the first")
         assert first.call("count") == 1
         assert second.call("count") == 0
 
@@ -123,11 +118,11 @@ def test_tools_lists_every_tool_with_its_schema() -> None:
     world = declare()
     with world.instance() as inst:
         listed = inst.tools()
-    assert [entry["name"] for entry in listed] == ["add_note", "count", "rename"]
+    assert [entry["name"] for entry in listed] == ["memo", "count", "rename"]
     assert listed[0] == {
-        "name": "add_note",
-        "description": "Write a note.",
-        "input_schema": world.tools["add_note"].schema,
+        "name": "memo",
+        "description": "File a memo under an id the instance mints.",
+        "input_schema": world.tools["memo"].schema,
     }
 
 
@@ -154,8 +149,8 @@ def test_a_tool_argument_called_name_works() -> None:
 def test_an_unknown_tool_name_is_refused() -> None:
     with declare().instance() as inst:
         with pytest.raises(seahaven.UnknownTool) as caught:
-            inst.call("add_notes", body="x")
-        assert caught.value.details == {"name": "add_notes"}
+            inst.call("memos", gist="x")
+        assert caught.value.details == {"name": "memos"}
         assert inst.call_count == 0
 
 
@@ -169,7 +164,7 @@ def test_a_function_that_is_not_a_tool_is_refused() -> None:
 
 def test_positional_arguments_with_a_name_are_refused() -> None:
     with declare().instance() as inst, pytest.raises(seahaven.WorldBug, match="by name"):
-        inst.call("add_note", "x")
+        inst.call("memo", "x")
 
 
 def test_an_instance_is_not_made_by_hand() -> None:
@@ -179,7 +174,7 @@ def test_an_instance_is_not_made_by_hand() -> None:
 
 def test_setup_sql_runs_before_the_first_call_and_is_kept_as_given() -> None:
     world = declare()
-    sql = "INSERT INTO notes VALUES ('n1', 'seeded'); INSERT INTO notes VALUES ('n2', 'too')"
+    sql = "INSERT INTO memos VALUES ('m1', 'before'); INSERT INTO memos VALUES ('m2', 'also')"
     with world.instance(setup_sql=sql) as inst:
         assert inst.setup_sql == sql
         assert inst.call("count") == 2
@@ -260,7 +255,7 @@ def test_destroy_waits_for_a_call_in_flight(no_gate: None) -> None:
     def slow(ctx: seahaven.Ctx) -> str:
         entered.set()
         assert release.wait(REACH)
-        ctx.db.execute("INSERT INTO notes VALUES ('late', 'written while destroy waited')")
+        ctx.db.execute("INSERT INTO memos VALUES ('late', 'written while destroy waited')")
         return "finished"
 
     inst = world.instance()
@@ -360,7 +355,7 @@ def test_calls_into_different_instances_never_wait_for_each_other(no_gate: None)
             finished = threading.Event()
 
             def call_the_other() -> None:
-                free.call("add_note", body="not blocked")
+                free.call("memo", gist="not blocked")
                 finished.set()
 
             threading.Thread(target=call_the_other).start()

@@ -14,7 +14,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-NOW = "2026-06-01T09:00:00.000Z"
+NOW = "2031-03-14T08:30:00.000Z"
 
 WORLD_SOURCE = '''
 import seahaven
@@ -22,15 +22,15 @@ import seahaven
 world = seahaven.World(
     name="plugworld",
     version="1.0.0",
-    schema="CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT;",
+    schema="CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL) STRICT;",
     state_format="seahaven.state/1",
 )
 
 
 @world.tool
-def add_note(ctx: seahaven.Ctx, id: str, body: str) -> str:
-    """Write one note."""
-    ctx.db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", id, body)
+def jot(ctx: seahaven.Ctx, id: str, gist: str) -> str:
+    """File a memo and answer its id."""
+    ctx.db.execute("INSERT INTO memos (id, gist) VALUES (?, ?)", id, gist)
     return id
 
 
@@ -65,14 +65,14 @@ def write_project(
 
 
 def freeze_base(pytester: pytest.Pytester, package: str = "plugworld") -> None:
-    """Freeze fixture ``base`` (one note) into the project's ``fixtures/``."""
+    """Freeze fixture ``base``, holding memo m1, into the project's ``fixtures/``."""
     pytester.syspathinsert()
     module = __import__(package)
     world = module.world
     assert world.fixtures_dir == pytester.path / "fixtures"
     with world.instance(now=NOW, clock_mode="fixed") as inst:
-        inst.call("add_note", id="n1", body="from the fixture")
-        inst.freeze("base", "One note.")
+        inst.call("jot", id="m1", gist="from the fixture")
+        inst.freeze("base", "Memo m1 and nothing else.")
 
 
 def run_tests(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
@@ -115,12 +115,12 @@ def test_a_module_marker_gives_each_test_its_own_copy_of_the_fixture(
 
         def test_writes(instance: seahaven.Instance) -> None:
             assert instance.fixture == "base"
-            instance.call("add_note", id="n2", body="written by a test")
-            assert instance.inspect().one("SELECT count(*) AS n FROM notes") == {"n": 2}
+            instance.call("jot", id="m2", gist="written by a test")
+            assert instance.inspect().one("SELECT count(*) AS n FROM memos") == {"n": 2}
 
 
         def test_sees_the_fixture_untouched(instance: seahaven.Instance) -> None:
-            assert instance.inspect().rows("SELECT id FROM notes") == [{"id": "n1"}]
+            assert instance.inspect().rows("SELECT id FROM memos") == [{"id": "m1"}]
             assert instance.change_log() == []
 
 
@@ -146,17 +146,17 @@ def test_every_marker_keyword_reaches_world_instance(pytester: pytest.Pytester) 
         import seahaven
 
 
-        @pytest.mark.seahaven("base", clock_mode="fixed", now="2026-07-01T00:00:00.000Z")
+        @pytest.mark.seahaven("base", clock_mode="fixed", now="2031-07-01T00:00:00.000Z")
         def test_positional_fixture_now_and_clock_mode(instance: seahaven.Instance) -> None:
             assert instance.fixture == "base"
             assert instance.clock.mode == "fixed"
-            assert instance.clock.iso() == "2026-07-01T00:00:00.000Z"
+            assert instance.clock.iso() == "2031-07-01T00:00:00.000Z"
 
 
         @pytest.mark.seahaven(fixture=None, now="2026-01-01T00:00:00.000Z", clock_mode="tick")
         def test_fixture_none_is_a_blank_instance(instance: seahaven.Instance) -> None:
             assert instance.fixture is None
-            assert instance.inspect().rows("SELECT id FROM notes") == []
+            assert instance.inspect().rows("SELECT id FROM memos") == []
             assert instance.clock.mode == "tick"
             assert instance.clock.iso() == "2026-01-01T00:00:00.000Z"
 
@@ -167,10 +167,10 @@ def test_every_marker_keyword_reaches_world_instance(pytester: pytest.Pytester) 
                 assert instance.seed == same.seed != other.seed
 
 
-        @pytest.mark.seahaven(fixture="base", setup_sql="DELETE FROM notes")
+        @pytest.mark.seahaven(fixture="base", setup_sql="DELETE FROM memos")
         def test_setup_sql(instance: seahaven.Instance) -> None:
-            assert instance.setup_sql == "DELETE FROM notes"
-            assert instance.inspect().rows("SELECT id FROM notes") == []
+            assert instance.setup_sql == "DELETE FROM memos"
+            assert instance.inspect().rows("SELECT id FROM memos") == []
 
 
         @pytest.mark.seahaven(fixture=None, startup={"greeting": "hello"})
@@ -218,7 +218,7 @@ def test_the_instance_is_destroyed_after_a_pass_and_after_a_failure(
             for instance in made:
                 assert not instance.state_path.parent.exists()
                 with pytest.raises(seahaven.WorldBug, match="destroyed"):
-                    instance.call("add_note", id="late", body="too late")
+                    instance.call("jot", id="late", gist="too late")
         """,
     )
     result.assert_outcomes(passed=2, failed=1)
@@ -412,7 +412,7 @@ def test_a_declared_seahaven_worlds_entry_point_names_the_world(
         attribute="the_world",
         module="core",
         extra_pyproject=(
-            '\n[project.entry-points."seahaven.worlds"]\nnotes = "epworld.core:the_world"\n'
+            '\n[project.entry-points."seahaven.worlds"]\nmemos = "epworld.core:the_world"\n'
         ),
     )
     result = run_tests(
@@ -461,6 +461,6 @@ def test_the_option_refuses_something_that_is_not_a_world(pytester: pytest.Pytes
         def test_found(world: seahaven.World) -> None:
             pass
         """
-    result = run_tests(pytester, source, "--seahaven-world", "plugworld:add_note")
+    result = run_tests(pytester, source, "--seahaven-world", "plugworld:jot")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*plugworld:add_note is a *, not a seahaven.World*"])
+    result.stdout.fnmatch_lines(["*plugworld:jot is a *, not a seahaven.World*"])

@@ -4,12 +4,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sample_worlds import OPENING, cafe_world, memo_world, till_world
 
 import seahaven
 from seahaven.sandbox import ALLOWED_FUNCTIONS
 
 SCHEMA = """
-CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL, filed INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE counters (id INTEGER PRIMARY KEY AUTOINCREMENT, value INTEGER NOT NULL);
 CREATE TABLE owners (id TEXT PRIMARY KEY);
 CREATE TABLE pets (
@@ -32,31 +33,24 @@ END;
 
 
 def make_world(tmp_path: Path, **options: Any) -> seahaven.World:
-    """A notes world whose instances live under ``tmp_path``, so leftovers can be seen."""
-    world = seahaven.World(
-        name="notes",
-        version="1.0.0",
-        schema=SCHEMA,
-        state_format="seahaven.state/1",
-        work_dir=tmp_path / "work",
-        **options,
-    )
+    """A memo world kept under ``tmp_path/work``, so a test can see what an instance left."""
+    world = memo_world(schema=SCHEMA, work_dir=tmp_path / "work", **options)
 
     @world.instance_startup
     def count_what_setup_wrote(ctx: seahaven.Ctx) -> None:
-        row = ctx.db.one("SELECT count(*) AS n FROM notes")
-        assert row is not None
-        ctx.state["notes_at_startup"] = row["n"]
+        counted = ctx.db.one("SELECT count(*) AS n FROM memos")
+        assert counted is not None
+        ctx.state["seen_by_hook"] = counted["n"]
 
     @world.tool
-    def notes_at_startup(ctx: seahaven.Ctx) -> int:
-        """How many notes the startup hook saw."""
-        return int(ctx.state["notes_at_startup"])
+    def seen_by_hook(ctx: seahaven.Ctx) -> int:
+        """The memo count the startup hook found."""
+        return int(ctx.state["seen_by_hook"])
 
     @world.tool
-    def finish(ctx: seahaven.Ctx, id: str) -> None:
-        """Mark a note done."""
-        ctx.db.execute("UPDATE notes SET done = 1 WHERE id = ?", id)
+    def file_away(ctx: seahaven.Ctx, id: str) -> None:
+        """Mark one memo as filed."""
+        ctx.db.execute("UPDATE memos SET filed = 1 WHERE id = ?", id)
 
     return world
 
@@ -74,40 +68,41 @@ def rows(inst: seahaven.Instance, sql: str) -> list[dict[str, Any]]:
 
 def test_setup_sql_runs_before_the_startup_hooks_and_is_not_logged(tmp_path: Path) -> None:
     setup_sql = """
-        INSERT INTO notes (id, body) VALUES ('n1', 'Buy milk');
-        INSERT INTO notes (id, body) VALUES ('n2', 'Call the bank; ask about fees');
-        UPDATE notes SET done = 1 WHERE id = 'n1';
+        INSERT INTO memos (id, gist) VALUES ('m1', 'Water the ferns');
+        INSERT INTO memos (id, gist) VALUES ('m2', 'Ring the printer; ask about toner');
+        UPDATE memos SET filed = 1 WHERE id = 'm1';
     """
     with make_world(tmp_path).instance(setup_sql=setup_sql) as inst:
-        assert rows(inst, "SELECT id, body, done FROM notes ORDER BY id") == [
-            {"id": "n1", "body": "Buy milk", "done": 1},
-            {"id": "n2", "body": "Call the bank; ask about fees", "done": 0},
+        assert rows(inst, "SELECT id, gist, filed FROM memos ORDER BY id") == [
+            {"id": "m1", "gist": "Water the ferns", "filed": 1},
+            {"id": "m2", "gist": "Ring the printer; ask about toner", "filed": 0},
         ]
-        assert inst.call("notes_at_startup") == 2
+        assert inst.call("seen_by_hook") == 2
         assert inst.change_log() == []
-        inst.call("finish", id="n2")
-        assert [(record.i, record.key) for record in inst.change_log()] == [(1, {"id": "n2"})]
+        inst.call("file_away", id="m2")
+        assert [(record.i, record.key) for record in inst.change_log()] == [(1, {"id": "m2"})]
 
 
 def test_setup_sql_runs_after_the_fixture_is_copied(tmp_path: Path) -> None:
     world = make_world(tmp_path, fixtures_dir=tmp_path / "fixtures")
-    with world.instance(now="2026-06-01T09:00:00Z", clock_mode="fixed") as maker:
-        with maker.bulk() as ctx:
-            ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n1', 'Buy milk')")
-        maker.freeze("one_note", "One open note.")
+    with world.instance(now=OPENING, clock_mode="fixed") as maker:
+        with maker.bulk() as loading:
+            loading.db.execute("INSERT INTO memos (id, gist) VALUES ('m1', 'Water the ferns')")
+        maker.freeze("unfiled", "A single memo, not filed yet.")
     setup_sql = (
-        "UPDATE notes SET done = 1 WHERE id = 'n1'; INSERT INTO notes (id, body) VALUES ('n2', 'x')"
+        "UPDATE memos SET filed = 1 WHERE id = 'm1'; "
+        "INSERT INTO memos (id, gist) VALUES ('m2', 'x')"
     )
-    with world.instance("one_note", setup_sql=setup_sql) as inst:
-        assert rows(inst, "SELECT id, done FROM notes ORDER BY id") == [
-            {"id": "n1", "done": 1},
-            {"id": "n2", "done": 0},
+    with world.instance("unfiled", setup_sql=setup_sql) as inst:
+        assert rows(inst, "SELECT id, filed FROM memos ORDER BY id") == [
+            {"id": "m1", "filed": 1},
+            {"id": "m2", "filed": 0},
         ]
         assert inst.change_log() == []
         assert inst.state()["setup_sql"] == setup_sql
     # The fixture itself is untouched.
-    with world.instance("one_note") as plain:
-        assert rows(plain, "SELECT id, done FROM notes") == [{"id": "n1", "done": 0}]
+    with world.instance("unfiled") as plain:
+        assert rows(plain, "SELECT id, filed FROM memos") == [{"id": "m1", "filed": 0}]
 
 
 def test_setup_sql_is_one_transaction(tmp_path: Path) -> None:
@@ -129,12 +124,12 @@ def test_a_setup_that_breaks_a_deferred_constraint_is_a_world_bug(tmp_path: Path
 
 
 def test_setup_sql_and_the_document_keep_the_string_as_given(tmp_path: Path) -> None:
-    setup_sql = "  -- a comment\n  INSERT INTO notes (id, body) VALUES ('n1', 'x') ;;\n\n"
+    setup_sql = "  -- a comment\n  INSERT INTO memos (id, gist) VALUES ('m1', 'x') ;;\n\n"
     world = make_world(tmp_path)
     with world.instance(setup_sql=setup_sql) as inst:
         assert inst.setup_sql == setup_sql
         assert inst.state()["setup_sql"] == setup_sql
-        assert rows(inst, "SELECT id FROM notes") == [{"id": "n1"}]
+        assert rows(inst, "SELECT id FROM memos") == [{"id": "m1"}]
     with world.instance(setup_sql="") as empty:
         assert empty.setup_sql == ""
         assert empty.state()["setup_sql"] == ""
@@ -144,7 +139,7 @@ def test_setup_sql_and_the_document_keep_the_string_as_given(tmp_path: Path) -> 
 
 
 def test_setup_sql_must_be_a_string(tmp_path: Path) -> None:
-    statements: Any = ["INSERT INTO notes (id, body) VALUES ('a', 'b')"]
+    statements: Any = ["INSERT INTO memos (id, gist) VALUES ('a', 'b')"]
     with pytest.raises(seahaven.WorldBug, match="setup_sql must be a string"):
         make_world(tmp_path).instance(setup_sql=statements)
     assert no_instance_left(tmp_path)
@@ -171,29 +166,27 @@ def test_random_in_setup_sql_replays_with_the_same_seed(tmp_path: Path) -> None:
 def test_clock_functions_in_setup_sql_read_the_instance_clock(tmp_path: Path) -> None:
     setup_sql = "INSERT INTO stamps (id, at) VALUES ('a', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
     world = make_world(tmp_path)
-    with world.instance(
-        now="2026-06-01T09:00:00Z", clock_mode="fixed", setup_sql=setup_sql
-    ) as inst:
-        assert rows(inst, "SELECT at FROM stamps") == [{"at": "2026-06-01T09:00:00.000Z"}]
+    with world.instance(now=OPENING, clock_mode="fixed", setup_sql=setup_sql) as inst:
+        assert rows(inst, "SELECT at FROM stamps") == [{"at": OPENING}]
 
 
 def test_allowed_reads_functions_and_reporting_pragmas_pass(tmp_path: Path) -> None:
     setup_sql = """
-        PRAGMA table_info(notes);
+        PRAGMA table_info(memos);
         PRAGMA foreign_key_check;
-        SELECT count(*) FROM notes;
-        INSERT INTO notes (id, body) SELECT 'n' || value, upper(json_extract('{"a": "x"}', '$.a'))
+        SELECT count(*) FROM memos;
+        INSERT INTO memos (id, gist) SELECT 'm' || value, upper(json_extract('{"a": "x"}', '$.a'))
             FROM (SELECT 1 AS value UNION ALL SELECT 2);
         INSERT INTO counters (value) VALUES (abs(-3));
-        UPDATE notes SET body = printf('%s!', body) WHERE id = 'n1';
+        UPDATE memos SET gist = printf('%s!', gist) WHERE id = 'm1';
         INSERT INTO stamps (id, at, token) VALUES ('blob', 'x', X'ff00');
         WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3)
             INSERT INTO counters (value) SELECT x * 10 FROM c;
     """
     with make_world(tmp_path).instance(setup_sql=setup_sql) as inst:
-        assert rows(inst, "SELECT id, body FROM notes ORDER BY id") == [
-            {"id": "n1", "body": "X!"},
-            {"id": "n2", "body": "X"},
+        assert rows(inst, "SELECT id, gist FROM memos ORDER BY id") == [
+            {"id": "m1", "gist": "X!"},
+            {"id": "m2", "gist": "X"},
         ]
         assert rows(inst, "SELECT value FROM counters ORDER BY id") == [
             {"value": 3},
@@ -245,31 +238,31 @@ def test_a_worlds_own_trigger_is_not_held_to_the_allowlist(tmp_path: Path) -> No
         name="audited",
         version="1.0.0",
         schema="""
-            CREATE TABLE notes (id TEXT PRIMARY KEY);
-            CREATE TABLE audit (id INTEGER PRIMARY KEY, note TEXT NOT NULL, n INTEGER NOT NULL);
-            CREATE TRIGGER notes_audit AFTER INSERT ON notes BEGIN
-                INSERT INTO audit (note, n) VALUES (new.id, total_changes());
+            CREATE TABLE memos (id TEXT PRIMARY KEY);
+            CREATE TABLE audit (id INTEGER PRIMARY KEY, memo TEXT NOT NULL, n INTEGER NOT NULL);
+            CREATE TRIGGER memos_audit AFTER INSERT ON memos BEGIN
+                INSERT INTO audit (memo, n) VALUES (new.id, total_changes());
             END;
         """,
         state_format="seahaven.state/1",
         work_dir=tmp_path / "work",
     )
-    with audited.instance(setup_sql="INSERT INTO notes (id) VALUES ('n1')") as inst:
-        assert [row["note"] for row in rows(inst, "SELECT note FROM audit")] == ["n1"]
+    with audited.instance(setup_sql="INSERT INTO memos (id) VALUES ('m1')") as inst:
+        assert [row["memo"] for row in rows(inst, "SELECT memo FROM audit")] == ["m1"]
     with pytest.raises(seahaven.WorldBug, match=r"total_changes\(\), which is not in"):
-        audited.instance(setup_sql="INSERT INTO notes (id) SELECT total_changes()")
+        audited.instance(setup_sql="INSERT INTO memos (id) SELECT total_changes()")
     assert no_instance_left(tmp_path)
 
 
 REFUSED = [
     # schema changes
     ("CREATE TABLE extra (id INTEGER PRIMARY KEY)", "schema"),
-    ("CREATE INDEX notes_body ON notes (body)", "schema"),
-    ("CREATE VIEW open_notes AS SELECT * FROM notes", "schema"),
-    ("CREATE TRIGGER t AFTER INSERT ON notes BEGIN SELECT 1; END", "schema"),
+    ("CREATE INDEX memos_gist ON memos (gist)", "schema"),
+    ("CREATE VIEW unfiled AS SELECT * FROM memos", "schema"),
+    ("CREATE TRIGGER t AFTER INSERT ON memos BEGIN SELECT 1; END", "schema"),
     ("CREATE TEMP TABLE scratch (id INTEGER)", "schema"),
-    ("DROP TABLE notes", "schema"),
-    ("ALTER TABLE notes ADD COLUMN extra TEXT", "schema"),
+    ("DROP TABLE memos", "schema"),
+    ("ALTER TABLE memos ADD COLUMN extra TEXT", "schema"),
     ("REINDEX", "schema"),
     ("ANALYZE", "schema"),
     # transaction control
@@ -295,9 +288,9 @@ REFUSED = [
     ("SELECT highlight(docs_fts, 0, '[', ']') FROM docs_fts", "ALLOWED_FUNCTIONS"),
     # table-valued functions
     ("SELECT * FROM json_each('[1, 2]')", "table-valued"),
-    ("SELECT * FROM pragma_table_info('notes')", "table-valued"),
+    ("SELECT * FROM pragma_table_info('memos')", "table-valued"),
     (
-        'INSERT INTO notes (id, body) SELECT key, value FROM json_each(\'{"a": "b"}\')',
+        'INSERT INTO memos (id, gist) SELECT key, value FROM json_each(\'{"a": "b"}\')',
         "table-valued",
     ),
     # FTS5's shadow tables and SQLite's own tables
@@ -314,10 +307,10 @@ def test_a_refused_statement_is_a_world_bug_naming_its_position(
     tmp_path: Path, statement: str, reason: str
 ) -> None:
     setup_sql = (
-        "INSERT INTO notes (id, body) VALUES ('n1', 'first');\n"
+        "INSERT INTO memos (id, gist) VALUES ('m1', 'first');\n"
         "INSERT INTO counters (value) VALUES (1);\n"
         f"{statement};\n"
-        "INSERT INTO notes (id, body) VALUES ('n3', 'never');"
+        "INSERT INTO memos (id, gist) VALUES ('m3', 'never');"
     )
     with pytest.raises(seahaven.WorldBug) as refused:
         make_world(tmp_path).instance(setup_sql=setup_sql)
@@ -331,18 +324,18 @@ def test_a_refused_statement_is_a_world_bug_naming_its_position(
 @pytest.mark.parametrize(
     "statement",
     [
-        "INSERT INTO notes (id, body) VALUES ('n1', 'duplicate key')",
+        "INSERT INTO memos (id, gist) VALUES ('m1', 'duplicate key')",
         "INSERT INTO nowhere (id) VALUES (1)",
-        "INSERT INTO notes (id) VALUES ('missing body')",
+        "INSERT INTO memos (id) VALUES ('missing gist')",
         "THIS IS NOT SQL",
         # SQLite refuses this itself (writable_schema is off, and no pragma can turn it on).
-        "UPDATE sqlite_schema SET sql = '' WHERE name = 'notes'",
+        "UPDATE sqlite_schema SET sql = '' WHERE name = 'memos'",
     ],
 )
 def test_a_failing_statement_is_a_world_bug_naming_its_position(
     tmp_path: Path, statement: str
 ) -> None:
-    setup_sql = f"INSERT INTO notes (id, body) VALUES ('n1', 'first'); {statement}"
+    setup_sql = f"INSERT INTO memos (id, gist) VALUES ('m1', 'first'); {statement}"
     with pytest.raises(seahaven.WorldBug, match=r"setup_sql statement 2 of 2 .* failed"):
         make_world(tmp_path).instance(setup_sql=setup_sql)
     assert no_instance_left(tmp_path)
@@ -355,29 +348,14 @@ def test_every_allowlisted_function_name_is_lower_case_and_excludes_the_dangerou
 
 
 def test_an_added_worlds_tables_are_written_under_its_schema_name(tmp_path: Path) -> None:
-    payments = seahaven.World(
-        name="payments",
-        version="1.0.0",
-        schema="CREATE TABLE charges (id TEXT PRIMARY KEY, amount INTEGER NOT NULL);",
-        state_format="seahaven.state/1",
-    )
-    shop = seahaven.World(
-        name="shop",
-        version="1.0.0",
-        schema="CREATE TABLE orders (id TEXT PRIMARY KEY, total INTEGER NOT NULL);",
-        state_format="seahaven.state/1",
-        work_dir=tmp_path / "work",
-    )
-    shop.add_world(payments, name="payments", tool_prefix="payments_")
+    cafe = cafe_world(till_world(), work_dir=tmp_path / "work")
     setup_sql = (
-        "INSERT INTO orders (id, total) VALUES ('o1', 500);"
-        "INSERT INTO payments.charges (id, amount) SELECT id, total FROM orders"
+        "INSERT INTO tabs (id, cents) VALUES (7, 500);"
+        "INSERT INTO till.receipts (id, cents) SELECT 'tab-' || id, cents FROM tabs"
     )
-    with shop.instance(setup_sql=setup_sql) as inst:
-        assert rows(inst, "SELECT id, amount FROM payments.charges") == [
-            {"id": "o1", "amount": 500}
-        ]
+    with cafe.instance(setup_sql=setup_sql) as inst:
+        assert rows(inst, "SELECT id, cents FROM till.receipts") == [{"id": "tab-7", "cents": 500}]
         assert inst.change_log() == []
     with pytest.raises(seahaven.WorldBug, match="statement 1 of 1"):
-        shop.instance(setup_sql="DETACH DATABASE payments")
+        cafe.instance(setup_sql="DETACH DATABASE till")
     assert no_instance_left(tmp_path)

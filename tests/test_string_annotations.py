@@ -83,7 +83,7 @@ SEARCH_CASES: list[dict[str, Any]] = [
     # plain JSON, every argument
     {
         "query": "export",
-        "status": "todo",
+        "status": "open",
         "priority": "high",
         "limit": 10,
         "window": WINDOW,
@@ -98,11 +98,11 @@ SEARCH_CASES: list[dict[str, Any]] = [
         "exact": True,
     },
     # only the required ones
-    {"query": "q", "status": "done", "priority": "low"},
+    {"query": "q", "status": "closed", "priority": "low"},
     # Python objects
     {
         "query": "q",
-        "status": "done",
+        "status": "closed",
         "priority": Priority.LOW,
         "window": Window(start=datetime(2026, 1, 1, tzinfo=UTC), end=datetime.now(UTC)),
         "tags": ("a",),
@@ -129,8 +129,8 @@ SEARCH_CASES: list[dict[str, Any]] = [
         "unexpected": True,
     },
     # Python mode, where only the annotated type's own object will do
-    {"query": "q", "status": "done", "priority": "low", "key": uuid.UUID(int=1), "tags": ["a"]},
-    {"query": "q", "status": "todo", "priority": "low", "limit": 251},
+    {"query": "q", "status": "closed", "priority": "low", "key": uuid.UUID(int=1), "tags": ["a"]},
+    {"query": "q", "status": "open", "priority": "low", "limit": 201},
 ]
 
 

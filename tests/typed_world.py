@@ -1,68 +1,66 @@
-"""A small typed composite world, checked by mypy (see ``[tool.mypy]`` in pyproject.toml).
+"""A typed two-world composite that mypy checks (``[tool.mypy]`` in pyproject.toml lists it).
 
-It has no ``from __future__ import annotations`` on purpose: its tools register
-with real annotation objects, where the test modules register string ones.
+There is deliberately no ``from __future__ import annotations`` here: these tools
+register real annotation objects, where the test modules hand the framework strings.
 """
 
 from pydantic import BaseModel
 
 import seahaven
 
-CHARGES = "CREATE TABLE charges (id TEXT PRIMARY KEY, amount INTEGER NOT NULL) STRICT;"
-INVOICES = "CREATE TABLE invoices (id TEXT PRIMARY KEY, charge_id TEXT NOT NULL) STRICT;"
+RECEIPTS = "CREATE TABLE receipts (id TEXT PRIMARY KEY, cents INTEGER NOT NULL) STRICT;"
+TABS = "CREATE TABLE tabs (id TEXT PRIMARY KEY, receipt_id TEXT NOT NULL) STRICT;"
 
 
-class Charge(BaseModel):
-    """One charge, as the payments world returns it."""
-
-    id: str
-    amount: int
-
-
-class Invoice(BaseModel):
-    """One invoice, and the charge it was filed against."""
+class Slip(BaseModel):
+    """What the till prints: ``ring_up`` hands one back."""
 
     id: str
-    charge: Charge
+    cents: int
 
 
-payments = seahaven.World(
-    name="payments", version="1.0.0", schema=CHARGES, state_format="seahaven.state/1"
+class Tab(BaseModel):
+    """A settled café tab, carrying the slip that paid it."""
+
+    id: str
+    slip: Slip
+
+
+till = seahaven.World(
+    name="till", version="1.0.0", schema=RECEIPTS, state_format="seahaven.state/1"
 )
 
 
-@payments.tool
-def create_charge(ctx: seahaven.Ctx, amount: int) -> Charge:
-    """Charge the account and return the charge."""
-    charge = Charge(id=ctx.ids.uuid(), amount=amount)
-    ctx.db.execute("INSERT INTO charges (id, amount) VALUES (?, ?)", charge.id, charge.amount)
-    return charge
+@till.tool
+def ring_up(ctx: seahaven.Ctx, cents: int) -> Slip:
+    """Print a slip for ``cents`` and keep its receipt."""
+    slip = Slip(id=f"slip-{ctx.ids.uuid()}", cents=cents)
+    ctx.db.execute("INSERT INTO receipts (cents, id) VALUES (?, ?)", slip.cents, slip.id)
+    return slip
 
 
-class CompanyWorlds(seahaven.Worlds):
-    """The company's children, named for a type checker."""
+class CafeWorlds(seahaven.Worlds):
+    """The worlds the café adds, spelled out for a type checker."""
 
-    payments: seahaven.WorldHandle
-
-
-company = seahaven.World(
-    name="company", version="0.1.0", schema=INVOICES, state_format="seahaven.state/1"
-)
-company.add_world(payments, name="payments", tool_prefix="pay_")
+    till: seahaven.WorldHandle
 
 
-@company.tool
-def invoice(ctx: seahaven.Ctx[CompanyWorlds], amount: int) -> Invoice:
-    """Charge the company's account and file an invoice against the charge."""
-    charge: Charge = ctx.worlds.payments.call(create_charge, amount=amount)
-    filed = Invoice(id=ctx.ids.uuid(), charge=charge)
-    ctx.db.execute("INSERT INTO invoices (id, charge_id) VALUES (?, ?)", filed.id, charge.id)
-    return filed
+cafe = seahaven.World(name="cafe", version="0.1.0", schema=TABS, state_format="seahaven.state/1")
+cafe.add_world(till, name="till", tool_prefix="till_")
 
 
-def invoice_and_charge(amount: int) -> tuple[Invoice, Charge]:
-    """File one invoice and take one direct charge, each called by its function."""
-    with company.instance(seed=1) as inst:
-        filed = inst.call(invoice, amount=amount)
-        charged = inst.call(create_charge, amount)
-        return filed, charged
+@cafe.tool
+def settle(ctx: seahaven.Ctx[CafeWorlds], cents: int) -> Tab:
+    """Ring ``cents`` up on the café's till and file the tab against the slip."""
+    slip: Slip = ctx.worlds.till.call(ring_up, cents=cents)
+    tab = Tab(id=f"tab-{ctx.ids.uuid()}", slip=slip)
+    ctx.db.execute("INSERT INTO tabs (id, receipt_id) VALUES (?, ?)", tab.id, slip.id)
+    return tab
+
+
+def settle_then_ring_up(cents: int) -> tuple[Tab, Slip]:
+    """Settle one tab, then ring ``cents`` up directly; both calls name the function."""
+    with cafe.instance(seed=1) as inst:
+        tab = inst.call(settle, cents=cents)
+        slip = inst.call(ring_up, cents)
+        return tab, slip

@@ -7,13 +7,13 @@ sys.path.insert(0, "src")
 
 from gal_sh404 import world
 
-with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+with world.instance(now="2031-03-14T08:30:00.000Z", clock_mode="fixed") as inst:
     inst.call("create_item", title="first")
     inst.freeze("base", "One item, for the gallery.")
 
 fixture = Path("fixtures/base")
 sidecar = fixture / "fixture.yaml"
 text = sidecar.read_text(encoding="utf-8")
-assert "2026-06-01T09:00:00.000Z" in text
+assert "2031-03-14T08:30:00.000Z" in text
 # Seconds without milliseconds: a valid instant, but not the clock's own spelling.
-sidecar.write_text(text.replace("09:00:00.000Z", "09:00:00Z"), encoding="utf-8")
+sidecar.write_text(text.replace("08:30:00.000Z", "08:30:00Z"), encoding="utf-8")

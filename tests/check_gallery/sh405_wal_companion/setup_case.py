@@ -7,7 +7,7 @@ sys.path.insert(0, "src")
 
 from gal_sh405 import world
 
-with world.instance(now="2026-06-01T09:00:00.000Z", clock_mode="fixed") as inst:
+with world.instance(now="2031-03-14T08:30:00.000Z", clock_mode="fixed") as inst:
     inst.call("create_item", title="first")
     inst.freeze("base", "One item, for the gallery.")
 

@@ -1,10 +1,13 @@
-"""The error handler: nothing reaches the agent that this world did not choose.
+"""The chat world's outermost layer: it decides every error the agent can read.
 
-Registered first, so it wraps every other layer. The framework's argument
-errors become ``INVALID_INPUT`` with every violation; a database failure or an
-unexpected exception is this world's bug, so it is logged here with its
-traceback and the agent gets ``INTERNAL``. This world's own errors and every
-``WorldBug`` pass through unchanged.
+It is registered ahead of every other middleware, so the rest of the chain runs
+inside it. Three outcomes:
+
+* argument errors from the framework become ``INVALID_INPUT``, one entry per
+  violation, each explained with the argument's own description where it has one;
+* the world's own errors and every ``WorldBug`` are re-raised untouched;
+* a failed SQL statement or any other exception is a defect of this world: the
+  traceback is logged here and the agent receives ``INTERNAL``.
 """
 
 from __future__ import annotations
@@ -25,23 +28,24 @@ _log = logging.getLogger("chat_world")
 
 @world.middleware
 def error_handler(ctx: seahaven.Ctx, call: seahaven.Call, next_: Handler) -> Any:
-    """Map whatever escapes a tool onto one of this world's error shapes."""
+    """Let the call run; turn what it raises into something the agent may read."""
     try:
         return next_(ctx, call)
-    except seahaven.ArgumentError as error:
-        raise InvalidInput.from_violations(error.violations, _descriptions(call)) from error
-    except seahaven.DbError as error:
-        # SQL this world wrote was refused: the agent can do nothing with the
-        # engine's text, so it goes to the log and the agent gets INTERNAL.
-        _log.error("%s: database error under %s", ctx.instance.id, call.name, exc_info=error)
-        raise Internal() from error
-    except seahaven.ToolError:
-        raise
-    except seahaven.WorldBug:
-        raise
-    except Exception as error:
-        _log.error("%s: unexpected error under %s", ctx.instance.id, call.name, exc_info=error)
-        raise Internal() from error
+    except seahaven.ArgumentError as refused:
+        raise InvalidInput.from_violations(refused.violations, _descriptions(call)) from refused
+    except (seahaven.WorldBug, seahaven.ToolError) as raised:
+        if not isinstance(raised, seahaven.DbError):
+            raise
+        # The engine refused SQL this world wrote; the agent cannot act on its text.
+        raise _hidden(ctx, call, "database error", raised) from raised
+    except Exception as raised:
+        raise _hidden(ctx, call, "unexpected error", raised) from raised
+
+
+def _hidden(ctx: seahaven.Ctx, call: seahaven.Call, kind: str, raised: Exception) -> Internal:
+    """Keep a defect's traceback in the log, and hand back what the agent is told instead."""
+    _log.error("%s: %s under %s", ctx.instance.id, kind, call.name, exc_info=raised)
+    return Internal()
 
 
 def _descriptions(call: seahaven.Call) -> dict[str, str]:

@@ -1,7 +1,16 @@
-"""The error handler: nothing reaches the agent that this processor did not choose to say.
+"""Payments' outermost layer: the agent only ever reads an error this processor wrote.
 
-Registered before any other middleware, so it is the outermost layer and sees
-every error a call raises.
+The world registers this middleware before any other, so every layer and every
+tool runs inside it. Whatever a call raises is sorted one of three ways:
+
+* the framework's refusal of the arguments is restated as ``INVALID_INPUT``,
+  listing each violation, so the agent can correct all of them at once;
+* this processor's own errors, and any ``WorldBug``, go out exactly as raised:
+  the first are written for the agent already, the second is the author's to
+  see and is never disguised as a payments error;
+* anything else is a defect here, SQL that SQLite refused included. It is
+  logged with its traceback (the engine's wording goes to the log alone) and
+  the agent is told ``INTERNAL``.
 """
 
 from __future__ import annotations
@@ -21,28 +30,35 @@ _log = logging.getLogger("payments_world")
 
 @world.middleware
 def error_handler(ctx: seahaven.Ctx, call: seahaven.Call, next_: Handler) -> Any:
-    """Map everything that escapes a tool into one of this world's error shapes."""
+    """Run the call, and swap whatever it raises for the error this processor publishes."""
     try:
         return next_(ctx, call)
-    except seahaven.ArgumentError as error:
-        # Every violation at once, so the agent can fix all of them in one turn.
-        raise InvalidInput.from_violations(error.violations) from error
-    except seahaven.DbError as error:
-        # SQL this world wrote was refused: a bug of ours, not something the agent
-        # can act on. The engine's text goes to the log, never to the agent.
+    except Exception as raised:
+        published = _published(ctx, call, raised)
+        if published is raised:
+            raise
+        raise published from raised
+
+
+def _published(ctx: seahaven.Ctx, call: seahaven.Call, raised: Exception) -> Exception:
+    """What the agent gets in place of ``raised``; ``raised`` itself when it may pass."""
+    if isinstance(raised, seahaven.ArgumentError):
+        return InvalidInput.from_violations(raised.violations)
+    if isinstance(raised, seahaven.DbError):
+        # Our own SQL was refused. Nothing the agent sends can fix that, and the
+        # engine's message names our tables, so it is kept for the log.
         _log.error(
-            "%s: database error under %s: %s",
+            "%s: %s failed in SQLite (%s)",
             ctx.instance.id,
             call.name,
-            error.sqlite_message,
-            exc_info=error,
+            raised.sqlite_message,
+            exc_info=raised,
         )
-        raise Internal() from error
-    except seahaven.ToolError:
-        raise  # this processor's own errors are written for the agent already
-    except seahaven.WorldBug:
-        raise  # the author's mistake: loud, unchanged, never dressed up as a product error
-    except Exception as error:
-        # A bug in a tool. It stops here, so it is logged here.
-        _log.error("%s: unexpected error under %s", ctx.instance.id, call.name, exc_info=error)
-        raise Internal() from error
+        return Internal()
+    if isinstance(raised, seahaven.ToolError | seahaven.WorldBug):
+        return raised
+    # A tool's own bug. Nothing after this layer will log it, so it is logged now.
+    _log.error(
+        "%s: %s raised a bug the agent cannot act on", ctx.instance.id, call.name, exc_info=raised
+    )
+    return Internal()
