@@ -1,0 +1,1 @@
+"""The committed generator of the company world's fixtures (see generate.py)."""

@@ -1,0 +1,15 @@
+"""The company's own tools. Importing this package registers every one of them.
+
+The import order is the order the agent's tool list shows them in, before the
+added worlds' tools: people first, then invoices, expenses and the summary.
+"""
+
+# isort: off
+from company_world.tools import staff
+from company_world.tools import invoices
+from company_world.tools import expenses
+from company_world.tools import summary
+
+# isort: on
+
+__all__ = ["expenses", "invoices", "staff", "summary"]
