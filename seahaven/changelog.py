@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import apsw
 from pydantic_core import to_jsonable_python
@@ -50,10 +50,12 @@ def _sort_part(value: Any) -> tuple[int, Any]:
     return (3, base64.b64encode(value).decode("ascii"))
 
 
-class LogRecord:
-    """One row changed by one call (or by ``inst.bulk()``, with ``i`` of ``None``)."""
+class LogRecord(NamedTuple):
+    """One row changed by one call (or by ``inst.bulk()``, with ``i`` of ``None``).
 
-    __slots__ = ("after", "before", "i", "key", "op", "table", "world")
+    A record belongs to its instance and cannot be edited; ``to_dict`` hands out
+    a copy in the published shape.
+    """
 
     i: int | None
     world: str
@@ -63,52 +65,21 @@ class LogRecord:
     before: dict[str, Any] | None
     after: dict[str, Any] | None
 
-    def __init__(
-        self,
-        i: int | None,
-        world: str,
-        table: str,
-        op: Op,
-        key: dict[str, Any],
-        before: dict[str, Any] | None,
-        after: dict[str, Any] | None,
-    ) -> None:
-        object.__setattr__(self, "i", i)
-        object.__setattr__(self, "world", world)
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "op", op)
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "before", before)
-        object.__setattr__(self, "after", after)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("a LogRecord belongs to its instance; read it, do not edit it")
-
     def to_dict(self) -> dict[str, Any]:
         """The published shape an eval reads, with ``i`` first."""
-        before, after = self.before, self.after
+        i, world, table, op, key, before, after = self
         return {
-            "i": self.i,
-            "world": self.world,
-            "table": self.table,
-            "op": self.op,
-            "key": dict(self.key),
+            "i": i,
+            "world": world,
+            "table": table,
+            "op": op,
+            "key": dict(key),
             "before": dict(before) if before is not None else None,
             "after": dict(after) if after is not None else None,
         }
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, LogRecord):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
 
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return (
-            f"LogRecord(i={self.i!r}, world={self.world!r}, table={self.table!r}, "
-            f"op={self.op!r}, key={self.key!r})"
-        )
+_new_record = tuple.__new__
 
 
 def render_changeset(
@@ -119,22 +90,28 @@ def render_changeset(
 ) -> list[tuple[tuple[Any, ...], LogRecord]]:
     """Turn one node's changeset into records, each with the key it sorts by."""
     rendered: list[tuple[tuple[Any, ...], LogRecord]] = []
+    tables: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
     for change in apsw.Changeset.iter(changeset):
-        table = describe_table(change.name)
-        columns = table.columns
-        key_columns = table.primary_key or tuple(sorted(change.pk_columns))
+        name = change.name
+        shape = tables.get(name)
+        if shape is None:
+            table = describe_table(name)
+            shape = tables[name] = (table.columns, table.primary_key)
+        columns, key_columns = shape
+        if not key_columns:
+            key_columns = tuple(sorted(change.pk_columns))
         op = _OPS[change.op]
         if op == "insert":
             row = change.new
             assert row is not None
             raw_key = [row[index] for index in key_columns]
             before = None
-            after = {column: json_value(value) for column, value in zip(columns, row, strict=True)}
+            after = dict(zip(columns, map(json_value, row), strict=True))
         elif op == "delete":
             row = change.old
             assert row is not None
             raw_key = [row[index] for index in key_columns]
-            before = {column: json_value(value) for column, value in zip(columns, row, strict=True)}
+            before = dict(zip(columns, map(json_value, row), strict=True))
             after = None
         else:
             old, new = change.old, change.new
@@ -151,8 +128,9 @@ def render_changeset(
             columns[index]: json_value(value)
             for index, value in zip(key_columns, raw_key, strict=True)
         }
-        sort_key = (path, change.name, tuple(_sort_part(value) for value in raw_key))
-        rendered.append((sort_key, LogRecord(ordinal, path, change.name, op, key, before, after)))
+        sort_key = (path, name, tuple(map(_sort_part, raw_key)))
+        record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after))
+        rendered.append((sort_key, record))
     return rendered
 
 
