@@ -369,3 +369,34 @@ def test_progress_is_never_written_into_a_pipe(installed: Installed) -> None:
 
     assert verify.returncode == freeze.returncode == 0
     assert verify.stderr == freeze.stderr == ""
+
+
+def test_episode_runs_a_script_file_against_a_fixture(installed: Installed, tmp_path: Path) -> None:
+    script = tmp_path / "calls.json"
+    script.write_text(
+        '[{"tool": "add_staff", "arguments": {"id": "s2", "body": "grace"}},'
+        ' {"tool": "add_staff", "arguments": {"id": "s1", "body": "again"}}]'
+    )
+    document = tmp_path / "state.json"
+
+    result = installed.run(
+        "episode", installed.company, "acme", "--calls", str(script), "--document", str(document)
+    )
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == '[0] add_staff(id="s2", body="grace") -> "s2"'
+    # s1 is already in the fixture: the second call fails inside SQLite, and the episode goes on.
+    assert lines[1].startswith('[1] add_staff(id="s1", body="again") -> db_error: ')
+    assert "fixture acme, 2 calls" in lines[2]
+    assert "  main.staff: 1 insert" in lines
+    assert document.is_file()
+
+
+def test_episode_fails_in_one_line_for_an_unknown_world(
+    installed: Installed, tmp_path: Path
+) -> None:
+    script = tmp_path / "calls.json"
+    script.write_text("[]")
+    result = installed.run("episode", "no-such-world", "--calls", str(script))
+    assert_one_line_failure(result, "no-such-world")
