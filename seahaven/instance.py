@@ -497,10 +497,10 @@ def _uri_path(path: Path) -> str:
     return quote(str(path.resolve()))
 
 
+# Row writes are refused by the connection itself (read-only, query_only), so they
+# are not denied here: virtual tables such as R*Tree prepare writes to their own
+# shadow tables just to be read, and denying those would make them unreadable.
 _DENIED_ON_READERS = {
-    apsw.SQLITE_INSERT,
-    apsw.SQLITE_UPDATE,
-    apsw.SQLITE_DELETE,
     apsw.SQLITE_ATTACH,
     apsw.SQLITE_DETACH,
     apsw.SQLITE_CREATE_TABLE,

@@ -459,7 +459,7 @@ def test_untracked_tables_fts5_shadow_tables_and_virtual_tables_are_not_logged()
         assert reader.rows("SELECT rowid FROM docs_fts WHERE docs_fts MATCH 'harbour'") == [
             {"rowid": 1}
         ]
-        assert inst.db.one("SELECT count(*) AS n FROM boxes") == {"n": 1}
+        assert reader.one("SELECT count(*) AS n FROM boxes") == {"n": 1}
 
 
 def test_a_table_without_an_explicit_primary_key_is_refused_at_instance_creation(
