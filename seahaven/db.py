@@ -66,23 +66,28 @@ class _Transaction:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if exc_type is None:
+            try:
+                self._conn.execute(f"RELEASE {self._savepoint}" if self._savepoint else "COMMIT")
+                return
+            except apsw.Error as error:
+                # A commit that fails (a deferred foreign key, say) must not leave the
+                # transaction open behind the caller's back.
+                self._roll_back()
+                raise db_error(error) from error
+        self._roll_back()
+
+    def _roll_back(self) -> None:
         conn, savepoint = self._conn, self._savepoint
         try:
-            if exc_type is None:
-                conn.execute(f"RELEASE {savepoint}" if savepoint else "COMMIT")
-                return
             if savepoint:
-                conn.execute(f"ROLLBACK TO {savepoint}; RELEASE {savepoint}")
+                run_script(conn, f"ROLLBACK TO {savepoint}; RELEASE {savepoint}")
             elif conn.in_transaction:
                 conn.execute("ROLLBACK")
-        except apsw.Error as error:
-            if exc_type is None:
-                # A failed COMMIT (a deferred foreign key, say) must not leave the
-                # transaction open behind the caller's back.
-                if savepoint is None and conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise db_error(error) from error
-            # Rolling back after a failure already being raised: keep that one.
+        except apsw.Error:
+            # SQLite may already have rolled back (an I/O error, a full disk); the
+            # failure that brought us here is the one worth raising.
+            pass
 
 
 class Db:

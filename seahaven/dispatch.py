@@ -20,7 +20,6 @@ import apsw
 from seahaven.changelog import CallRecord, LogRecord, render_changeset
 from seahaven.composition import Composition, SurfaceEntry
 from seahaven.context import Ctx, Worlds
-from seahaven.db import db_error
 from seahaven.errors import ToolError, UnknownTool, WorldBug
 from seahaven.instances import gate
 from seahaven.names import CONTROL_TOOL_NAME
@@ -217,36 +216,12 @@ def _run_tool(activation: Activation, owner: NodeRuntime, tool: Tool, call: Call
         result = tool.fn(ctx, **values)
         check_result(tool.name, result)
         return result
-    conn = owner.conn
-    savepoint = conn.in_transaction
-    try:
-        conn.execute("SAVEPOINT seahaven_call" if savepoint else "BEGIN")
-    except apsw.Error as error:
-        raise db_error(error) from error
-    try:
+    # The same transaction world code opens with ctx.db.transaction(): BEGIN, or a
+    # savepoint inside bulk(); a result that cannot be rendered rolls it back too.
+    with owner.db.transaction():
         result = tool.fn(ctx, **values)
         check_result(tool.name, result)
-    except BaseException:
-        _roll_back(conn, savepoint)
-        raise
-    try:
-        conn.execute("RELEASE seahaven_call" if savepoint else "COMMIT")
-    except apsw.Error as error:
-        _roll_back(conn, savepoint)
-        raise db_error(error) from error
     return result
-
-
-def _roll_back(conn: apsw.Connection, savepoint: bool) -> None:
-    try:
-        if savepoint:
-            conn.execute("ROLLBACK TO seahaven_call; RELEASE seahaven_call")
-        elif conn.in_transaction:
-            conn.execute("ROLLBACK")
-    except apsw.Error:
-        # SQLite may already have rolled back (an I/O error, a full disk); the
-        # failure that brought us here is the one worth raising.
-        pass
 
 
 # --- calls from the agent's surface --------------------------------------------------------------
