@@ -177,16 +177,7 @@ def load(fixture_dir: Path | str, *, require_canonical_now: bool = True) -> Fixt
         created_at=sidecar.created_at,
         format_version=sidecar.format_version,
         nodes=tuple(
-            FixtureNode(
-                path=node.path,
-                world=node.world,
-                world_version=node.world_version,
-                schema_hash=node.schema_hash,
-                scope=node.scope,
-                file=node.file,
-                file_sha256=node.file_sha256,
-                aliases=tuple(node.aliases),
-            )
+            FixtureNode(**{**node.model_dump(), "aliases": tuple(node.aliases)})
             for node in sidecar.nodes or ()
         ),
     )

@@ -8,7 +8,6 @@ parameter.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import enum
 import inspect
@@ -182,15 +181,6 @@ class Tool:
         listed: dict[str, Any] = json.loads(self._listing)
         return listed
 
-    def _renamed(self, name: str) -> Tool:
-        """This tool under another surface name; everything else is shared."""
-        renamed = copy.copy(self)
-        renamed.name = name
-        listed = json.loads(self._listing)
-        listed["name"] = name
-        renamed._listing = json.dumps(listed)
-        return renamed
-
     def _positional(self, args: tuple[Any, ...]) -> dict[str, Any]:
         """Map positional arguments of a typed call onto wire names, in parameter order."""
         if len(args) > len(self._fields):
@@ -198,12 +188,6 @@ class Tool:
                 f"tool {self.name!r} takes {len(self._fields)} arguments; {len(args)} were given"
             )
         return {field.wire: value for field, value in zip(self._fields, args, strict=False)}
-
-    def __copy__(self) -> Tool:
-        clone = object.__new__(Tool)
-        for slot in Tool.__slots__:
-            object.__setattr__(clone, slot, getattr(self, slot))
-        return clone
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"

@@ -630,8 +630,3 @@ def _tool_list(child: str, keyword: str, value: Sequence[str] | None) -> tuple[s
 def _qualname(obj: object) -> str:
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     return str(name) if name else repr(obj)
-
-
-def current_generation() -> int:
-    """The process-wide registration counter."""
-    return _Registrations.generation
