@@ -1,8 +1,9 @@
 """Run every test session the project has: the framework's suite, then each world's own.
 
-Each world is its own distribution with its own project directory, so its
-tests run as their own pytest session from that directory, where the plugin's
-`world` fixture finds the world by convention. Exits non-zero if any session
+Each first-party plugin and each world is its own distribution with its own
+project directory, so its tests run as their own pytest session from that
+directory (where the pytest plugin's `world` fixture finds a world by
+convention). Exits non-zero if any session
 fails. Extra arguments are passed to every pytest session.
 """
 
@@ -17,11 +18,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def sessions() -> list[tuple[str, Path, list[str]]]:
     found = [("framework", ROOT, ["tests"])]
-    worlds = ROOT / "worlds"
-    if worlds.is_dir():
-        for project in sorted(worlds.iterdir()):
+    for folder, label in (("plugins", "plugin"), ("worlds", "world")):
+        projects = ROOT / folder
+        if not projects.is_dir():
+            continue
+        for project in sorted(projects.iterdir()):
             if (project / "pyproject.toml").is_file() and (project / "tests").is_dir():
-                found.append((f"world {project.name}", project, ["tests"]))
+                found.append((f"{label} {project.name}", project, ["tests"]))
     return found
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from seahaven.instance import Instance
     from seahaven.world import World
 
-__all__ = ["BUILTIN_FORMATS", "build_document"]
+__all__ = ["BUILTIN_FORMATS", "build_document", "document_without_instance"]
 
 
 def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
@@ -80,6 +80,48 @@ def build_document(instance: Instance, format: str | None) -> dict[str, Any]:
     }
     document["state"] = run_formatter(instance, name, formatter)
     return document
+
+
+def document_without_instance(world: World, format: str | None = None) -> dict[str, Any]:
+    """The document a server answers before its session has an instance.
+
+    Every field an instance would fill is ``None``, ``call_count`` is 0, and
+    ``state`` is what the format (the world's pin by default) renders with no
+    instance, so a grader reads one shape whether or not an episode began.
+    """
+    from seahaven import __version__
+
+    name = world.pinned_state_format if format is None else format
+    formatter = world.resolve_state_format(name)
+    try:
+        state = formatter(world, None)
+    except WorldBug:
+        raise
+    except Exception as error:
+        raise WorldBug(
+            f"state format {name!r} raised {type(error).__name__} with no instance: {error}; "
+            "a formatter is also called before the first reset, with instance=None"
+        ) from error
+    if not isinstance(state, dict):
+        raise WorldBug(
+            f"state format {name!r} returned {type(state).__name__} with no instance; it must "
+            "return a dict"
+        )
+    return {
+        "format": name,
+        "seahaven_version": __version__,
+        "world": {"name": world.name, "version": world.version},
+        "composition": None,
+        "fixture": None,
+        "episode_id": None,
+        "seed": None,
+        "now": None,
+        "clock_mode": None,
+        "startup": None,
+        "setup_sql": None,
+        "call_count": 0,
+        "state": state,
+    }
 
 
 def run_formatter(

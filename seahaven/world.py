@@ -228,6 +228,11 @@ class World:
         return self._untracked_tables
 
     @property
+    def module(self) -> str:
+        """The name of the module the world was declared in (``__main__`` for a script)."""
+        return str(self._origin_module)
+
+    @property
     def work_dir(self) -> Path | None:
         """Where instance directories go when given; ``None`` for the swept temp directory."""
         return self._work_dir

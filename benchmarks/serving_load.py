@@ -1,0 +1,236 @@
+"""A load of OpenEnv sessions against a served payments world, shared by the load test and the benchmark.
+
+``start_server`` runs ``seahaven serve`` in a child process on a free loopback
+port. ``run_load`` opens many sessions at once over raw WebSockets; each one
+resets from the ``small_shop`` fixture, makes ten calls (writes, reads and one
+call the world refuses), reads its state document and closes. Every frame's
+round trip is timed, and each session checks that its state document holds
+exactly its own calls and rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import connect
+
+FIXTURE = "small_shop"
+CALLS_PER_SESSION = 10
+
+
+@dataclass
+class Server:
+    """A ``seahaven serve`` child process and where it listens."""
+
+    process: subprocess.Popen[str]
+    port: int
+    tmpdir: Path
+
+    @property
+    def base_url(self) -> str:
+        """The HTTP base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        """The session endpoint."""
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def get(self, path: str) -> Any:
+        """GET a JSON route."""
+        with urllib.request.urlopen(self.base_url + path, timeout=10) as response:
+            return json.loads(response.read())
+
+    def instance_directories(self) -> list[Path]:
+        """Every instance directory the server process has on disk now."""
+        root = self.tmpdir / f"seahaven-{os.getuid()}"
+        return sorted(p for p in root.glob(f"*/{self.process.pid}-*/*") if p.is_dir())
+
+
+@contextmanager
+def start_server(
+    tmpdir: Path, *, world: str = "payments", extra: tuple[str, ...] = (), timeout: float = 60
+) -> Iterator[Server]:
+    """Run ``seahaven serve --port 0`` with its temp directory in ``tmpdir``; stop it after.
+
+    The server's output goes to ``tmpdir/serve.log``: a pipe nobody reads would fill
+    and stall the server's event loop on its next log line.
+    """
+    env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "seahaven.cli", "serve", "--world", world, "--port", "0"]
+    log_path = tmpdir / "serve.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [*argv, "--no-console", *extra], stdout=log, stderr=subprocess.STDOUT, text=True, env=env
+        )
+    try:
+        port = None
+        deadline = time.monotonic() + timeout
+        while port is None:
+            found = re.search(r"at http://127\.0\.0\.1:(\d+)", log_path.read_text())
+            if found:
+                port = int(found.group(1))
+            elif process.poll() is not None:
+                raise RuntimeError(
+                    f"seahaven serve exited with {process.returncode} before listening:\n"
+                    + log_path.read_text()
+                )
+            elif time.monotonic() > deadline:
+                raise RuntimeError("seahaven serve did not print its address in time")
+            else:
+                time.sleep(0.05)
+        server = Server(process, port, tmpdir)
+        while server.get("/health") != {"status": "healthy"}:
+            time.sleep(0.05)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class SessionOutcome:
+    """What one session saw: its frame latencies, and what was wrong, if anything."""
+
+    latencies: list[float] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+async def _exchange(ws: Any, frame: dict[str, Any], outcome: SessionOutcome) -> dict[str, Any]:
+    started = time.perf_counter()
+    await ws.send(json.dumps(frame))
+    reply = json.loads(await ws.recv())
+    outcome.latencies.append(time.perf_counter() - started)
+    outcome.kinds.append(frame["type"])
+    return reply  # type: ignore[no-any-return]
+
+
+def _call(name: str, /, **arguments: Any) -> dict[str, Any]:
+    return {"type": "step", "data": {"type": "call_tool", "tool_name": name, "arguments": arguments}}
+
+
+async def one_session(url: str, index: int, start: asyncio.Event) -> SessionOutcome:
+    """One session's whole episode, checking that its state holds exactly its own work."""
+    outcome = SessionOutcome()
+    await start.wait()
+    async with connect(url, compression=None, max_size=None, ping_interval=None) as ws:
+        episode = f"load-{index}"
+        reply = await _exchange(
+            ws, {"type": "reset", "data": {"fixture": FIXTURE, "seed": index, "episode_id": episode}},
+            outcome,
+        )
+        if reply.get("type") != "observation":
+            outcome.problems.append(f"reset answered {reply}")
+            return outcome
+        emails = [f"load{index}.{n}@example.com" for n in range(2)]
+        created = []
+        for email in emails:
+            reply = await _exchange(ws, _call("create_customer", email=email, name=f"S{index}"), outcome)
+            created.append(reply["data"]["observation"]["result"]["id"])
+        await _exchange(ws, _call("update_customer", customer_id=created[0], name=f"U{index}"), outcome)
+        for customer in (created[0], created[1], created[0]):
+            reply = await _exchange(ws, _call("get_customer", customer_id=customer), outcome)
+            if reply["data"]["observation"]["result"]["id"] != customer:
+                outcome.problems.append(f"get_customer({customer}) answered another customer")
+        await _exchange(ws, _call("list_customers", email=emails[1]), outcome)
+        await _exchange(ws, _call("get_balance"), outcome)
+        reply = await _exchange(ws, _call("get_customer", customer_id="cus_doesnotexist"), outcome)
+        if reply["data"]["observation"]["error"] is None:
+            outcome.problems.append("a missing customer was found")
+        await _exchange(ws, _call("update_customer", customer_id=created[1], name=f"V{index}"), outcome)
+        reply = await _exchange(ws, {"type": "state"}, outcome)
+        document = reply["data"]
+        if document["episode_id"] != episode or document["call_count"] != CALLS_PER_SESSION:
+            outcome.problems.append(
+                f"state has episode {document['episode_id']} and {document['call_count']} calls"
+            )
+        log = document["state"]["db"]["log"]
+        inserted = sorted(r["key"]["id"] for r in log if r["op"] == "insert" and r["table"] == "customers")
+        updated = sorted(r["key"]["id"] for r in log if r["op"] == "update" and r["table"] == "customers")
+        if inserted != sorted(created) or updated != sorted(created) or len(log) != 4:
+            outcome.problems.append(f"state log is not this session's own: {log}")
+        await ws.send(json.dumps({"type": "close"}))
+    return outcome
+
+
+@dataclass
+class LoadResult:
+    """The whole load: frames, wall time and every latency."""
+
+    sessions: int
+    frames: int
+    seconds: float
+    latencies: list[float]
+    kinds: list[str]
+    problems: list[str]
+
+    @property
+    def frames_per_second(self) -> float:
+        """Frames answered per second of wall time."""
+        return self.frames / self.seconds
+
+    def percentile(self, fraction: float, kind: str | None = None) -> float:
+        """A latency percentile, in seconds, of every frame or of one kind (``reset``, ...)."""
+        chosen = self.latencies if kind is None else [
+            latency for latency, k in zip(self.latencies, self.kinds, strict=True) if k == kind
+        ]
+        ordered = sorted(chosen)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+    @property
+    def p50(self) -> float:
+        """The median frame latency."""
+        return statistics.median(self.latencies)
+
+    @property
+    def p99(self) -> float:
+        """The 99th-percentile frame latency."""
+        return self.percentile(0.99)
+
+
+async def _run(url: str, sessions: int) -> LoadResult:
+    start = asyncio.Event()
+    tasks = [asyncio.create_task(one_session(url, index, start)) for index in range(sessions)]
+    await asyncio.sleep(0)
+    started = time.perf_counter()
+    start.set()
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+    seconds = time.perf_counter() - started
+    latencies: list[float] = []
+    kinds: list[str] = []
+    problems: list[str] = []
+    for index, outcome in enumerate(outcomes):
+        if isinstance(outcome, BaseException):
+            problems.append(f"session {index} failed: {type(outcome).__name__}: {outcome}")
+            continue
+        latencies.extend(outcome.latencies)
+        kinds.extend(outcome.kinds)
+        problems.extend(f"session {index}: {problem}" for problem in outcome.problems)
+    return LoadResult(sessions, len(latencies), seconds, latencies, kinds, problems)
+
+
+def run_load(url: str, sessions: int, *, timeout: float = 300) -> LoadResult:
+    """Run ``sessions`` sessions at once against ``url``; bounded by ``timeout`` seconds."""
+
+    async def bounded() -> LoadResult:
+        return await asyncio.wait_for(_run(url, sessions), timeout)
+
+    return asyncio.run(bounded())

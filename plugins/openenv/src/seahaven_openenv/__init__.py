@@ -1,0 +1,74 @@
+"""Serving Seahaven worlds over OpenEnv; imported as ``seahaven.openenv``.
+
+``app(world)`` is the ASGI app a world's ``openenv_app.py`` exposes;
+``serve.serve(world, ...)`` runs it under uvicorn; ``SeahavenClient`` drives
+it. The client and the typed models import OpenEnv, which takes seconds, so
+they load on first use: a server that only serves never pays for them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from seahaven_openenv import serve
+from seahaven_openenv.server import app, app_for_worlds
+
+if TYPE_CHECKING:
+    from seahaven_openenv.client import SeahavenClient
+    from seahaven_openenv.environment import SeahavenEnv
+    from seahaven_openenv.models import (
+        CallToolAction,
+        FileRef,
+        FixtureRef,
+        ListToolsAction,
+        ListToolsObservation,
+        NodeRef,
+        SeahavenObservation,
+        SeahavenState,
+        WorldRef,
+    )
+
+__all__ = [
+    "CallToolAction",
+    "FileRef",
+    "FixtureRef",
+    "ListToolsAction",
+    "ListToolsObservation",
+    "NodeRef",
+    "SeahavenClient",
+    "SeahavenEnv",
+    "SeahavenObservation",
+    "SeahavenState",
+    "WorldRef",
+    "app",
+    "app_for_worlds",
+    "serve",
+]
+
+_LAZY = {
+    "SeahavenClient": "seahaven_openenv.client",
+    "SeahavenEnv": "seahaven_openenv.environment",
+    "CallToolAction": "seahaven_openenv.models",
+    "FileRef": "seahaven_openenv.models",
+    "FixtureRef": "seahaven_openenv.models",
+    "ListToolsAction": "seahaven_openenv.models",
+    "ListToolsObservation": "seahaven_openenv.models",
+    "NodeRef": "seahaven_openenv.models",
+    "SeahavenObservation": "seahaven_openenv.models",
+    "SeahavenState": "seahaven_openenv.models",
+    "WorldRef": "seahaven_openenv.models",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'seahaven.openenv' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

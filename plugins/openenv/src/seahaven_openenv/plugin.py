@@ -1,0 +1,122 @@
+"""The serving plugin's hooks: ``seahaven serve``.
+
+This module is loaded every time the ``seahaven`` command line is built, so it
+imports nothing heavy: the server and uvicorn are imported when ``serve`` runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from seahaven.cli_support import fail, failures, session
+from seahaven.hookspecs import hookimpl
+
+__all__ = ["seahaven_cli", "serve_command"]
+
+
+def serve_command(
+    ctx: typer.Context,
+    world: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--world",
+            metavar="WORLD",
+            help="A registered world name or module:attr; repeat it to serve several worlds, "
+            "each under /worlds/NAME (default: the project's own world).",
+            show_default=False,
+        ),
+    ] = None,
+    all_worlds: Annotated[
+        bool,
+        typer.Option("--all", help="Serve every installed world, each under /worlds/NAME."),
+    ] = False,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            metavar="HOST",
+            help="The address to bind; 0.0.0.0 serves on every interface.",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", metavar="PORT", min=0, max=65535, help="The port to bind; 0 picks a free one."
+        ),
+    ] = 8000,
+    max_concurrent_envs: Annotated[
+        int,
+        typer.Option(
+            "--max_concurrent_envs",
+            metavar="N",
+            min=1,
+            help="How many sessions may be open at once; past it a connection gets "
+            "CAPACITY_REACHED.",
+        ),
+    ] = 500,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            metavar="N",
+            min=0,
+            help="How many tool calls run at once; 0 for no gate (default: min(cpus, 16)).",
+            show_default=False,
+        ),
+    ] = None,
+    session_timeout: Annotated[
+        float,
+        typer.Option(
+            "--session-timeout",
+            metavar="SECONDS",
+            min=0,
+            help="Seconds of idleness (no reset or step) before a session is reaped; 0 is off.",
+        ),
+    ] = 0,
+    include_control_tools: Annotated[
+        bool,
+        typer.Option(
+            "--include-control-tools",
+            help="Let each session's instance call the deprecated control tool "
+            "controller_run_sql (it is never listed).",
+        ),
+    ] = False,
+    no_console: Annotated[
+        bool, typer.Option("--no-console", help="Do not serve the web console at /console.")
+    ] = False,
+) -> None:
+    """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
+    with failures():
+        cli = session(ctx)
+        if all_worlds and world:
+            fail("--all serves every installed world; give it without --world")
+        if all_worlds:
+            registry = cli.registry()
+            names = registry.names()
+            if not names:
+                fail("no worlds are installed; install a world package, or name one with --world")
+            chosen = [registry.load(name) for name in names]
+        elif world:
+            chosen = [cli.find_world(spec).world for spec in world]
+        else:
+            chosen = [cli.find_world(None).world]
+        from seahaven_openenv.serve import serve
+
+        serve(
+            chosen,
+            host=host,
+            port=port,
+            max_concurrent_envs=max_concurrent_envs,
+            concurrency=concurrency,
+            session_timeout=session_timeout or None,
+            include_control_tools=include_control_tools,
+            console=not no_console,
+        )
+
+
+@hookimpl
+def seahaven_cli(app: typer.Typer) -> None:
+    """Add ``seahaven serve``."""
+    app.command("serve")(serve_command)

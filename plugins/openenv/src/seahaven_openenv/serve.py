@@ -1,0 +1,242 @@
+"""Run the server: uvicorn, one worker, one event loop, the app of ``seahaven_openenv.server``.
+
+``serve(world, ...)`` is what ``seahaven serve`` runs. It prints where it
+listens once the socket is bound, so ``--port 0`` (any free port) is usable:
+the printed address has the port the system chose. ``running(world)`` is the
+same server on a background thread for the length of a ``with`` block, for a
+harness or a test that wants a real server inside its own process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TextIO
+
+import uvicorn
+from fastapi import FastAPI
+
+import seahaven
+from seahaven.errors import WorldBug
+from seahaven.instances import set_concurrency
+from seahaven_openenv.server import DEFAULT_MAX_CONCURRENT_ENVS, Hub, app_for_worlds
+
+__all__ = ["RunningServer", "addresses", "build", "running", "serve"]
+
+
+def addresses(
+    worlds: Sequence[seahaven.World], host: str, port: int, *, console: bool
+) -> list[str]:
+    """The lines ``serve`` prints once it listens: each world's base URL, WebSocket and console."""
+    shown_host = f"[{host}]" if ":" in host else host
+    base = f"http://{shown_host}:{port}"
+    lines = []
+    for world in worlds:
+        root = base if len(worlds) == 1 else f"{base}/worlds/{world.name}"
+        ws = root.replace("http://", "ws://", 1)
+        lines.append(f"Serving world {world.name!r} at {root} (sessions on {ws}/ws)")
+        if console:
+            lines.append(f"Web console for {world.name!r}: {root}/console")
+    return lines
+
+
+@dataclass
+class RunningServer:
+    """A server running on a background thread, as ``running(...)`` yields it."""
+
+    host: str
+    port: int
+    app: FastAPI
+
+    @property
+    def base_url(self) -> str:
+        """The HTTP base URL, for ``SeahavenClient(base_url=...)``."""
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{shown}:{self.port}"
+
+    @property
+    def hub(self) -> Hub:
+        """What the server's sessions share: its capacity and live sessions."""
+        hub: Hub = self.app.state.hub
+        return hub
+
+
+def build(
+    worlds: seahaven.World | Sequence[seahaven.World],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    concurrency: int | None = None,
+    session_timeout: float | None = None,
+    include_control_tools: bool = False,
+    console: bool = True,
+    log_level: str = "info",
+) -> tuple[list[seahaven.World], uvicorn.Server]:
+    """The app for ``worlds`` and a uvicorn server for it, configured as ``serve`` runs it."""
+    chosen = [worlds] if isinstance(worlds, seahaven.World) else list(worlds)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise WorldBug(f"port must be a number from 0 to 65535, not {port!r}")
+    if concurrency is not None:
+        set_concurrency(concurrency)
+    application = app_for_worlds(
+        chosen,
+        include_control_tools=include_control_tools,
+        max_concurrent_envs=max_concurrent_envs,
+        session_timeout=session_timeout,
+        console=console,
+    )
+    config = uvicorn.Config(
+        application,
+        host=host,
+        port=port,
+        workers=1,
+        log_level=log_level,
+        access_log=False,
+        # Compressing every frame costs more CPU than a loopback or data-centre link saves.
+        ws_per_message_deflate=False,
+        lifespan="on",
+    )
+    return chosen, uvicorn.Server(config)
+
+
+def _bound_port(server: uvicorn.Server, default: int) -> int:
+    for listener in server.servers:
+        for sock in listener.sockets:
+            port: int = sock.getsockname()[1]
+            return port
+    return default
+
+
+def serve(
+    worlds: seahaven.World | Sequence[seahaven.World],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    concurrency: int | None = None,
+    session_timeout: float | None = None,
+    include_control_tools: bool = False,
+    console: bool = True,
+    log_level: str = "info",
+    out: TextIO | None = None,
+) -> None:
+    """Serve ``worlds`` in the foreground until interrupted (Ctrl-C or SIGTERM end it cleanly).
+
+    ``concurrency`` resizes the process's concurrency gate (``0`` removes it);
+    ``None`` keeps its default. The addresses are printed to ``out`` (standard
+    output by default) once the socket is bound, with the port actually bound.
+    """
+    chosen, server = build(
+        worlds,
+        host=host,
+        port=port,
+        max_concurrent_envs=max_concurrent_envs,
+        concurrency=concurrency,
+        session_timeout=session_timeout,
+        include_control_tools=include_control_tools,
+        console=console,
+        log_level=log_level,
+    )
+    _show_framework_errors()
+    stream = sys.stdout if out is None else out
+
+    async def run() -> None:
+        task = asyncio.create_task(server.serve())
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            bound = _bound_port(server, port)
+            for line in addresses(chosen, host, bound, console=console):
+                print(line, file=stream, flush=True)
+        await task
+
+    # uvicorn exits with SystemExit when it cannot bind; the reason is in its log above.
+    with contextlib.suppress(SystemExit):
+        asyncio.run(run())
+    if not server.started:
+        raise WorldBug(
+            f"the server could not listen on {host}:{port} (see the log above); choose another "
+            "--port, or stop what is using it"
+        )
+
+
+@contextmanager
+def running(
+    worlds: seahaven.World | Sequence[seahaven.World],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    concurrency: int | None = None,
+    session_timeout: float | None = None,
+    include_control_tools: bool = False,
+    console: bool = True,
+    log_level: str = "warning",
+    startup_timeout: float = 30.0,
+) -> Iterator[RunningServer]:
+    """Serve ``worlds`` on a background thread for the ``with`` block; a free port by default.
+
+    For a harness or a test that wants a real server inside its own process::
+
+        with running(world) as server:
+            with SeahavenClient(base_url=server.base_url) as env:
+                ...
+
+    Leaving the block stops the server and ends every session it still holds.
+    """
+    _, server = build(
+        worlds,
+        host=host,
+        port=port,
+        max_concurrent_envs=max_concurrent_envs,
+        concurrency=concurrency,
+        session_timeout=session_timeout,
+        include_control_tools=include_control_tools,
+        console=console,
+        log_level=log_level,
+    )
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(server.serve())
+        except BaseException as error:  # reported to the caller below
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name="seahaven-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            thread.join(timeout=startup_timeout)
+            raise WorldBug(
+                f"the server did not start on {host}:{port}"
+                + (f": {failure[0]!r}" if failure else "")
+            )
+        time.sleep(0.01)
+    try:
+        yield RunningServer(host, _bound_port(server, port), server.config.app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+
+
+def _show_framework_errors() -> None:
+    """Give the framework's own loggers a handler, so an internal error's traceback is seen."""
+    logger = logging.getLogger("seahaven")
+    if logger.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)

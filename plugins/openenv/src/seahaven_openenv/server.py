@@ -1,0 +1,432 @@
+"""The ASGI app: the ``/ws`` session protocol and the HTTP routes beside it.
+
+One connection to ``/ws`` is one ``Session``. The connection's frames are read
+in order; each frame's work (making an instance, a tool call, a state
+document) runs on a worker thread, so a slow call never stalls the event
+loop, and tool calls pass the framework's fair concurrency gate there. What
+every session shares (the capacity count, the idle reaper, the worker threads)
+is a ``Hub``. One app serves one world at its root, or several worlds each
+under ``/worlds/<name>/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, FastAPI, Request, WebSocket
+from fastapi.responses import JSONResponse
+
+import seahaven
+from seahaven.errors import WorldBug
+from seahaven.instances import concurrency
+from seahaven_openenv import card, frames
+from seahaven_openenv.session import FrameError, Session, WorldService, internal_error_id
+
+__all__ = ["DEFAULT_MAX_CONCURRENT_ENVS", "Hub", "app", "app_for_worlds", "serve_connection"]
+
+_log = logging.getLogger("seahaven.openenv")
+
+DEFAULT_MAX_CONCURRENT_ENVS = 500
+# Worker threads when the concurrency gate is off (``--concurrency 0``).
+UNGATED_WORKERS = 8
+# WebSocket close codes: 1013 is "try again later"; 4408 marks a session reaped for idleness.
+CLOSE_AT_CAPACITY = 1013
+CLOSE_REAPED = 4408
+
+T = TypeVar("T")
+
+
+class Hub:
+    """What the sessions of one server share: capacity, worker threads and the idle reaper."""
+
+    def __init__(
+        self,
+        *,
+        max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+        session_timeout: float | None = None,
+        workers: int | None = None,
+    ) -> None:
+        if isinstance(max_concurrent_envs, bool) or not isinstance(max_concurrent_envs, int):
+            raise WorldBug("max_concurrent_envs must be a whole number of sessions, 1 or more")
+        if max_concurrent_envs < 1:
+            raise WorldBug("max_concurrent_envs must be 1 or more")
+        if session_timeout is not None and (
+            isinstance(session_timeout, bool)
+            or not isinstance(session_timeout, int | float)
+            or session_timeout < 0
+        ):
+            raise WorldBug("session_timeout is a number of seconds, 0 (off) or more")
+        self.max_concurrent_envs = max_concurrent_envs
+        self.session_timeout = session_timeout or None
+        self.sessions: dict[Session, WebSocket] = {}
+        # As many frame threads as the gate lets tool calls run at once: more threads
+        # would only queue at the gate, and contend for the interpreter lock meanwhile.
+        self._workers = workers if workers is not None else (concurrency() or UNGATED_WORKERS)
+        self._executor: ThreadPoolExecutor | None = None
+        self._reaper: asyncio.Task[None] | None = None
+
+    @property
+    def active_sessions(self) -> int:
+        """How many connections hold a session now."""
+        return len(self.sessions)
+
+    def capacity(self) -> dict[str, int]:
+        """OpenEnv's ``ServerCapacityStatus``: active and maximum sessions."""
+        return {"active_sessions": self.active_sessions, "max_sessions": self.max_concurrent_envs}
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on a worker thread."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="seahaven-frame")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: FastAPI) -> AsyncIterator[None]:
+        """Start the reaper with the server; at shutdown end every session and the workers."""
+        if self.session_timeout is not None:
+            self._reaper = asyncio.create_task(self._reap_forever(self.session_timeout))
+        try:
+            yield
+        finally:
+            if self._reaper is not None:
+                self._reaper.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._reaper
+                self._reaper = None
+            for session in list(self.sessions):
+                await self.run(session.close)
+            self.sessions.clear()
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
+
+    async def _reap_forever(self, timeout: float) -> None:
+        interval = max(0.05, min(timeout / 4, 5.0))
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_idle(timeout)
+
+    async def reap_idle(self, timeout: float) -> int:
+        """Destroy the instance of every session idle ``timeout`` seconds and close its socket."""
+        reaped = 0
+        deadline = time.monotonic() - timeout
+        for session, websocket in list(self.sessions.items()):
+            if session.last_activity > deadline or session.instance is None:
+                continue
+            if await self.run(session.reap, timeout):
+                reaped += 1
+                _log.info("reaped session %s: idle for %s s", session.episode_id, timeout)
+                with contextlib.suppress(Exception):
+                    await websocket.close(
+                        CLOSE_REAPED, f"idle for more than {timeout:g} s; the session was reaped"
+                    )
+        return reaped
+
+
+def app(
+    world: seahaven.World,
+    *,
+    include_control_tools: bool = False,
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    session_timeout: float | None = None,
+    console: bool = True,
+) -> FastAPI:
+    """The ASGI app serving ``world`` over OpenEnv: ``/ws``, ``/health``, ``/schema``, ...."""
+    return app_for_worlds(
+        [world],
+        include_control_tools=include_control_tools,
+        max_concurrent_envs=max_concurrent_envs,
+        session_timeout=session_timeout,
+        console=console,
+    )
+
+
+def app_for_worlds(
+    worlds: Sequence[seahaven.World],
+    *,
+    include_control_tools: bool = False,
+    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    session_timeout: float | None = None,
+    console: bool = True,
+) -> FastAPI:
+    """One app for several worlds, each under ``/worlds/<name>/``; a lone world also at the root."""
+    if not worlds:
+        raise WorldBug("serve at least one world")
+    for world in worlds:
+        if not isinstance(world, seahaven.World):
+            raise WorldBug(f"app() serves seahaven.World objects, not {type(world).__name__}")
+    names = [world.name for world in worlds]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise WorldBug(f"world {duplicates[0]!r} is named twice; serve each world once")
+    for world in worlds:
+        # Seal now, so a world that does not compose fails at start-up, not on a first reset.
+        world.composition()
+    hub = Hub(max_concurrent_envs=max_concurrent_envs, session_timeout=session_timeout)
+    services = [
+        WorldService(world, include_control_tools=include_control_tools) for world in worlds
+    ]
+    title = services[0].name if len(services) == 1 else "Seahaven worlds"
+    application = FastAPI(
+        title=title,
+        version=worlds[0].version if len(worlds) == 1 else seahaven.__version__,
+        description=card.description(worlds[0]) if len(worlds) == 1 else ", ".join(names),
+        lifespan=hub.lifespan,
+    )
+    application.state.hub = hub
+    application.state.services = {service.name: service for service in services}
+    if len(services) == 1:
+        application.include_router(world_router(services[0], hub, console=console))
+    else:
+        application.include_router(index_router(services, hub))
+    for service in services:
+        application.include_router(
+            world_router(service, hub, console=console), prefix=f"/worlds/{service.name}"
+        )
+    return application
+
+
+def index_router(services: Sequence[WorldService], hub: Hub) -> APIRouter:
+    """The root of a server of several worlds: its health, and where each world is."""
+    router = APIRouter()
+
+    @router.get("/health", tags=["Health"], summary="Health check")
+    async def health() -> dict[str, str]:
+        return {"status": "healthy"}
+
+    @router.get("/worlds", tags=["Environment Info"], summary="The worlds this server serves")
+    async def worlds() -> list[dict[str, Any]]:
+        return [
+            {
+                "name": service.name,
+                "version": service.world.version,
+                "description": card.description(service.world),
+                "base_path": f"/worlds/{service.name}",
+            }
+            for service in services
+        ]
+
+    @router.get("/capacity", tags=["Health"], summary="Active and maximum sessions")
+    async def capacity() -> dict[str, int]:
+        return hub.capacity()
+
+    return router
+
+
+def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter:
+    """Every route of one served world."""
+    router = APIRouter()
+    schema_cache: list[dict[str, Any]] = []
+    card_cache: list[dict[str, Any]] = []
+
+    @router.get("/health", tags=["Health"], summary="Health check")
+    async def health() -> dict[str, str]:
+        return {"status": "healthy"}
+
+    @router.get("/capacity", tags=["Health"], summary="Active and maximum sessions")
+    async def capacity() -> dict[str, int]:
+        return hub.capacity()
+
+    @router.get(
+        "/metadata", tags=["Environment Info"], summary="The world's name, version and card"
+    )
+    async def metadata() -> dict[str, Any]:
+        if not card_cache:
+            card_cache.append(await hub.run(card.world_card, service.world))
+        return card_cache[0]
+
+    @router.get("/schema", tags=["Schema"], summary="The action, observation and state models")
+    async def schema() -> dict[str, Any]:
+        if not schema_cache:
+            schema_cache.append(await hub.run(_schemas))
+        return schema_cache[0]
+
+    @router.get("/fixtures", tags=["Environment Info"], summary="The fixtures a reset can name")
+    async def fixtures() -> list[dict[str, Any]]:
+        listed = await hub.run(service.world.fixtures)
+        return [
+            {
+                "id": fixture.id,
+                "description": fixture.description,
+                "now": fixture.now,
+                "parent_id": fixture.parent_id,
+            }
+            for fixture in listed
+        ]
+
+    for method, path in (("POST", "/reset"), ("POST", "/step"), ("GET", "/state")):
+        router.add_api_route(
+            path,
+            _episode_refusal(f"{method} {path}"),
+            methods=[method],
+            tags=["Episodes over HTTP (refused)"],
+            summary="Refused with 501: an episode needs a session; use /ws",
+            status_code=501,
+        )
+
+    @router.post("/mcp", tags=["MCP (refused)"], summary="Refused with JSON-RPC -32601")
+    async def mcp_http(request: Request) -> dict[str, Any]:
+        return _mcp_refusal(await _request_id(request))
+
+    @router.websocket("/mcp")
+    async def mcp_ws(websocket: WebSocket) -> None:
+        await websocket.accept()
+        with contextlib.suppress(Exception):
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text") or (message.get("bytes") or b"").decode(
+                    "utf-8", "replace"
+                )
+                await websocket.send_text(frames.encode(_mcp_refusal(_text_id(text))))
+
+    @router.websocket("/ws")
+    async def ws(websocket: WebSocket) -> None:
+        await serve_connection(websocket, service, hub)
+
+    return router
+
+
+async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub) -> None:
+    """One connection's whole life: admit it, answer its frames in order, end its session."""
+    await websocket.accept()
+    if hub.active_sessions >= hub.max_concurrent_envs:
+        with contextlib.suppress(Exception):
+            await websocket.send_text(
+                frames.encode(
+                    frames.error_frame(
+                        "CAPACITY_REACHED",
+                        f"the server holds {hub.max_concurrent_envs} sessions, its maximum; "
+                        "try again when one ends",
+                        **hub.capacity(),
+                    )
+                )
+            )
+            await websocket.close(CLOSE_AT_CAPACITY, "at capacity")
+        return
+    session = service.session()
+    hub.sessions[session] = websocket
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            text = message.get("text")
+            if text is None:
+                text = message.get("bytes") or b""
+            reply, last = await _answer(session, hub, text)
+            if reply is not None:
+                await websocket.send_text(reply)
+            if last:
+                break
+    except Exception as error:
+        # A peer that vanished mid-send is an ordinary end of a session, not an error.
+        if not _is_disconnect(error):
+            _log.error("session %s failed: %s", session.episode_id, error, exc_info=error)
+    finally:
+        hub.sessions.pop(session, None)
+        await hub.run(session.close)
+        with contextlib.suppress(Exception):
+            await websocket.close()
+
+
+async def _answer(session: Session, hub: Hub, text: str | bytes) -> tuple[str | None, bool]:
+    """The reply to one frame, and whether the connection ends after it."""
+    try:
+        kind, data = frames.parse(text)
+        if kind == "close":
+            return None, True
+        if kind == "reset":
+            reply = frames.observation_frame(await hub.run(session.reset, data))
+        elif kind == "step":
+            reply = frames.observation_frame(await hub.run(session.step, data))
+        elif kind == "state":
+            reply = frames.state_frame(await hub.run(session.state))
+        else:
+            raise FrameError("UNKNOWN_TYPE", f"Unknown message type: {kind!r}")
+    except FrameError as error:
+        return frames.encode(frames.error_frame(error.code, error.message)), False
+    try:
+        return frames.encode(reply), False
+    except (TypeError, ValueError) as error:
+        # A result JSON cannot carry (NaN, say) is the world's bug: fail the frame loudly.
+        correlation = internal_error_id()
+        _log.error("internal error (%s): the reply is not JSON: %s", correlation, error)
+        message = f"internal error ({correlation})"
+        return frames.encode(frames.error_frame("EXECUTION_ERROR", message)), False
+
+
+def _is_disconnect(error: BaseException) -> bool:
+    from starlette.websockets import WebSocketDisconnect
+    from websockets.exceptions import ConnectionClosed
+
+    if isinstance(error, WebSocketDisconnect | ConnectionClosed):
+        return True
+    # Starlette raises RuntimeError for a send after the peer's close frame arrived.
+    return isinstance(error, RuntimeError) and "close" in str(error).lower()
+
+
+def _schemas() -> dict[str, Any]:
+    from seahaven_openenv.models import schemas
+
+    return schemas()
+
+
+def _episode_refusal(route: str) -> Callable[[], Any]:
+    async def refuse() -> JSONResponse:
+        return JSONResponse(
+            status_code=501,
+            content={
+                "detail": {
+                    "code": "http_episode_control_unsupported",
+                    "message": (
+                        f"{route} cannot hold an episode: each HTTP request would meet a "
+                        "different instance, so none would see what another did. Open a "
+                        "WebSocket to /ws, where one connection is one session with one instance"
+                    ),
+                    "details": {
+                        "route": route,
+                        "use_instead": "/ws",
+                        "clients": ["seahaven.openenv.SeahavenClient", "openenv.GenericEnvClient"],
+                    },
+                }
+            },
+        )
+
+    refuse.__name__ = "refuse_" + route.replace(" /", "_").lower()
+    return refuse
+
+
+def _mcp_refusal(request_id: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {
+            "code": -32601,
+            "message": (
+                "Method not found: this route does not speak MCP. Reach the world from an MCP "
+                'client with `seahaven mcp`, or send {"type": "mcp"} frames on /ws after a reset'
+            ),
+        },
+    }
+
+
+async def _request_id(request: Request) -> Any:
+    return _text_id(await request.body())
+
+
+def _text_id(text: str | bytes) -> Any:
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    request_id = body.get("id") if isinstance(body, dict) else None
+    return request_id if isinstance(request_id, str | int) else None

@@ -1,0 +1,143 @@
+"""Fixtures for the serving tests: real uvicorn servers on loopback ports, and raw WebSockets.
+
+Every server here is ``seahaven.openenv.serve.running(...)``: uvicorn on a
+background thread, on a free port of 127.0.0.1, stopped when the test ends.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.sync.client import ClientConnection, connect
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from beacon import make_beacon
+
+import seahaven
+from seahaven.openenv import serve
+
+Serve = Callable[..., serve.RunningServer]
+
+
+@pytest.fixture
+def beacon_world(tmp_path: Path) -> seahaven.World:
+    """A beacon world of this test's own, its instances in a directory the test can look in."""
+    work_dir = tmp_path / "instances"
+    work_dir.mkdir()
+    return make_beacon(work_dir)
+
+
+@pytest.fixture
+def serving() -> Iterator[Serve]:
+    """Start a server with ``serving(world, **options)``; every one stops with the test."""
+    with ExitStack() as stack:
+
+        def start(worlds: Any, **options: Any) -> serve.RunningServer:
+            return stack.enter_context(serve.running(worlds, **options))
+
+        yield start
+
+
+@pytest.fixture
+def served(serving: Serve, beacon_world: seahaven.World) -> serve.RunningServer:
+    """A server of the beacon world with its defaults."""
+    return serving(beacon_world)
+
+
+class Wire:
+    """A raw WebSocket to a server, speaking JSON frames."""
+
+    def __init__(self, connection: ClientConnection) -> None:
+        self.connection = connection
+
+    def send(self, frame: Any) -> None:
+        """Send a frame (a dict is encoded as JSON; a str or bytes goes as it is)."""
+        self.connection.send(frame if isinstance(frame, str | bytes) else json.dumps(frame))
+
+    def receive(self, timeout: float = 30) -> dict[str, Any]:
+        """The next frame, decoded."""
+        reply: dict[str, Any] = json.loads(self.connection.recv(timeout=timeout))
+        return reply
+
+    def ask(self, frame: Any) -> dict[str, Any]:
+        """Send a frame and return the reply."""
+        self.send(frame)
+        return self.receive()
+
+    def reset(self, **data: Any) -> dict[str, Any]:
+        """Send a reset frame."""
+        return self.ask({"type": "reset", "data": data})
+
+    def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
+        """Send a call_tool step."""
+        return self.ask(
+            {
+                "type": "step",
+                "data": {"type": "call_tool", "tool_name": tool, "arguments": arguments},
+            }
+        )
+
+    def state(self) -> dict[str, Any]:
+        """Send a state frame; return the document."""
+        reply = self.ask({"type": "state"})
+        assert reply["type"] == "state", reply
+        document: dict[str, Any] = reply["data"]
+        return document
+
+
+@pytest.fixture
+def wire(request: pytest.FixtureRequest) -> Iterator[Callable[..., Wire]]:
+    """Open raw WebSockets with ``wire(server, path="/ws")``; each closes with the test."""
+    with ExitStack() as stack:
+
+        def open_wire(server: serve.RunningServer, path: str = "/ws") -> Wire:
+            url = server.base_url.replace("http://", "ws://") + path
+            connection = stack.enter_context(connect(url, compression=None, open_timeout=10))
+            return Wire(connection)
+
+        yield open_wire
+
+
+class Records(logging.Handler):
+    """Every log record at WARNING or above, from the loggers it is attached to."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def text(self) -> str:
+        """Every record, formatted with its traceback."""
+        formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
+        return "\n".join(formatter.format(record) for record in self.records)
+
+
+@pytest.fixture
+def server_log() -> Iterator[Records]:
+    """What the server logged at WARNING or above, on uvicorn's loggers and the framework's."""
+    handler = Records()
+    names = ("uvicorn", "uvicorn.error", "uvicorn.asgi", "seahaven", "seahaven.openenv")
+    loggers = [logging.getLogger(name) for name in names]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+
+
+def instance_dirs(world: seahaven.World) -> list[Path]:
+    """The instance directories of a world whose work_dir a test set."""
+    assert world.work_dir is not None
+    return sorted(path for path in world.work_dir.iterdir() if path.is_dir())
