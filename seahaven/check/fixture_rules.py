@@ -17,7 +17,16 @@ from seahaven.check.model import CheckContext, Finding, Rule
 from seahaven.clock import is_canonical
 from seahaven.composition import ROOT_PATH, Composition, Node
 from seahaven.errors import WorldBug
-from seahaven.fixtures import SIDECAR, Fixture, load, schema_problems, shape_problems, verify_file
+from seahaven.fixtures import (
+    COMPANION_SUFFIXES,
+    SIDECAR,
+    Fixture,
+    load,
+    refuse_links,
+    schema_problems,
+    shape_problems,
+    verify_file,
+)
 
 __all__ = ["RULES"]
 
@@ -97,15 +106,24 @@ def _sidecar_invalid(ctx: CheckContext) -> Iterator[Finding]:
 
 def _file_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     for fixture in _loaded(ctx):
+        try:
+            refuse_links(fixture.id, fixture.directory)
+        except WorldBug as error:
+            problem, _, advice = str(error).partition("; ")
+            yield FILE_MISMATCH.finding(fixture.directory, None, problem, fix=advice or _REGENERATE)
+            continue
         for path, (file, expected) in fixture.files().items():
             try:
                 verify_file(fixture, path, file, expected)
             except WorldBug as error:
                 # The first clause is the defect; creation's advice after it is the fix below.
-                problem = str(error).partition("; ")[0]
+                problem, _, advice = str(error).partition("; ")
                 damaged = file.is_symlink() or not file.is_file()
-                fix = _REGENERATE if damaged else None
-                yield FILE_MISMATCH.finding(file, None, problem, fix=fix)
+                # A changed file cannot be forked (the fork is refused the same way), so the
+                # fix is creation's own: restore the file, or regenerate the fixture.
+                yield FILE_MISMATCH.finding(
+                    file, None, problem, fix=_REGENERATE if damaged else advice or None
+                )
 
 
 def _root_only(ctx: CheckContext) -> Composition:
@@ -154,7 +172,7 @@ def _key_line(sidecar: Path, key: str) -> int | None:
 def _companions(ctx: CheckContext) -> Iterator[Finding]:
     for fixture in _loaded(ctx):
         for path, (file, _) in fixture.files().items():
-            for suffix in ("-wal", "-shm"):
+            for suffix in COMPANION_SUFFIXES:
                 companion = file.with_name(file.name + suffix)
                 if companion.exists() or companion.is_symlink():
                     yield COMPANIONS.finding(
@@ -211,7 +229,7 @@ NOW_NOT_CANONICAL = Rule(
 COMPANIONS = Rule(
     code="SH405",
     severity="error",
-    title="a fixture's state file has -wal or -shm companions",
+    title="a fixture's state file has -wal, -shm or -journal companions",
     fix=_REGENERATE,
     check=_companions,
 )
