@@ -10,7 +10,6 @@ those checks for one fixture or all of them and prints every problem.
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,7 +18,7 @@ import typer
 
 from seahaven.cli_support import Progress, WorldOption, failures, one_line, session
 from seahaven.clock import parse_instant
-from seahaven.discovery import add_source_roots, nearest_pyproject
+from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
 from seahaven.fixtures import (
     SIDECAR,
@@ -127,10 +126,7 @@ def list_fixtures(ctx: typer.Context, world: WorldOption = None) -> None:
 def import_generator(spec: str, project: Path | None) -> Generator:
     """The function ``module:function`` names, importable from the project or the working dir."""
     module_name, _, attribute = spec.partition(":")
-    add_source_roots(project)
-    here = str(Path.cwd())
-    if here not in sys.path:
-        sys.path.insert(0, here)
+    add_import_roots(project)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
