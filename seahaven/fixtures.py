@@ -461,6 +461,34 @@ def fixture_ids(fixtures_dir: Path) -> list[str]:
     )
 
 
+def other_worlds_fixtures(world: World) -> dict[str, str]:
+    """The fixtures in ``world``'s fixtures directory that another world froze: id to world.
+
+    Two worlds that leave ``fixtures_dir`` at its default in one project share a
+    directory; each lists, verifies and checks only its own, and this says what
+    else is there. A sidecar that does not load is not counted here.
+    """
+    found: dict[str, str] = {}
+    for fixture_id in fixture_ids(world.fixtures_dir):
+        try:
+            fixture = load(world.fixtures_dir / fixture_id)
+        except WorldBug:
+            continue
+        if fixture.world != world.name:
+            found[fixture_id] = fixture.world
+    return found
+
+
+def shared_directory_note(world: World, others: dict[str, str]) -> str:
+    """One sentence saying that ``world`` shares its fixtures directory, and how to stop it."""
+    names = ", ".join(sorted(set(others.values())))
+    return (
+        f"{len(others)} fixture(s) in {world.fixtures_dir} belong to other worlds ({names}), "
+        f"so world {world.name!r} shares that directory; give each world its own with "
+        "World(fixtures_dir=...)"
+    )
+
+
 def fixture_directory(world: World, fixture_id: str) -> Path:
     """Where ``fixture_id`` of ``world`` lives, or a ``WorldBug`` naming the ways out."""
     directory = world.fixtures_dir / fixture_id

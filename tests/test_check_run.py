@@ -648,7 +648,7 @@ def test_warnings_alone_exit_zero_through_the_command(
 def test_the_built_in_rules_arrive_through_the_hook() -> None:
     codes = [rule.code for rule, _ in collect_rules(make_plugin_manager(entry_points=False))]
     assert codes == [rule.code for rule in BUILTIN_RULES]
-    assert len(codes) == len(set(codes)) == 21
+    assert len(codes) == len(set(codes)) == 22
 
 
 def test_a_plugin_claiming_a_built_in_code_is_refused_naming_both(

@@ -40,6 +40,8 @@ class _Read:
     directory: Path
     fixture: Fixture | None
     problem: str | None
+    # Set when the sidecar loads, is in its own directory, and names another world.
+    other_world: bool = False
 
     @property
     def sidecar(self) -> Path:
@@ -60,7 +62,12 @@ def _read_all(ctx: CheckContext) -> list[_Read]:
             continue
         if not (directory / SIDECAR).exists():
             continue
-        found.append(_read(directory, world.name))
+        read = _read(directory, world.name)
+        # A fixture another world froze, in a directory two worlds share, is that
+        # world's to check (fixture list and verify say the directory is shared).
+        if read.fixture is None and read.other_world:
+            continue
+        found.append(read)
     return found
 
 
@@ -84,6 +91,7 @@ def _read(directory: Path, world_name: str) -> _Read:
             directory,
             None,
             f"it was frozen from world {fixture.world!r}, and this is world {world_name!r}",
+            other_world=True,
         )
     return _Read(directory, fixture, None)
 
