@@ -11,4 +11,4 @@ def opening_hours(ctx: seahaven.Ctx, call: Any, next_: Any) -> Any:
     """Refuse a loan before eight in the morning."""
     if call.name == "lend_book" and ctx.clock.now().hour < 8:
         raise seahaven.ToolError("closed", "the library opens at eight")
-    return next_(call)
+    return next_(ctx, call)
