@@ -71,12 +71,13 @@ def db_error(error: apsw.Error, conn: apsw.Connection | None = None) -> DbError 
     return DbError(str(message), code)
 
 
-def value_error(error: OverflowError | ValueError, sql: str) -> BaseException:
+def value_error(error: OverflowError | ValueError, sql: str) -> DbError | None:
     """The framework's error for what APSW raises before SQLite sees a statement.
 
     An integer past SQLite's 64 bits and a NUL inside the statement's text are
-    refused by APSW with Python's own exceptions; anything else is returned as it
-    was raised, since it came from elsewhere (a world's own SQL function, say).
+    refused by APSW with Python's own exceptions. For anything else the answer is
+    ``None``: it came from elsewhere (a world's own SQL function, say), and the
+    caller re-raises it as it was.
     """
     if isinstance(error, OverflowError):
         return DbError(
@@ -91,7 +92,7 @@ def value_error(error: OverflowError | ValueError, sql: str) -> BaseException:
             message=f"the statement has a NUL character at offset {sql.index(chr(0))}, which "
             "SQL text cannot hold",
         )
-    return error
+    return None
 
 
 _savepoints = itertools.count()
@@ -180,7 +181,10 @@ class Db:
         except apsw.Error as error:
             raise db_error(error, self._conn) from error
         except (OverflowError, ValueError) as error:
-            raise value_error(error, sql) from error
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """Every row, each a dict keyed by column name."""
@@ -197,7 +201,10 @@ class Db:
         except apsw.Error as error:
             raise db_error(error, self._conn) from error
         except (OverflowError, ValueError) as error:
-            raise value_error(error, sql) from error
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def execute(self, sql: str, *params: Any) -> Exec:
         """Run a statement for effect; returns ``Exec(rowcount, last_rowid)``."""
@@ -211,7 +218,10 @@ class Db:
         except apsw.Error as error:
             raise db_error(error, conn) from error
         except (OverflowError, ValueError) as error:
-            raise value_error(error, sql) from error
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement per row of bindings; returns how many rows changed."""
@@ -224,7 +234,10 @@ class Db:
         except apsw.Error as error:
             raise db_error(error, conn) from error
         except (OverflowError, ValueError) as error:
-            raise value_error(error, sql) from error
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def transaction(self) -> _Transaction:
         """A transaction as a context manager: ``BEGIN`` at the top level, a savepoint nested."""

@@ -460,8 +460,9 @@ class Instance:
             self._check_usable()
             if self._control_db is None:
                 self._control_db = Db(self._open_reader("control"))
-            if "\x00" in query:
-                raise value_error(ValueError("null character in query"), query)
+            refused = value_error(ValueError("null character in query"), query)
+            if refused is not None:
+                raise refused
             try:
                 cursor_rows = self._control_db.conn.execute(query)
                 # The description is gone once the rows are consumed, and never there
