@@ -2,7 +2,10 @@
 
 The script is JSON: a list of calls, each ``{"tool": name, "arguments": {...}}``
 (a JSON-lines file of such objects works too). Every call is printed with its
-outcome; a ``ToolError`` is an outcome like any other, so the episode goes on.
+outcome, numbered as the state document numbers it (``[-]`` for a name the
+world does not serve, which is never dispatched); a ``ToolError`` is an outcome
+like any other, so the episode goes on. Every option is checked, and the
+``--document`` path's directory too, before the instance is made.
 At the end the state document is summarised (format, calls, and change-log
 records counted by store, table and operation), and ``--document`` writes the
 whole document to a file.
@@ -11,6 +14,7 @@ whole document to a file.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,8 +23,9 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from pydantic_core import to_jsonable_python
 
-from seahaven.cli_support import fail, failures, session
-from seahaven.errors import ToolError
+from seahaven.cli_support import fail, failures, plural, session
+from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
+from seahaven.errors import ToolError, WorldBug
 from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -84,36 +89,92 @@ def summarise(document: dict[str, Any]) -> list[str]:
     fixture = document["fixture"]["id"] if document["fixture"] else "(blank)"
     lines = [
         f"state document {document['format']}: world {document['world']['name']} "
-        f"{document['world']['version']}, fixture {fixture}, {document['call_count']} calls, "
+        f"{document['world']['version']}, fixture {fixture}, "
+        f"{plural(document['call_count'], 'call')}, "
         f"clock {document['clock_mode']} at {document['now']}",
         f"stores: {', '.join(document['composition'])}",
-        f"change log: {len(log)} records",
+        f"change log: {plural(len(log), 'record')}",
     ]
     counts = Counter((record["world"], record["table"], record["op"]) for record in log)
     lines.extend(
-        f"  {world}.{table}: {count} {op}{'s' if count != 1 else ''}"
+        f"  {world}.{table}: {plural(count, op)}"
         for (world, table, op), count in sorted(counts.items())
     )
     return lines
 
 
+def _check_clock_mode(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return check_clock_mode(value)
+    except WorldBug as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def _check_now(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        parse_instant(value)
+    except WorldBug as error:
+        raise typer.BadParameter(str(error)) from None
+    return value
+
+
+def _check_document(value: Path | None) -> Path | None:
+    """Refuse a ``--document`` path that could not be written, before the episode runs."""
+    if value is None:
+        return None
+    if value.is_dir():
+        raise typer.BadParameter(f"{value} is a directory; name a file to write the document to")
+    parent = value.parent
+    if not parent.is_dir():
+        raise typer.BadParameter(
+            f"{parent} does not exist; create it first, or name a file in a directory that does"
+        )
+    if not os.access(parent, os.W_OK) or (value.exists() and not os.access(value, os.W_OK)):
+        raise typer.BadParameter(f"{value} cannot be written; name a file you can write")
+    return value
+
+
 def episode(
     ctx: typer.Context,
-    world: Annotated[str, typer.Argument(help="A registered world name or module:attr.")],
+    world: Annotated[
+        str, typer.Argument(metavar="WORLD", help="A registered world name or module:attr.")
+    ],
     fixture: Annotated[
         str | None,
-        typer.Argument(help="The fixture to start from; omit for a blank instance."),
+        typer.Argument(
+            metavar="FIXTURE", help="The fixture to start from; omit for a blank instance."
+        ),
     ] = None,
     calls: Annotated[
         str,
-        typer.Option("--calls", metavar="FILE", help="The script: a JSON list of calls, or -."),
+        typer.Option(
+            "--calls", metavar="FILE", help="The script: a JSON list of calls, or - for stdin."
+        ),
     ] = "-",
-    seed: Annotated[int | None, typer.Option("--seed", help="The caller seed.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", metavar="INT", help="The caller seed.")
+    ] = None,
     now: Annotated[
-        str | None, typer.Option("--now", help="Where the clock starts (ISO 8601).")
+        str | None,
+        typer.Option(
+            "--now",
+            metavar="TS",
+            callback=_check_now,
+            help="Where the clock starts, such as 2026-06-01T09:00:00.000Z.",
+        ),
     ] = None,
     clock_mode: Annotated[
-        str | None, typer.Option("--clock-mode", help="fixed, tick, running or wall.")
+        str | None,
+        typer.Option(
+            "--clock-mode",
+            metavar="MODE",
+            callback=_check_clock_mode,
+            help=f"How the clock moves: {', '.join(CLOCK_MODES)}.",
+        ),
     ] = None,
     startup: Annotated[
         list[str] | None,
@@ -121,11 +182,25 @@ def episode(
     ] = None,
     document_path: Annotated[
         Path | None,
-        typer.Option("--document", metavar="PATH", help="Write the whole state document here."),
+        typer.Option(
+            "--document",
+            metavar="PATH",
+            callback=_check_document,
+            help="Write the whole state document here.",
+        ),
     ] = None,
 ) -> None:
     """Run a scripted episode and summarise the state document it leaves."""
-    text = sys.stdin.read() if calls == "-" else _read(calls)
+    if calls == "-":
+        if _is_terminal(sys.stdin):
+            typer.echo(
+                "reading the calls from standard input: a JSON list, or one call per line; "
+                "end with Ctrl-D (or pass --calls FILE)",
+                err=True,
+            )
+        text = sys.stdin.read()
+    else:
+        text = _read(calls)
     script = load_calls(text, "standard input" if calls == "-" else calls)
     keywords = _startup(startup or [])
     with failures():
@@ -137,21 +212,32 @@ def episode(
             clock_mode=cast("ClockMode | None", clock_mode),
             startup=keywords or None,
         ) as instance:
-            for position, (tool, arguments) in enumerate(script):
+            for tool, arguments in script:
                 shown = ", ".join(f"{key}={_preview(value)}" for key, value in arguments.items())
-                label = f"[{position}] {tool}({shown})"
+                number = instance.call_count
                 try:
                     result = instance.call(tool, **arguments)
                 except ToolError as error:
-                    typer.echo(f"{label} -> {error.code}: {error.message}")
+                    outcome = f"{error.code}: {error.message}"
                 else:
-                    typer.echo(f"{label} -> {_preview(result)}")
+                    outcome = _preview(result)
+                # Numbered as the state document numbers calls: a name the world does
+                # not serve is refused before dispatch, so it has no number.
+                label = f"[{number}]" if instance.call_count > number else "[-]"
+                typer.echo(f"{label} {tool}({shown}) -> {outcome}")
             document = instance.state()
         for line in summarise(document):
             typer.echo(line)
         if document_path is not None:
             document_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
             typer.echo(f"wrote {document_path}")
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _read(path: str) -> str:

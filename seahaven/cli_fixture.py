@@ -10,7 +10,6 @@ those checks for one fixture or all of them and prints every problem.
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,16 +18,18 @@ import typer
 
 from seahaven.cli_support import Progress, WorldOption, failures, one_line, session
 from seahaven.clock import parse_instant
-from seahaven.discovery import add_source_roots, nearest_pyproject
+from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
 from seahaven.fixtures import (
-    SIDECAR,
     copy_state_file,
     fixture_directory,
+    fixture_ids,
     load,
+    other_worlds_fixtures,
     prepare,
     schema_problems,
     shape_problems,
+    shared_directory_note,
     verify_file,
 )
 from seahaven.hookspecs import hookimpl
@@ -80,7 +81,10 @@ def _check_now(value: str | None) -> str | None:
     return value
 
 
-FixtureId = Annotated[str, typer.Argument(metavar="ID", callback=_check_id, show_default=False)]
+FixtureId = Annotated[
+    str,
+    typer.Argument(metavar="ID", callback=_check_id, help="A fixture id.", show_default=False),
+]
 RunOption = Annotated[
     str,
     typer.Option(
@@ -119,6 +123,9 @@ def list_fixtures(ctx: typer.Context, world: WorldOption = None) -> None:
         for fixture in found.world.fixtures():
             parent = fixture.parent_id if fixture.parent_id is not None else "-"
             typer.echo(f"{fixture.id}\t{parent}\t{fixture.now}\t{one_line(fixture.description)}")
+        others = other_worlds_fixtures(found.world)
+        if others:
+            typer.echo(f"note: {shared_directory_note(found.world, others)}", err=True)
 
 
 # --- freeze and fork -----------------------------------------------------------------------------
@@ -127,10 +134,7 @@ def list_fixtures(ctx: typer.Context, world: WorldOption = None) -> None:
 def import_generator(spec: str, project: Path | None) -> Generator:
     """The function ``module:function`` names, importable from the project or the working dir."""
     module_name, _, attribute = spec.partition(":")
-    add_source_roots(project)
-    here = str(Path.cwd())
-    if here not in sys.path:
-        sys.path.insert(0, here)
+    add_import_roots(project)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -250,7 +254,13 @@ def freeze(
 def fork(
     ctx: typer.Context,
     parent: Annotated[
-        str, typer.Argument(metavar="PARENT", callback=_check_id, show_default=False)
+        str,
+        typer.Argument(
+            metavar="PARENT",
+            callback=_check_id,
+            help="The fixture to start from.",
+            show_default=False,
+        ),
     ],
     fixture_id: FixtureId,
     run: RunOption,
@@ -287,6 +297,33 @@ def _check_into(into: Path) -> bool:
     return False
 
 
+def _missing_ancestors(into: Path) -> list[Path]:
+    """``into`` and each folder above it that does not exist yet, deepest first."""
+    missing = []
+    for folder in (into, *into.parents):
+        if folder.exists() or folder.is_symlink():
+            break
+        missing.append(folder)
+    return missing
+
+
+def _remove_made(folders: list[Path]) -> None:
+    """Remove the folders ``create`` made, deepest first, if they are (still) empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _unwritable_into(into: Path, error: OSError) -> str:
+    where = error.filename if error.filename else into
+    return (
+        f"{where} cannot be written ({error.strerror or error}), so nothing was copied; pass "
+        "--into a new or empty directory in a place you can write to"
+    )
+
+
 @fixture_app.command("create")
 def create(
     ctx: typer.Context,
@@ -302,7 +339,7 @@ def create(
         ),
     ],
 ) -> None:
-    """Check FIXTURE as creating an instance would, then copy its files into DIR."""
+    """Check fixture ID as creating an instance would, then copy its files into DIR."""
     with failures():
         target_world = session(ctx).find_world(world).world
         composition = target_world.composition()
@@ -310,19 +347,25 @@ def create(
         prepared = prepare(target_world, composition, fixture_id)
         progress = Progress()
         made: list[Path] = []
-        if make_directory:
-            into.mkdir(parents=True)
+        created = _missing_ancestors(into) if make_directory else []
+        try:
+            if make_directory:
+                into.mkdir(parents=True)
+        except OSError as error:
+            _remove_made(created)
+            raise WorldBug(_unwritable_into(into, error)) from None
         try:
             for count, node in enumerate(composition.nodes, start=1):
                 target = into / node.file_name
                 progress.show(f"copying {node.file_name} ({count}/{len(composition.nodes)})")
                 copy_state_file(prepared.files[node.path], target)
                 made.append(target)
-        except BaseException:
+        except BaseException as error:
             for path in made:
                 path.unlink(missing_ok=True)
-            if make_directory:
-                into.rmdir()
+            _remove_made(created)
+            if isinstance(error, OSError):
+                raise WorldBug(_unwritable_into(into, error)) from None
             raise
         finally:
             progress.clear()
@@ -333,16 +376,9 @@ def create(
 # --- verify --------------------------------------------------------------------------------------
 
 
-def _fixture_ids(world: World) -> list[str]:
-    """Every directory in the world's fixtures directory that holds a sidecar, by name."""
-    directory = world.fixtures_dir
-    if not directory.is_dir():
-        return []
-    return sorted(
-        entry.name
-        for entry in directory.iterdir()
-        if not entry.name.startswith(".") and entry.is_dir() and (entry / SIDECAR).exists()
-    )
+def _fixture_ids(world: World, others: dict[str, str]) -> list[str]:
+    """Every fixture directory of the world's, by name: those another world froze are left out."""
+    return [name for name in fixture_ids(world.fixtures_dir) if name not in others]
 
 
 def fixture_problems(world: World, composition: Composition, fixture_id: str) -> list[str]:
@@ -381,7 +417,7 @@ def verify(
     fixture_id: Annotated[
         str | None,
         typer.Argument(
-            metavar="[FIXTURE]",
+            metavar="FIXTURE",
             help="One fixture to verify (default: all of them).",
             show_default=False,
         ),
@@ -391,7 +427,10 @@ def verify(
     with failures():
         target_world = session(ctx).find_world(world).world
         composition = target_world.composition()
-        ids = [fixture_id] if fixture_id is not None else _fixture_ids(target_world)
+        others = other_worlds_fixtures(target_world) if fixture_id is None else {}
+        if others:
+            typer.echo(f"note: {shared_directory_note(target_world, others)}", err=True)
+        ids = [fixture_id] if fixture_id is not None else _fixture_ids(target_world, others)
         if not ids:
             typer.echo(
                 f"world {target_world.name!r} has no fixtures in {target_world.fixtures_dir}",

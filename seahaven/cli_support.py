@@ -33,6 +33,7 @@ __all__ = [
     "fail",
     "failures",
     "one_line",
+    "plural",
     "session",
 ]
 
@@ -87,6 +88,11 @@ def session(ctx: typer.Context) -> CliSession:
 def one_line(text: str) -> str:
     """``text`` with every run of whitespace, newlines included, folded to one space."""
     return " ".join(text.split())
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 call``, ``2 calls``: a count and its noun, in the number the count takes."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def fail(message: str) -> NoReturn:

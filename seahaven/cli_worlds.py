@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from seahaven.registry import WorldSpec
     from seahaven.world import World
 
-__all__ = ["seahaven_cli"]
+__all__ = ["added_worlds", "seahaven_cli"]
 
 worlds_app = typer.Typer(
     name="worlds",
@@ -60,9 +60,17 @@ class _Listing:
             "provider": self.spec.provider,
             "tools": self.tools,
             "fixtures": self.fixtures,
-            "adds": self.adds(),
+            "adds": [] if self.world is None else added_worlds(self.world),
             "problems": list(self.problems),
         }
+
+
+def added_worlds(world: World) -> list[dict[str, str]]:
+    """What ``world`` adds, as data: each ``add_world``'s name, and the world and version added."""
+    return [
+        {"name": added.name, "world": added.world.name, "version": added.world.version}
+        for added in world.added_worlds
+    ]
 
 
 def _added_label(name: str, world_name: str) -> str:

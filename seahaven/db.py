@@ -29,13 +29,70 @@ class Exec(NamedTuple):
     last_rowid: int
 
 
-def db_error(error: apsw.Error) -> DbError | WorldBug:
-    """Translate an APSW exception into the framework's own."""
-    if isinstance(error, apsw.ConnectionClosedError):
+# Each APSW exception class, by the primary result code it stands for.
+_CODES: dict[type[Exception], int] = {}
+for _code in range(1, 100):
+    try:
+        _CODES.setdefault(type(apsw.exception_for(_code)), _code)
+    except ValueError:
+        continue
+
+
+def db_error(error: apsw.Error, conn: apsw.Connection | None = None) -> DbError | WorldBug:
+    """Translate an APSW exception into the framework's own.
+
+    With ``conn``, a refusal its authorizer recorded (a ``refusal`` attribute, as
+    ``seahaven.sandbox.ReaderAuthorizer`` keeps) becomes the reason the error gives.
+    """
+    if isinstance(error, apsw.ConnectionClosedError | apsw.CursorClosedError):
         return WorldBug("the instance behind this database was destroyed")
+    if isinstance(error, apsw.InterruptError):
+        # Only destroy() interrupts the framework's connections.
+        return WorldBug(
+            "the statement was interrupted: the instance behind this database was destroyed"
+        )
     message = error.args[0] if error.args else type(error).__name__
     code = getattr(error, "extendedresult", None) or getattr(error, "result", None)
-    return DbError(str(message), code if isinstance(code, int) else None)
+    # An error raised by Python code SQLite called (randomblob(), say) carries no
+    # code of its own; its class says which it is.
+    code = code if isinstance(code, int) else _CODES.get(type(error))
+    refusal = None
+    if conn is not None and isinstance(error, apsw.AuthError):
+        authorizer = getattr(conn, "authorizer", None)
+        refusal = getattr(authorizer, "refusal", None)
+        if isinstance(refusal, str):
+            authorizer.refusal = None  # type: ignore[union-attr]
+            return DbError(
+                str(message),
+                code,
+                refusals=(refusal,),
+                message=f"the database refused the statement: {refusal}",
+            )
+    return DbError(str(message), code)
+
+
+def value_error(error: OverflowError | ValueError, sql: str) -> DbError | None:
+    """The framework's error for what APSW raises before SQLite sees a statement.
+
+    An integer past SQLite's 64 bits and a NUL inside the statement's text are
+    refused by APSW with Python's own exceptions. For anything else the answer is
+    ``None``: it came from elsewhere (a world's own SQL function, say), and the
+    caller re-raises it as it was.
+    """
+    if isinstance(error, OverflowError):
+        return DbError(
+            str(error),
+            apsw.SQLITE_RANGE,
+            message="the database refused the operation: an integer does not fit in 64 bits",
+        )
+    if "\x00" in sql:
+        return DbError(
+            str(error),
+            apsw.SQLITE_MISUSE,
+            message=f"the statement has a NUL character at offset {sql.index(chr(0))}, which "
+            "SQL text cannot hold",
+        )
+    return None
 
 
 _savepoints = itertools.count()
@@ -122,7 +179,12 @@ class Db:
                 return dict(zip(names, row, strict=True))
             return None
         except apsw.Error as error:
-            raise db_error(error) from error
+            raise db_error(error, self._conn) from error
+        except (OverflowError, ValueError) as error:
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """Every row, each a dict keyed by column name."""
@@ -137,7 +199,12 @@ class Db:
             result.extend(dict(zip(names, row, strict=True)) for row in rows)
             return result
         except apsw.Error as error:
-            raise db_error(error) from error
+            raise db_error(error, self._conn) from error
+        except (OverflowError, ValueError) as error:
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def execute(self, sql: str, *params: Any) -> Exec:
         """Run a statement for effect; returns ``Exec(rowcount, last_rowid)``."""
@@ -149,7 +216,12 @@ class Db:
             changed = conn.changes() if conn.total_changes() != before else 0
             return Exec(changed, conn.last_insert_rowid())
         except apsw.Error as error:
-            raise db_error(error) from error
+            raise db_error(error, conn) from error
+        except (OverflowError, ValueError) as error:
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement per row of bindings; returns how many rows changed."""
@@ -160,7 +232,12 @@ class Db:
                 pass
             return int(conn.total_changes() - before)
         except apsw.Error as error:
-            raise db_error(error) from error
+            raise db_error(error, conn) from error
+        except (OverflowError, ValueError) as error:
+            translated = value_error(error, sql)
+            if translated is None:
+                raise
+            raise translated from error
 
     def transaction(self) -> _Transaction:
         """A transaction as a context manager: ``BEGIN`` at the top level, a savepoint nested."""

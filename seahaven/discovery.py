@@ -6,6 +6,10 @@ entry-point group when it publishes exactly one; failing that, the ``world``
 attribute of the package named by normalising ``[project] name``.
 A registered name is looked up in ``seahaven.registry``. Every way of failing
 is a ``WorldBug`` naming the fix, including a module that raises on import.
+
+``module:attr`` imports the way ``python -m`` and a ``--run`` generator do: from
+the working directory, and from the nearest project's root and ``src/`` when
+there is one. Seahaven's own checkout is never taken for a world's project.
 """
 
 from __future__ import annotations
@@ -24,7 +28,22 @@ from seahaven.world import World
 if TYPE_CHECKING:
     from seahaven.registry import Registry
 
-__all__ = ["FoundWorld", "add_source_roots", "find_world", "import_world", "project_package"]
+__all__ = [
+    "FRAMEWORK_PACKAGE",
+    "FoundWorld",
+    "add_import_roots",
+    "add_source_roots",
+    "find_world",
+    "import_world",
+    "project_package",
+]
+
+# The framework's own import name: a project of that name is Seahaven, not a world.
+FRAMEWORK_PACKAGE = "seahaven"
+_NAME_ONE = (
+    "name a world with --world NAME (seahaven worlds list shows the installed ones) or "
+    "--world module:attr"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +84,8 @@ def import_world(spec: str) -> tuple[World, str, str]:
         target = getattr(target, part)
     if not isinstance(target, World):
         raise WorldBug(
-            f"{module_name}:{attribute} is a {type(target).__name__}, not a seahaven.World"
+            f"{module_name}:{attribute} is a {type(target).__name__}, not a seahaven.World; "
+            "name the World object itself with --world module:attr"
         )
     return target, module_name, attribute
 
@@ -104,7 +124,10 @@ def project_package(pyproject: Path) -> str:
     name = project.get("name") if isinstance(project, dict) else None
     if not isinstance(name, str) or not name:
         raise WorldBug(f"{pyproject} has no [project] name to find the world's package by")
-    return re.sub(r"[-_.]+", "_", name).lower()
+    package = re.sub(r"[-_.]+", "_", name).lower()
+    if package == FRAMEWORK_PACKAGE:
+        raise WorldBug(f"{pyproject} is Seahaven's own project, not a world's; {_NAME_ONE}")
+    return package
 
 
 def find_world(
@@ -118,7 +141,7 @@ def find_world(
     pyproject = nearest_pyproject(start)
     project = pyproject.parent if pyproject is not None else None
     if explicit is not None and ":" in explicit:
-        add_source_roots(project)
+        add_import_roots(project)
         world, module, attribute = import_world(explicit)
         return FoundWorld(world, module, attribute, project)
     if explicit is not None:
@@ -132,8 +155,7 @@ def find_world(
         return FoundWorld(world, spec.module, spec.attribute, None)
     if pyproject is None:
         raise WorldBug(
-            f"no pyproject.toml at or above {start}; run from a world's project, or pass "
-            "--world with a registered name or module:attr"
+            f"no pyproject.toml at or above {start}; run from a world's project, or {_NAME_ONE}"
         )
     add_source_roots(project)
     declared = declared_worlds(pyproject)
@@ -158,3 +180,15 @@ def add_source_roots(project: Path | None) -> None:
         text = str(folder)
         if folder.is_dir() and text not in sys.path:
             sys.path.insert(0, text)
+
+
+def add_import_roots(project: Path | None) -> None:
+    """What ``module:attr`` imports from: the working directory, then the project's roots.
+
+    The same for a world and for a ``--run`` generator, so a module beside the
+    shell imports whether or not a ``pyproject.toml`` is near.
+    """
+    add_source_roots(project)
+    here = str(Path.cwd())
+    if here not in sys.path:
+        sys.path.insert(0, here)

@@ -2,9 +2,10 @@
 
 A fixture is a directory holding one frozen SQLite file per node and a
 ``fixture.yaml`` sidecar: ``format_version: 1`` for a world that adds nothing,
-``2`` with a ``nodes`` list for a composite. Fixtures are never opened, only
-copied, and every file is verified against its ``file_sha256`` before the
-first copy a process makes.
+``2`` with a ``nodes`` list for a composite. Fixtures are never written, only
+copied: before the first copy a process makes of a file, the file is hashed
+against its ``file_sha256`` and its schema read (read-only, as an immutable
+file) against the ``schema_hash`` its sidecar records.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from seahaven.clock import format_instant, is_canonical, parse_instant
 from seahaven.errors import WorldBug
 from seahaven.names import check_fixture_id, portable_name_problem
 from seahaven.schema import describe
+from seahaven.workdir import mark_is_live, process_mark
 
 if TYPE_CHECKING:
     from seahaven.composition import Composition
@@ -225,8 +227,22 @@ def load_all(fixtures_dir: Path | str) -> dict[str, Fixture]:
     return found
 
 
-_verified: set[tuple[int, int, int, int, int]] = set()
+# What verification depends on, for each file verified so far in this process: the
+# file itself (where it is and every stat field an edit moves) and what it was
+# held to (its recorded hash and schema hash). Editing either side misses the cache.
+_verified: set[tuple[object, ...]] = set()
 _verified_lock = threading.Lock()
+
+# What a state file must not have beside it: SQLite's write-ahead log and its
+# index, and a rollback journal. Each means the file was opened for writing after
+# freezing, and what such a file holds is not covered by the hash: a hot journal
+# would be rolled back into the copy the first time the copy is opened.
+COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
+
+_RESTORE = (
+    "fixtures are immutable, so restore the file (from version control, say) or regenerate "
+    "the fixture: delete its directory and freeze it again with seahaven fixture freeze or fork"
+)
 
 
 def _hash_file(path: Path) -> str:
@@ -237,8 +253,55 @@ def _hash_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def file_schema_hash(file: Path) -> str:
+    """The schema hash of a frozen state file, read without writing anything beside it.
+
+    The file is opened read-only as immutable, so SQLite takes no lock, reads no
+    journal and creates no ``-wal`` or ``-shm`` file.
+    """
+    from urllib.parse import quote
+
+    uri = f"file:{quote(str(file.resolve()))}?mode=ro&immutable=1"
+    conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+        return describe(conn).hash
+    finally:
+        conn.close()
+
+
+def _recorded_schema_hash(fixture: Fixture, path: str) -> str:
+    if path == "main":
+        return fixture.schema_hash
+    for node in fixture.nodes:
+        if node.path == path:
+            return node.schema_hash
+    raise WorldBug(f"fixture {fixture.id!r} has no node {path!r}")
+
+
+def refuse_links(fixture_id: str, directory: Path) -> None:
+    """Refuse a fixture whose directory or sidecar is a symbolic link.
+
+    A fixture is the files in its own directory. A link would let every check
+    pass against files that live somewhere else, which the next write there
+    changes without the fixture's hashes knowing.
+    """
+    label = f"fixture {fixture_id!r}"
+    for what, candidate in (("directory", directory), (SIDECAR, directory / SIDECAR)):
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            raise WorldBug(f"{label}: its {what} is missing; regenerate the fixture") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise WorldBug(
+                f"{label}: {candidate} is a symbolic link; a fixture is the files in its own "
+                "directory, so move the real fixture into the fixtures directory, or freeze it "
+                "again"
+            )
+
+
 def verify_file(fixture: Fixture, path: str, file: Path, expected: str) -> None:
-    """Refuse a state file that is a link, lies outside the fixture, or fails its hash."""
+    """Refuse a state file that is a link, lies outside the fixture, or fails its hash or schema."""
     label = f"fixture {fixture.id!r}, node {path!r} ({file.name})"
     if file.parent != fixture.directory:
         raise WorldBug(f"{label} lies outside the fixture's directory")
@@ -254,29 +317,51 @@ def verify_file(fixture: Fixture, path: str, file: Path, expected: str) -> None:
         )
     if not stat.S_ISREG(info.st_mode):
         raise WorldBug(f"{label} is not a regular file")
+    schema_hash = _recorded_schema_hash(fixture, path)
     # ctime too: an edit that restores the mtime still moves it.
-    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    key = (
+        str(file),
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        expected,
+        schema_hash,
+    )
     with _verified_lock:
         if key in _verified:
             return
     actual = _hash_file(file)
     if actual != expected:
         raise WorldBug(
-            f"{label} does not match its file_sha256 (it was changed after freezing); fixtures "
-            "are immutable: fork it, change the fork, and freeze that"
+            f"{label} does not match its file_sha256 (it was changed after freezing); {_RESTORE}"
+        )
+    try:
+        found = file_schema_hash(file)
+    except apsw.Error as error:
+        raise WorldBug(
+            f"{label} is not a SQLite database SQLite can read ({error}); {_RESTORE}"
+        ) from None
+    if found != schema_hash:
+        raise WorldBug(
+            f"{label} does not have the schema its sidecar records (schema {schema_hash[:12]} "
+            f"recorded, {found[:12]} in the file), so its file_sha256 was recomputed after the "
+            f"file was changed; {_RESTORE}"
         )
     with _verified_lock:
         _verified.add(key)
 
 
 def refuse_journal(fixture: Fixture, path: str, file: Path) -> None:
-    """Refuse a state file with a ``-wal`` or ``-shm`` file beside it (SH405, at create).
+    """Refuse a state file with a ``-wal``, ``-shm`` or ``-journal`` file beside it (SH405).
 
     Checked on every copy rather than remembered, because the hash cannot see
     what sits in a journal.
     """
-    for suffix in ("-wal", "-shm"):
-        if file.with_name(file.name + suffix).exists():
+    for suffix in COMPANION_SUFFIXES:
+        companion = file.with_name(file.name + suffix)
+        if companion.exists() or companion.is_symlink():
             raise WorldBug(
                 f"fixture {fixture.id!r}, node {path!r} ({file.name}) has a {file.name}{suffix} "
                 "file beside it, so it was opened for writing after freezing; regenerate it "
@@ -285,8 +370,10 @@ def refuse_journal(fixture: Fixture, path: str, file: Path) -> None:
 
 
 def verify(fixture: Fixture) -> None:
-    """Raise unless every state file is a real file in the fixture's directory with its hash."""
+    """Raise unless the fixture is safe to copy: no links or journals; hashes and schemas hold."""
+    refuse_links(fixture.id, fixture.directory)
     for path, (file, expected) in fixture.files().items():
+        refuse_journal(fixture, path, file)
         verify_file(fixture, path, file, expected)
 
 
@@ -360,13 +447,58 @@ def schema_problems(fixture: Fixture, composition: Composition) -> list[str]:
     return problems
 
 
+def fixture_ids(fixtures_dir: Path) -> list[str]:
+    """The names of the directories in ``fixtures_dir`` that hold a sidecar, sorted.
+
+    Nothing is read, so a fixture whose sidecar does not load is still named.
+    """
+    if not fixtures_dir.is_dir():
+        return []
+    return sorted(
+        entry.name
+        for entry in fixtures_dir.iterdir()
+        if not entry.name.startswith(".") and (entry / SIDECAR).is_file()
+    )
+
+
+def other_worlds_fixtures(world: World) -> dict[str, str]:
+    """The fixtures in ``world``'s fixtures directory that another world froze: id to world.
+
+    Two worlds that leave ``fixtures_dir`` at its default in one project share a
+    directory; each lists, verifies and checks only its own, and this says what
+    else is there. A sidecar that does not load is not counted here.
+    """
+    found: dict[str, str] = {}
+    for fixture_id in fixture_ids(world.fixtures_dir):
+        try:
+            fixture = load(world.fixtures_dir / fixture_id)
+        except WorldBug:
+            continue
+        if fixture.world != world.name:
+            found[fixture_id] = fixture.world
+    return found
+
+
+def shared_directory_note(world: World, others: dict[str, str]) -> str:
+    """One sentence saying that ``world`` shares its fixtures directory, and how to stop it."""
+    names = ", ".join(sorted(set(others.values())))
+    return (
+        f"{len(others)} fixture(s) in {world.fixtures_dir} belong to other worlds ({names}), "
+        f"so world {world.name!r} shares that directory; give each world its own with "
+        "World(fixtures_dir=...)"
+    )
+
+
 def fixture_directory(world: World, fixture_id: str) -> Path:
     """Where ``fixture_id`` of ``world`` lives, or a ``WorldBug`` naming the ways out."""
     directory = world.fixtures_dir / fixture_id
-    if not (directory / SIDECAR).is_file():
+    if not (directory / SIDECAR).is_file() and not (directory / SIDECAR).is_symlink():
+        existing = fixture_ids(world.fixtures_dir)
+        listing = f"it has {', '.join(existing)}" if existing else "it has no fixtures yet"
         raise WorldBug(
-            f"world {world.name!r} has no fixture {fixture_id!r} in {world.fixtures_dir}; "
-            "freeze one, or name the directory with World(fixtures_dir=...)"
+            f"world {world.name!r} has no fixture {fixture_id!r} in {world.fixtures_dir} "
+            f"({listing}); name one of those, freeze one, or name the directory with "
+            "World(fixtures_dir=...)"
         )
     return directory
 
@@ -397,14 +529,19 @@ def _load_unchanged(directory: Path) -> Fixture:
 
 def prepare(world: World, composition: Composition, fixture_id: str) -> PreparedFixture:
     """Every check creation makes before a file is copied."""
-    fixture = _load_unchanged(fixture_directory(world, fixture_id))
+    directory = fixture_directory(world, fixture_id)
+    # Before the sidecar is read: a linked directory or sidecar is refused unread.
+    refuse_links(fixture_id, directory)
+    fixture = _load_unchanged(directory)
     label = f"fixture {fixture_id!r} of world {world.name!r}"
     if fixture.id != fixture_id:
         raise WorldBug(f"{label}: its sidecar says id {fixture.id!r}; rename one to match")
     if fixture.world != world.name:
         raise WorldBug(
             f"{label} was frozen from world {fixture.world!r}; a world makes instances only of "
-            "fixtures it froze itself, so freeze this one from the world that uses it"
+            "fixtures it froze itself. When two worlds share one fixtures directory, give each "
+            "its own with World(fixtures_dir=...); else freeze this one from the world that "
+            "uses it"
         )
     problems = shape_problems(fixture, composition) + schema_problems(fixture, composition)
     if problems:
@@ -562,9 +699,14 @@ def freeze(
                     "matches its world's schema, so nothing was frozen; the schema of a store "
                     "is the world's to change"
                 )
-        pending = directory / f"{_PENDING_PREFIX}{fixture_id}-{secrets.token_hex(4)}"
+        # The pending name carries this process's mark, so a later freeze can tell a
+        # directory an interrupted freeze left behind from one a live freeze is writing.
+        pending = (
+            directory / f"{_PENDING_PREFIX}{process_mark()}-{fixture_id}-{secrets.token_hex(4)}"
+        )
         try:
             directory.mkdir(parents=True, exist_ok=True)
+            remove_stale_pending(directory)
             pending.mkdir()
         except OSError as error:
             raise WorldBug(
@@ -576,11 +718,20 @@ def freeze(
             hashes: dict[str, str] = {}
             for runtime in runtimes:
                 file = pending / runtime.node.file_name
-                runtime.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                runtime.conn.execute("VACUUM INTO ?", (str(file),))
-                _mark_write_ahead(file)
-                hashes[runtime.path] = _hash_file(file)
-                file.chmod(0o444)
+                try:
+                    runtime.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    runtime.conn.execute("VACUUM INTO ?", (str(file),))
+                    _mark_write_ahead(file)
+                    hashes[runtime.path] = _hash_file(file)
+                    file.chmod(0o444)
+                except (apsw.Error, OSError) as error:
+                    reason = error.strerror if isinstance(error, OSError) else None
+                    raise WorldBug(
+                        f"the store at {runtime.path!r} could not be written into {directory} "
+                        f"({reason or error}), so nothing was frozen; free space on that disk, "
+                        "or freeze into another directory by naming it with "
+                        "World(fixtures_dir=...)"
+                    ) from None
             now = instance.clock.iso()
             created_at = format_instant(_wall_ms())
             fields: dict[str, Any] = {
@@ -609,7 +760,15 @@ def freeze(
                     }
                     for runtime in runtimes[1:]
                 ]
-            (pending / SIDECAR).write_text(_render_sidecar(fields), encoding="utf-8")
+            try:
+                (pending / SIDECAR).write_text(_render_sidecar(fields), encoding="utf-8")
+            except OSError as error:
+                raise WorldBug(
+                    f"the sidecar could not be written into {directory} "
+                    f"({error.strerror or error}), so nothing was frozen; free space on that "
+                    "disk, or freeze into another directory by naming it with "
+                    "World(fixtures_dir=...)"
+                ) from None
             try:
                 os.rename(pending, target)
             except OSError as error:
@@ -621,6 +780,29 @@ def freeze(
             shutil.rmtree(pending, ignore_errors=True)
             raise
     return load(target)
+
+
+def remove_stale_pending(fixtures_dir: Path) -> list[Path]:
+    """Remove the pending directories of freezes whose process no longer runs; return them.
+
+    A pending directory is named ``.pending-<process mark>-<id>-<token>``. One
+    whose process still runs may be a freeze in progress, and one whose name
+    carries no mark cannot be told apart from one, so both are left alone.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(fixtures_dir.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(_PENDING_PREFIX):
+            continue
+        pid, _, rest = entry.name[len(_PENDING_PREFIX) :].partition("-")
+        start = rest.partition("-")[0]
+        if mark_is_live(f"{pid}-{start}") is False and not entry.is_symlink() and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
 
 
 def _mark_write_ahead(file: Path) -> None:

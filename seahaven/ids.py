@@ -20,6 +20,8 @@ from seahaven.errors import WorldBug
 __all__ = ["Ids", "check_seed", "derive_seed", "node_seed", "sql_random"]
 
 _SEED_DOMAIN = b"seahaven.seed/1\x00"
+# The most bytes one draw from the stream makes for randomblob().
+_BLOB_CHUNK = 1 << 24
 _MAX_SEED = 2**64
 
 
@@ -83,7 +85,18 @@ def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
 
     def sql_randomblob(size: object) -> bytes:
         count = size if isinstance(size, int) else 1
-        return randbytes(count if count >= 1 else 1)
+        if count < 1:
+            return randbytes(1)
+        # SQLite's own randomblob() refuses what the connection's length limit
+        # refuses; asking Python for the bytes first would exhaust memory or overflow.
+        if count > conn.limit(apsw.SQLITE_LIMIT_LENGTH, -1):
+            raise apsw.TooBigError("string or blob too big")
+        if count <= _BLOB_CHUNK:
+            return randbytes(count)
+        # getrandbits takes at most 2**31 - 1 bits at a time.
+        pieces = [randbytes(_BLOB_CHUNK) for _ in range(count // _BLOB_CHUNK)]
+        pieces.append(randbytes(count % _BLOB_CHUNK))
+        return b"".join(pieces)
 
     # Innocuous so that a DEFAULT or a trigger may call them; not deterministic,
     # so that SQLite asks for a fresh value every time.

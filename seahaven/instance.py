@@ -30,11 +30,19 @@ from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.context import Ctx, InstanceInfo
-from seahaven.db import Db, db_error, open_connection, run_script, use_write_ahead_log
+from seahaven.db import (
+    Db,
+    db_error,
+    open_connection,
+    run_script,
+    use_write_ahead_log,
+    value_error,
+)
 from seahaven.dispatch import Activation, Route, call_surface, entered, in_call
 from seahaven.errors import WorldBug
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
 from seahaven.names import check_fixture_id
+from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
 from seahaven.schema import TableInfo, describe
 from seahaven.workdir import instance_directory, remove_directory
 
@@ -261,6 +269,8 @@ class Instance:
         """A read-only ``Db`` on a second connection, with every added store attached."""
         self._check_usable()
         with self._lock:
+            # Again under the lock: destroy() may have run while this thread waited for it.
+            self._check_usable()
             if self._inspect_db is None:
                 self._inspect_db = Db(self._open_reader("inspect"))
             return self._inspect_db
@@ -280,6 +290,7 @@ class Instance:
         self._check_usable()
         self._refuse_inside("state cannot run inside a transaction; read it between calls")
         with self._lock:
+            self._check_usable()
             return build_document(self, format)
 
     # --- writing outside calls --------------------------------------------------------------------
@@ -347,9 +358,12 @@ class Instance:
             if self._destroyed:
                 return
             self._destroyed = True
-            self._close_connections()
-            remove_directory(self._directory)
-            _live_instances.discard(self)
+            try:
+                self._close_connections()
+            finally:
+                # Whatever closing met, the directory goes: nothing else will remove it.
+                remove_directory(self._directory)
+                _live_instances.discard(self)
 
     def __enter__(self) -> Instance:
         return self
@@ -446,6 +460,9 @@ class Instance:
             self._check_usable()
             if self._control_db is None:
                 self._control_db = Db(self._open_reader("control"))
+            refused = value_error(ValueError("null character in query"), query)
+            if refused is not None:
+                raise refused
             try:
                 cursor_rows = self._control_db.conn.execute(query)
                 # The description is gone once the rows are consumed, and never there
@@ -456,7 +473,7 @@ class Instance:
                     columns = []
                 rows = [list(row) for row in cursor_rows]
             except apsw.Error as error:
-                raise db_error(error) from error
+                raise db_error(error, self._control_db.conn) from error
             return {"columns": columns, "rows": rows, "row_count": len(rows)}
 
     def _open_reader(self, purpose: str) -> apsw.Connection:
@@ -476,17 +493,22 @@ class Instance:
                 uri = f"file:{_uri_path(runtime.file)}?mode=ro"
                 conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (uri,))
             conn.execute("PRAGMA query_only=ON")
-            conn.authorizer = _read_only_authorizer
+            conn.authorizer = ReaderAuthorizer()
+            if purpose == "control":
+                # The agent's SQL: held to the sandbox's value limit.
+                limit_values(conn)
+            # No time limit, but a Ctrl-C stops a long read instead of waiting for it.
+            Deadline(conn, None).install()
         except BaseException:
             conn.close()
             raise
         return conn
 
     def _close_connections(self) -> None:
-        for db in (self._inspect_db, self._control_db):
-            if db is not None:
-                db.conn.close()
+        readers = [db.conn for db in (self._inspect_db, self._control_db) if db is not None]
         self._inspect_db = self._control_db = None
+        for conn in readers:
+            _close_reader(conn)
         for runtime in getattr(self, "_nodes", ()):
             runtime.close()
 
@@ -497,44 +519,21 @@ def _uri_path(path: Path) -> str:
     return quote(str(path.resolve()))
 
 
-# Row writes are refused by the connection itself (read-only, query_only), so they
-# are not denied here: virtual tables such as R*Tree prepare writes to their own
-# shadow tables just to be read, and denying those would make them unreadable.
-_DENIED_ON_READERS = {
-    apsw.SQLITE_ATTACH,
-    apsw.SQLITE_DETACH,
-    apsw.SQLITE_CREATE_TABLE,
-    apsw.SQLITE_CREATE_INDEX,
-    apsw.SQLITE_CREATE_TRIGGER,
-    apsw.SQLITE_CREATE_VIEW,
-    apsw.SQLITE_CREATE_TEMP_TABLE,
-    apsw.SQLITE_CREATE_TEMP_INDEX,
-    apsw.SQLITE_CREATE_TEMP_TRIGGER,
-    apsw.SQLITE_CREATE_TEMP_VIEW,
-    apsw.SQLITE_CREATE_VTABLE,
-    apsw.SQLITE_DROP_TABLE,
-    apsw.SQLITE_DROP_INDEX,
-    apsw.SQLITE_DROP_TRIGGER,
-    apsw.SQLITE_DROP_VIEW,
-    apsw.SQLITE_DROP_TEMP_TABLE,
-    apsw.SQLITE_DROP_TEMP_INDEX,
-    apsw.SQLITE_DROP_TEMP_TRIGGER,
-    apsw.SQLITE_DROP_TEMP_VIEW,
-    apsw.SQLITE_DROP_VTABLE,
-    apsw.SQLITE_ALTER_TABLE,
-    apsw.SQLITE_REINDEX,
-    apsw.SQLITE_ANALYZE,
-}
+def _close_reader(conn: apsw.Connection) -> None:
+    """Close a reader another thread may be using, interrupting whatever it runs.
 
-
-def _read_only_authorizer(
-    action: int, first: str | None, second: str | None, schema: str | None, trigger: str | None
-) -> int:
-    if action in _DENIED_ON_READERS:
-        return apsw.SQLITE_DENY
-    if action == apsw.SQLITE_PRAGMA and second is not None:
-        return apsw.SQLITE_DENY
-    return apsw.SQLITE_OK
+    The reader's queries do not take the instance lock, so a query may be running
+    on it. APSW refuses to close a connection busy in another thread; interrupting
+    makes that thread's statement end (it raises the framework's ``WorldBug``)
+    and the close is tried again until it succeeds.
+    """
+    while True:
+        try:
+            conn.close()
+            return
+        except apsw.ThreadingViolationError:
+            conn.interrupt()
+            time.sleep(0.001)
 
 
 def _roll_back_quietly(conn: apsw.Connection) -> None:

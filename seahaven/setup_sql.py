@@ -4,20 +4,23 @@ The statements run in order, in one transaction, on a connection with the root's
 tables unqualified and every added node attached under its schema name. An
 authorizer refuses schema changes, transaction control, ATTACH and DETACH,
 pragmas that do more than report, functions off the allowlist, table-valued
-functions, and writes to FTS5 shadow tables or SQLite's own tables.
+functions, writes to FTS5 shadow tables or SQLite's own tables, and direct
+writes to an FTS5 table that only indexes rows kept elsewhere. The connection
+holds every value to ``seahaven.sandbox.MAX_VALUE_BYTES`` and the whole run to
+``seahaven.sandbox.SETUP_SQL_SECONDS``.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import apsw
 
+from seahaven import sandbox
 from seahaven.db import open_connection
 from seahaven.errors import WorldBug
 from seahaven.ids import node_seed
-from seahaven.sandbox import ALLOWED_FUNCTIONS
+from seahaven.sandbox import ALLOWED_FUNCTIONS, Deadline, Fts5Tables, fts5_tables, limit_values
 
 if TYPE_CHECKING:
     from seahaven.instance import Instance
@@ -48,7 +51,6 @@ _WRITES = {apsw.SQLITE_INSERT, apsw.SQLITE_UPDATE, apsw.SQLITE_DELETE}
 _SCHEMA_TABLES = frozenset(
     {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
 )
-_FTS5_SHADOWS = ("data", "idx", "content", "docsize", "config")
 _CHANGES_SCHEMA = "it changes the schema; change the world and bump its version instead"
 
 
@@ -83,9 +85,13 @@ class _SetupAuthorizer:
     inside a world's own trigger bodies are the world's code and pass too.
     """
 
-    def __init__(self, tables: set[str], shadows: set[str]) -> None:
+    def __init__(self, tables: set[str], fts5: Fts5Tables, world_code: set[str]) -> None:
         self.tables = tables
-        self.shadows = shadows
+        self.fts5 = fts5
+        # The world's triggers and views. SQLite names the innermost trigger, view or
+        # common table expression an action comes from, so a CTE's own actions are
+        # checked like the statement's, and only the world's code is let through.
+        self.world_code = world_code
         self.refusal: str | None = None
 
     def __call__(
@@ -96,16 +102,18 @@ class _SetupAuthorizer:
         schema: str | None,
         trigger: str | None,
     ) -> int:
-        if trigger is not None:
+        if trigger is not None and trigger.lower() in self.world_code:
             return apsw.SQLITE_OK
-        reason = self._reason(action, first, second)
+        reason = self._reason(action, first, second, schema)
         if reason is None:
             return apsw.SQLITE_OK
         if self.refusal is None:
             self.refusal = reason
         return apsw.SQLITE_DENY
 
-    def _reason(self, action: int, first: str | None, second: str | None) -> str | None:
+    def _reason(
+        self, action: int, first: str | None, second: str | None, schema: str | None
+    ) -> str | None:
         if action in _SCHEMA_ACTIONS:
             return _CHANGES_SCHEMA
         if action in (apsw.SQLITE_TRANSACTION, apsw.SQLITE_SAVEPOINT):
@@ -121,7 +129,9 @@ class _SetupAuthorizer:
                 return None
             return f"it calls {second}(), which is not in seahaven.sandbox.ALLOWED_FUNCTIONS"
         if action == apsw.SQLITE_READ:
-            if first is not None and first.lower() not in self.tables:
+            # A common table expression or a subquery is read with no schema: it is
+            # the statement's own, not a function.
+            if schema is not None and first is not None and first.lower() not in self.tables:
                 return f"it reads the table-valued function {first}"
             return None
         if action in _WRITES:
@@ -132,33 +142,22 @@ class _SetupAuthorizer:
                 return _CHANGES_SCHEMA
             if name.startswith("sqlite_"):
                 return f"it writes {first}, one of SQLite's own tables"
-            if name in self.shadows:
+            if name in self.fts5.shadows:
                 return f"it writes {first}, an FTS5 shadow table"
+            if name in self.fts5.index_only:
+                content = self.fts5.index_only[name]
+                if content:
+                    return (
+                        f"it writes {first}, an FTS5 table that indexes the rows of {content}, "
+                        f"so the index would no longer match them (an FTS5 command such as "
+                        f"'delete-all' included); write {content}, and let the world's triggers "
+                        "keep the index"
+                    )
+                return (
+                    f"it writes {first}, a contentless FTS5 index, which only the world's own "
+                    "code keeps in step with the rows it indexes"
+                )
         return None
-
-
-_FTS5 = re.compile(r"\bUSING\s+fts5\b", re.IGNORECASE)
-
-
-def _fts5_shadow_tables(conn: apsw.Connection, schema_names: list[str]) -> set[str]:
-    """The shadow tables of every FTS5 table, lower-cased.
-
-    Other virtual tables' shadows are left to SQLite's defensive mode: an R*Tree
-    prepares writes to its own shadow tables while a statement that merely reads
-    it is compiled, and the authorizer cannot tell those from the statement's.
-    """
-    shadows: set[str] = set()
-    for schema_name in schema_names:
-        quoted = '"' + schema_name.replace('"', '""') + '"'
-        virtual = conn.execute(
-            f"SELECT name, sql FROM {quoted}.sqlite_schema "
-            "WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
-        ).fetchall()
-        for name, sql in virtual:
-            if _FTS5.search(str(sql)):
-                stem = str(name).lower()
-                shadows.update(f"{stem}_{suffix}" for suffix in _FTS5_SHADOWS)
-    return shadows
 
 
 def _check(conn: apsw.Connection, authorizer: _SetupAuthorizer, statement: str) -> None:
@@ -178,6 +177,11 @@ def _check(conn: apsw.Connection, authorizer: _SetupAuthorizer, statement: str) 
 
 def run_setup_sql(instance: Instance, sql: str) -> None:
     """Run ``sql`` on a new instance, or raise ``WorldBug`` naming the statement at fault."""
+    if "\x00" in sql:
+        raise WorldBug(
+            f"setup_sql has a NUL character at offset {sql.index(chr(0))}, which SQL text cannot "
+            "hold; write the byte as a blob literal such as X'00', or remove it"
+        )
     statements = split_statements(sql)
     if not statements:
         return
@@ -194,12 +198,23 @@ def run_setup_sql(instance: Instance, sql: str) -> None:
             conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (str(runtime.file),))
         for runtime in runtimes:
             tables.update(name.lower() for name in runtime.node.world.schema_info.tables)
-        shadows = _fts5_shadow_tables(conn, [runtime.node.schema_name for runtime in runtimes])
-        for (found,) in conn.execute(
-            "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')"
-        ).fetchall():
-            tables.add(str(found).lower())
-        authorizer = _SetupAuthorizer(tables, shadows)
+        fts5 = fts5_tables(conn, [runtime.node.schema_name for runtime in runtimes])
+        world_code: set[str] = set()
+        for runtime in runtimes:
+            quoted = '"' + runtime.node.schema_name.replace('"', '""') + '"'
+            for name, kind in conn.execute(
+                f"SELECT name, type FROM {quoted}.sqlite_schema "
+                "WHERE type IN ('table', 'view', 'trigger')"
+            ).fetchall():
+                if kind != "trigger":
+                    tables.add(str(name).lower())
+                if kind != "table":
+                    world_code.add(str(name).lower())
+        authorizer = _SetupAuthorizer(tables, fts5, world_code)
+        limit_values(conn)
+        seconds = sandbox.SETUP_SQL_SECONDS
+        deadline = Deadline(conn, seconds)
+        deadline.install()
         conn.execute("BEGIN")
         for position, statement in enumerate(statements, start=1):
             preview = " ".join(statement.split())
@@ -216,6 +231,19 @@ def run_setup_sql(instance: Instance, sql: str) -> None:
                     conn.execute("ROLLBACK")
                 if authorizer.refusal is not None:
                     raise WorldBug(f"{where} was refused: {authorizer.refusal}") from None
+                if deadline.expired:
+                    raise WorldBug(
+                        f"{where} was stopped: setup_sql ran past its limit of {seconds:g} "
+                        "seconds (seahaven.sandbox.SETUP_SQL_SECONDS); setup_sql is for small "
+                        "per-episode changes, so end the query that runs away, or freeze the "
+                        "bulk of the rows as a fixture"
+                    ) from None
+                if isinstance(error, apsw.TooBigError):
+                    raise WorldBug(
+                        f"{where} failed: a value grew past seahaven.sandbox.MAX_VALUE_BYTES "
+                        f"({sandbox.MAX_VALUE_BYTES} bytes); build large values in a fixture "
+                        "instead"
+                    ) from None
                 raise WorldBug(f"{where} failed: {error}") from None
         try:
             conn.execute("COMMIT")

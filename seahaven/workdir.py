@@ -15,7 +15,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["instance_directory", "remove_directory"]
+__all__ = ["instance_directory", "mark_is_live", "process_mark", "remove_directory"]
 
 _swept: set[Path] = set()
 _lock = threading.Lock()
@@ -46,7 +46,8 @@ def _alive(pid: int, token: str) -> bool:
 _own_name: tuple[int, str] | None = None
 
 
-def _process_directory_name() -> str:
+def process_mark() -> str:
+    """``<pid>-<start>``: names this process among every process the machine has ever run."""
     global _own_name
     pid = os.getpid()
     # Remembered per pid, so a forked child still names a directory of its own.
@@ -55,15 +56,20 @@ def _process_directory_name() -> str:
     return _own_name[1]
 
 
+def mark_is_live(mark: str) -> bool | None:
+    """Whether the process a ``process_mark()`` names still runs; ``None`` if it is not a mark."""
+    pid_text, separator, token = mark.partition("-")
+    if not pid_text.isdigit() or not separator or not token:
+        return None
+    return _alive(int(pid_text), token)
+
+
 def _sweep(parent: Path) -> None:
-    mine = _process_directory_name()
+    mine = process_mark()
     for entry in parent.iterdir():
         if entry.name == mine or not entry.is_dir():
             continue
-        pid_text, _, token = entry.name.partition("-")
-        if not pid_text.isdigit():
-            continue
-        if not _alive(int(pid_text), token):
+        if mark_is_live(entry.name) is False:
             shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -83,7 +89,7 @@ def instance_directory(world_name: str, work_dir: Path | None, instance_id: str)
                 parent.mkdir(parents=True, exist_ok=True)
                 _sweep(parent)
                 _swept.add(parent)
-        directory = parent / _process_directory_name() / instance_id
+        directory = parent / process_mark() / instance_id
     try:
         directory.mkdir()
     except FileNotFoundError:

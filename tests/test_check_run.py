@@ -415,6 +415,43 @@ def test_sh402_a_missing_or_linked_state_file_asks_for_a_regeneration(project: P
     assert [finding.fix for finding in findings] == [regenerate, regenerate]
 
 
+def test_sh402_and_sh405_see_a_linked_directory_a_rehashed_schema_and_a_journal(
+    project: Project,
+) -> None:
+    import hashlib
+
+    import apsw
+    import yaml
+
+    world = project.world()
+    with world.instance(now=FROZEN_AT, clock_mode="fixed") as inst:
+        for fixture_id in ("journaled", "linked", "reshaped"):
+            inst.freeze(fixture_id, "A fixture to damage.")
+    fixtures = project.root / "fixtures"
+    (fixtures / "journaled" / "state.sqlite-journal").write_bytes(b"")
+    (fixtures / "linked").rename(project.root / "kept")
+    (fixtures / "linked").symlink_to(project.root / "kept", target_is_directory=True)
+    reshaped = fixtures / "reshaped" / "state.sqlite"
+    reshaped.chmod(0o644)
+    conn = apsw.Connection(str(reshaped))
+    conn.execute("CREATE TABLE smuggled (id INTEGER PRIMARY KEY)")
+    conn.close()
+    sidecar = fixtures / "reshaped" / "fixture.yaml"
+    fields = yaml.safe_load(sidecar.read_text(encoding="utf-8"))
+    fields["file_sha256"] = hashlib.sha256(reshaped.read_bytes()).hexdigest()
+    sidecar.write_text(yaml.safe_dump(fields), encoding="utf-8")
+
+    findings = project.check()
+    assert [f"{finding.code} {finding.location}" for finding in findings] == [
+        "SH402 fixtures/linked",
+        "SH402 fixtures/reshaped/state.sqlite",
+        "SH405 fixtures/journaled/state.sqlite-journal",
+    ]
+    assert "symbolic link" in findings[0].message
+    assert "does not have the schema its sidecar records" in findings[1].message
+    assert "restore the file" in (findings[1].fix or "")
+
+
 def test_sh401_a_sidecar_in_the_wrong_directory_is_reported_alone(project: Project) -> None:
     world = project.world()
     with world.instance(now=FROZEN_AT, clock_mode="fixed") as inst:
@@ -611,7 +648,7 @@ def test_warnings_alone_exit_zero_through_the_command(
 def test_the_built_in_rules_arrive_through_the_hook() -> None:
     codes = [rule.code for rule, _ in collect_rules(make_plugin_manager(entry_points=False))]
     assert codes == [rule.code for rule in BUILTIN_RULES]
-    assert len(codes) == len(set(codes)) == 21
+    assert len(codes) == len(set(codes)) == 22
 
 
 def test_a_plugin_claiming_a_built_in_code_is_refused_naming_both(

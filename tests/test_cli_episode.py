@@ -137,7 +137,7 @@ def test_an_author_mistake_fails_in_one_line_without_a_traceback(module: str) ->
 def test_an_unknown_tool_is_a_product_error_like_any_other(module: str) -> None:
     result = run("episode", f"{module}:world", stdin=script(("no_such_tool", {})))
     assert result.exit_code == 0, result.output
-    assert "[0] no_such_tool() -> unknown_tool: unknown tool: no_such_tool" in result.stdout
+    assert "[-] no_such_tool() -> unknown_tool: unknown tool: no_such_tool" in result.stdout
 
 
 def test_the_summary_counts_records_by_store_table_and_operation() -> None:

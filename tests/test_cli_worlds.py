@@ -144,7 +144,11 @@ def test_list_as_json(site: Path, tmp_path: Path) -> None:
         "provider": "entry point",
         "tools": 4,
         "fixtures": 0,
-        "adds": ["payments", "chat", "eu_payments (payments)"],
+        "adds": [
+            {"name": "payments", "world": "payments", "version": "1.0.0"},
+            {"name": "chat", "world": "chat", "version": "1.0.0"},
+            {"name": "eu_payments", "world": "payments", "version": "1.0.0"},
+        ],
         "problems": [],
     }
 

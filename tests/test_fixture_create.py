@@ -187,7 +187,7 @@ def test_one_changed_byte_is_refused_naming_the_fixture(tmp_path: Path, path: st
     assert "fixture 'acme'" in message
     assert f"node {path!r} ({file.name})" in message
     assert "file_sha256" in message
-    assert "fork it" in message
+    assert "restore the file" in message
     assert list(work.rglob("state*.sqlite")) == []
 
 

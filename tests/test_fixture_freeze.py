@@ -238,7 +238,7 @@ def _fail_on_sidecar(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("break_it", "raised"),
     [
-        (_fail_on_second_hash, OSError),
+        (_fail_on_second_hash, seahaven.WorldBug),
         (_fail_on_rename, seahaven.WorldBug),
         (_fail_on_sidecar, KeyboardInterrupt),
     ],

@@ -17,7 +17,16 @@ from seahaven.check.model import CheckContext, Finding, Rule
 from seahaven.clock import is_canonical
 from seahaven.composition import ROOT_PATH, Composition, Node
 from seahaven.errors import WorldBug
-from seahaven.fixtures import SIDECAR, Fixture, load, schema_problems, shape_problems, verify_file
+from seahaven.fixtures import (
+    COMPANION_SUFFIXES,
+    SIDECAR,
+    Fixture,
+    load,
+    refuse_links,
+    schema_problems,
+    shape_problems,
+    verify_file,
+)
 
 __all__ = ["RULES"]
 
@@ -31,6 +40,8 @@ class _Read:
     directory: Path
     fixture: Fixture | None
     problem: str | None
+    # Set when the sidecar loads, is in its own directory, and names another world.
+    other_world: bool = False
 
     @property
     def sidecar(self) -> Path:
@@ -51,7 +62,12 @@ def _read_all(ctx: CheckContext) -> list[_Read]:
             continue
         if not (directory / SIDECAR).exists():
             continue
-        found.append(_read(directory, world.name))
+        read = _read(directory, world.name)
+        # A fixture another world froze, in a directory two worlds share, is that
+        # world's to check (fixture list and verify say the directory is shared).
+        if read.fixture is None and read.other_world:
+            continue
+        found.append(read)
     return found
 
 
@@ -75,6 +91,7 @@ def _read(directory: Path, world_name: str) -> _Read:
             directory,
             None,
             f"it was frozen from world {fixture.world!r}, and this is world {world_name!r}",
+            other_world=True,
         )
     return _Read(directory, fixture, None)
 
@@ -97,15 +114,24 @@ def _sidecar_invalid(ctx: CheckContext) -> Iterator[Finding]:
 
 def _file_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     for fixture in _loaded(ctx):
+        try:
+            refuse_links(fixture.id, fixture.directory)
+        except WorldBug as error:
+            problem, _, advice = str(error).partition("; ")
+            yield FILE_MISMATCH.finding(fixture.directory, None, problem, fix=advice or _REGENERATE)
+            continue
         for path, (file, expected) in fixture.files().items():
             try:
                 verify_file(fixture, path, file, expected)
             except WorldBug as error:
                 # The first clause is the defect; creation's advice after it is the fix below.
-                problem = str(error).partition("; ")[0]
+                problem, _, advice = str(error).partition("; ")
                 damaged = file.is_symlink() or not file.is_file()
-                fix = _REGENERATE if damaged else None
-                yield FILE_MISMATCH.finding(file, None, problem, fix=fix)
+                # A changed file cannot be forked (the fork is refused the same way), so the
+                # fix is creation's own: restore the file, or regenerate the fixture.
+                yield FILE_MISMATCH.finding(
+                    file, None, problem, fix=_REGENERATE if damaged else advice or None
+                )
 
 
 def _root_only(ctx: CheckContext) -> Composition:
@@ -154,7 +180,7 @@ def _key_line(sidecar: Path, key: str) -> int | None:
 def _companions(ctx: CheckContext) -> Iterator[Finding]:
     for fixture in _loaded(ctx):
         for path, (file, _) in fixture.files().items():
-            for suffix in ("-wal", "-shm"):
+            for suffix in COMPANION_SUFFIXES:
                 companion = file.with_name(file.name + suffix)
                 if companion.exists() or companion.is_symlink():
                     yield COMPANIONS.finding(
@@ -211,7 +237,7 @@ NOW_NOT_CANONICAL = Rule(
 COMPANIONS = Rule(
     code="SH405",
     severity="error",
-    title="a fixture's state file has -wal or -shm companions",
+    title="a fixture's state file has -wal, -shm or -journal companions",
     fix=_REGENERATE,
     check=_companions,
 )

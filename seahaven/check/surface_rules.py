@@ -1,16 +1,18 @@
-"""SH205, SH206 and SH207: the rules that ask the World's registry and its sealed surface."""
+"""SH205, SH206, SH207 and SH210: the rules that ask the World's registry and its surface."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from seahaven.check.model import CheckContext, Finding, Rule
 from seahaven.composition import SurfaceEntry
-from seahaven.world import AddedWorld
+from seahaven.world import AddedWorld, World
 
 __all__ = ["RULES", "declaration_location", "source_location"]
 
@@ -121,6 +123,85 @@ def _contributed_twice(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
+def _every_world(root: World) -> list[World]:
+    """The root and every world it adds, at any depth, each once."""
+    seen: dict[int, World] = {}
+    pending = [root]
+    while pending:
+        world = pending.pop(0)
+        if id(world) in seen:
+            continue
+        seen[id(world)] = world
+        pending.extend(added.world for added in world.added_worlds)
+    return list(seen.values())
+
+
+def _parsed(fn: Callable[..., Any]) -> tuple[ast.AST, str, int] | None:
+    """A function's syntax tree, the name of its ``call`` parameter, and its first line."""
+    target = inspect.unwrap(fn)
+    try:
+        lines, first = inspect.getsourcelines(target)
+        parameters = list(inspect.signature(target).parameters)
+    except (OSError, TypeError, ValueError):
+        return None
+    if len(parameters) < 2:
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return None
+    return tree, parameters[1], first
+
+
+def _named_tools(compare: ast.Compare, call: str, tools: set[str]) -> list[str]:
+    """The tool names ``compare`` holds against ``<call>.name``, when it does."""
+    operands = [compare.left, *compare.comparators]
+
+    def is_call_name(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "name"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == call
+        )
+
+    if not any(is_call_name(node) for node in operands):
+        return []
+    named: list[str] = []
+    for node in operands:
+        values = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+        for value in values:
+            if isinstance(value, ast.Constant) and value.value in tools:
+                named.append(str(value.value))
+    return named
+
+
+def _surface_name_compared(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.world is None:
+        return
+    for world in _every_world(ctx.world):
+        tools = set(world.tools)
+        for middleware in world.middlewares:
+            parsed = _parsed(middleware)
+            located = source_location(middleware)
+            if parsed is None or located is None:
+                continue
+            tree, call, first = parsed
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Compare):
+                    continue
+                for name in _named_tools(node, call, tools):
+                    yield SURFACE_NAME_COMPARED.finding(
+                        located[0],
+                        first + node.lineno - 1,
+                        f"middleware {getattr(middleware, '__qualname__', middleware)!r} of "
+                        f"world {world.name!r} compares {call}.name with {name!r}, but "
+                        f"{call}.name is the name on the surface, which a host's tool_prefix "
+                        "changes, so the test stops matching once the world is added",
+                        fix=f"compare {call}.tool.name, the tool's own name, which never changes",
+                    )
+
+
 EMPTY_DESCRIPTION = Rule(
     code="SH205",
     severity="warning",
@@ -152,4 +233,17 @@ CONTRIBUTED_TWICE = Rule(
     check=_contributed_twice,
 )
 
-RULES: tuple[Rule, ...] = (EMPTY_DESCRIPTION, UNREACHABLE_MENTION, CONTRIBUTED_TWICE)
+SURFACE_NAME_COMPARED = Rule(
+    code="SH210",
+    severity="warning",
+    title="middleware comparing call.name with one of its own world's tool names",
+    fix="compare call.tool.name, the tool's own name, which a tool_prefix never changes",
+    check=_surface_name_compared,
+)
+
+RULES: tuple[Rule, ...] = (
+    EMPTY_DESCRIPTION,
+    UNREACHABLE_MENTION,
+    CONTRIBUTED_TWICE,
+    SURFACE_NAME_COMPARED,
+)

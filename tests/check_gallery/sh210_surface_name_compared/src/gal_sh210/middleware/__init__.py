@@ -1,0 +1,5 @@
+"""The middleware; importing it registers it."""
+
+from gal_sh210.middleware import hours
+
+__all__ = ["hours"]

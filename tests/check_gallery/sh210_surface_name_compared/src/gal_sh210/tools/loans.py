@@ -1,0 +1,12 @@
+"""Loans: lend a book."""
+
+import seahaven
+from gal_sh210.world import world
+
+
+@world.tool
+def lend_book(ctx: seahaven.Ctx, title: str) -> str:
+    """Lend the book with this title and return the loan's id."""
+    loan = ctx.ids.uuid()
+    ctx.db.execute("INSERT INTO loans (id, title) VALUES (?, ?)", loan, title)
+    return loan
