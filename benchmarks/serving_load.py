@@ -1,4 +1,4 @@
-"""A load of OpenEnv sessions against a served payments world, shared by the load test and the benchmark.
+"""Many OpenEnv sessions against a served payments world: the load test's and the benchmark's.
 
 ``start_server`` runs ``seahaven serve`` in a child process on a free loopback
 port. ``run_load`` opens many sessions at once over raw WebSockets; each one
@@ -74,7 +74,11 @@ def start_server(
     log_path = tmpdir / "serve.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [*argv, "--no-console", *extra], stdout=log, stderr=subprocess.STDOUT, text=True, env=env
+            [*argv, "--no-console", *extra],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
         )
     try:
         port = None
@@ -124,7 +128,10 @@ async def _exchange(ws: Any, frame: dict[str, Any], outcome: SessionOutcome) -> 
 
 
 def _call(name: str, /, **arguments: Any) -> dict[str, Any]:
-    return {"type": "step", "data": {"type": "call_tool", "tool_name": name, "arguments": arguments}}
+    return {
+        "type": "step",
+        "data": {"type": "call_tool", "tool_name": name, "arguments": arguments},
+    }
 
 
 async def one_session(url: str, index: int, start: asyncio.Event) -> SessionOutcome:
@@ -134,7 +141,8 @@ async def one_session(url: str, index: int, start: asyncio.Event) -> SessionOutc
     async with connect(url, compression=None, max_size=None, ping_interval=None) as ws:
         episode = f"load-{index}"
         reply = await _exchange(
-            ws, {"type": "reset", "data": {"fixture": FIXTURE, "seed": index, "episode_id": episode}},
+            ws,
+            {"type": "reset", "data": {"fixture": FIXTURE, "seed": index, "episode_id": episode}},
             outcome,
         )
         if reply.get("type") != "observation":
@@ -143,9 +151,13 @@ async def one_session(url: str, index: int, start: asyncio.Event) -> SessionOutc
         emails = [f"load{index}.{n}@example.com" for n in range(2)]
         created = []
         for email in emails:
-            reply = await _exchange(ws, _call("create_customer", email=email, name=f"S{index}"), outcome)
+            reply = await _exchange(
+                ws, _call("create_customer", email=email, name=f"S{index}"), outcome
+            )
             created.append(reply["data"]["observation"]["result"]["id"])
-        await _exchange(ws, _call("update_customer", customer_id=created[0], name=f"U{index}"), outcome)
+        await _exchange(
+            ws, _call("update_customer", customer_id=created[0], name=f"U{index}"), outcome
+        )
         for customer in (created[0], created[1], created[0]):
             reply = await _exchange(ws, _call("get_customer", customer_id=customer), outcome)
             if reply["data"]["observation"]["result"]["id"] != customer:
@@ -155,7 +167,9 @@ async def one_session(url: str, index: int, start: asyncio.Event) -> SessionOutc
         reply = await _exchange(ws, _call("get_customer", customer_id="cus_doesnotexist"), outcome)
         if reply["data"]["observation"]["error"] is None:
             outcome.problems.append("a missing customer was found")
-        await _exchange(ws, _call("update_customer", customer_id=created[1], name=f"V{index}"), outcome)
+        await _exchange(
+            ws, _call("update_customer", customer_id=created[1], name=f"V{index}"), outcome
+        )
         reply = await _exchange(ws, {"type": "state"}, outcome)
         document = reply["data"]
         if document["episode_id"] != episode or document["call_count"] != CALLS_PER_SESSION:
@@ -163,8 +177,12 @@ async def one_session(url: str, index: int, start: asyncio.Event) -> SessionOutc
                 f"state has episode {document['episode_id']} and {document['call_count']} calls"
             )
         log = document["state"]["db"]["log"]
-        inserted = sorted(r["key"]["id"] for r in log if r["op"] == "insert" and r["table"] == "customers")
-        updated = sorted(r["key"]["id"] for r in log if r["op"] == "update" and r["table"] == "customers")
+        inserted = sorted(
+            r["key"]["id"] for r in log if r["op"] == "insert" and r["table"] == "customers"
+        )
+        updated = sorted(
+            r["key"]["id"] for r in log if r["op"] == "update" and r["table"] == "customers"
+        )
         if inserted != sorted(created) or updated != sorted(created) or len(log) != 4:
             outcome.problems.append(f"state log is not this session's own: {log}")
         await ws.send(json.dumps({"type": "close"}))
@@ -189,9 +207,13 @@ class LoadResult:
 
     def percentile(self, fraction: float, kind: str | None = None) -> float:
         """A latency percentile, in seconds, of every frame or of one kind (``reset``, ...)."""
-        chosen = self.latencies if kind is None else [
-            latency for latency, k in zip(self.latencies, self.kinds, strict=True) if k == kind
-        ]
+        chosen = (
+            self.latencies
+            if kind is None
+            else [
+                latency for latency, k in zip(self.latencies, self.kinds, strict=True) if k == kind
+            ]
+        )
         ordered = sorted(chosen)
         return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 

@@ -53,7 +53,7 @@ def error_of(reply: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-# --- reset ----------------------------------------------------------------------------------------
+# --- reset ---------------------------------------------------------------------------------------
 
 
 def test_reset_answers_a_plain_observation_with_its_metadata_twice(served, wire) -> None:
@@ -150,7 +150,9 @@ def test_the_operator_enables_the_control_tool(serving, wire, beacon_world) -> N
     ws = wire(server)
     ws.reset()
     with pytest.warns(DeprecationWarning):
-        observation = call_observation(ws.call("controller_run_sql", query="SELECT count(*) FROM notes"))
+        observation = call_observation(
+            ws.call("controller_run_sql", query="SELECT count(*) FROM notes")
+        )
     assert observation["result"]["rows"] == [[1]]
     listed = observation_of(ws.ask({"type": "step", "data": {"type": "list_tools"}}))["tools"]
     assert "controller_run_sql" not in [tool["name"] for tool in listed]
@@ -198,10 +200,12 @@ def test_reset_data_must_be_an_object(served, wire) -> None:
     assert error["code"] == "VALIDATION_ERROR"
 
 
-# --- steps -----------------------------------------------------------------------------------------
+# --- steps ---------------------------------------------------------------------------------------
 
 
-def test_list_tools_needs_no_reset_and_is_the_instance_tool_list(served, wire, beacon_world) -> None:
+def test_list_tools_needs_no_reset_and_is_the_instance_tool_list(
+    served, wire, beacon_world
+) -> None:
     reply = wire(served).ask({"type": "step", "data": {"type": "list_tools"}})
     observation = observation_of(reply)
     ListToolsObservation.model_validate({**observation, "done": False, "reward": None})
@@ -234,7 +238,11 @@ def test_a_world_error_is_data_with_the_triple_twice(served, wire) -> None:
     observation = call_observation(reply)
     assert observation["result"] is None
     assert observation["error"] == {"error_type": "execution_error", "message": "no note n-404"}
-    triple = {"code": "NOT_FOUND", "message": "no note n-404", "details": {"kind": "note", "id": "n-404"}}
+    triple = {
+        "code": "NOT_FOUND",
+        "message": "no note n-404",
+        "details": {"kind": "note", "id": "n-404"},
+    }
     assert observation["metadata"] == {"seahaven_error": triple}
     assert reply["data"]["metadata"] == {"seahaven_error": triple}
     # The session goes on.
@@ -260,7 +268,11 @@ def test_bad_arguments_are_invalid_args(served, wire) -> None:
 
 def test_an_argument_may_be_called_tool_name_or_target(serving, wire, tmp_path) -> None:
     world = seahaven.World(
-        name="echoes", version="1.0.0", schema="", state_format="seahaven.state/1", work_dir=tmp_path
+        name="echoes",
+        version="1.0.0",
+        schema="",
+        state_format="seahaven.state/1",
+        work_dir=tmp_path,
     )
 
     @world.tool
@@ -334,7 +346,7 @@ def test_a_malformed_action_is_a_validation_error(served, wire, data: Any, fragm
     assert error["code"] == "VALIDATION_ERROR" and fragment in error["message"]
 
 
-# --- malformed frames -----------------------------------------------------------------------------
+# --- malformed frames ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -369,7 +381,7 @@ def test_a_binary_frame_is_read_as_utf8_json(served, wire) -> None:
     assert error_of(ws.ask(b"\xff\xfe"))["code"] == "INVALID_JSON"
 
 
-# --- state -----------------------------------------------------------------------------------------
+# --- state ---------------------------------------------------------------------------------------
 
 
 def test_state_before_a_reset_has_the_null_fields(served, wire) -> None:
@@ -434,7 +446,7 @@ def test_state_format_is_chosen_per_episode(served, wire) -> None:
     assert len(ws.state()["state"]["db"]["log"]) == 2
 
 
-# --- the end of a session --------------------------------------------------------------------------
+# --- the end of a session ------------------------------------------------------------------------
 
 
 def test_close_ends_the_session_and_destroys_the_instance(served, wire, beacon_world) -> None:
@@ -461,7 +473,10 @@ def test_an_abrupt_disconnect_destroys_the_instance_and_logs_no_error(
     ws = wire(served)
     ws.reset()
     ws.send(
-        {"type": "step", "data": {"type": "call_tool", "tool_name": "wait", "arguments": {"seconds": 0.3}}}
+        {
+            "type": "step",
+            "data": {"type": "call_tool", "tool_name": "wait", "arguments": {"seconds": 0.3}},
+        }
     )
     ws.connection.socket.close()
     wait_until(lambda: served.hub.active_sessions == 0 and not instance_dirs(beacon_world))
@@ -478,7 +493,7 @@ def test_a_lost_connection_with_a_stock_client_logs_no_error(served, server_log:
     assert server_log.records == [], server_log.text()
 
 
-# --- capacity and the reaper -----------------------------------------------------------------------
+# --- capacity and the reaper ---------------------------------------------------------------------
 
 
 def test_over_capacity_a_connection_gets_capacity_reached_and_is_closed(
@@ -539,4 +554,3 @@ def wait_until(condition: Any, timeout: float = 10) -> None:
         if time.monotonic() > deadline:
             pytest.fail("the condition did not come true in time")
         time.sleep(0.02)
-

@@ -59,7 +59,7 @@ def parse(text: str | bytes) -> tuple[str, Any]:
         raise FrameError("VALIDATION_ERROR", 'a frame is a JSON object, {"type": ..., "data": ...}')
     kind = frame.get("type")
     allowed = _FRAME_KEYS.get(kind) if isinstance(kind, str) else None
-    if allowed is None:
+    if allowed is None or not isinstance(kind, str):
         raise FrameError(
             "UNKNOWN_TYPE",
             f"Unknown message type: {kind!r}; the types are {', '.join(FRAME_TYPES)}",

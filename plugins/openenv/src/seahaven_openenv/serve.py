@@ -79,8 +79,8 @@ def build(
     include_control_tools: bool = False,
     console: bool = True,
     log_level: str = "info",
-) -> tuple[list[seahaven.World], uvicorn.Server]:
-    """The app for ``worlds`` and a uvicorn server for it, configured as ``serve`` runs it."""
+) -> tuple[list[seahaven.World], FastAPI, uvicorn.Server]:
+    """The worlds, their app, and a uvicorn server for it, configured as ``serve`` runs it."""
     chosen = [worlds] if isinstance(worlds, seahaven.World) else list(worlds)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise WorldBug(f"port must be a number from 0 to 65535, not {port!r}")
@@ -104,7 +104,7 @@ def build(
         ws_per_message_deflate=False,
         lifespan="on",
     )
-    return chosen, uvicorn.Server(config)
+    return chosen, application, uvicorn.Server(config)
 
 
 def _bound_port(server: uvicorn.Server, default: int) -> int:
@@ -134,7 +134,7 @@ def serve(
     ``None`` keeps its default. The addresses are printed to ``out`` (standard
     output by default) once the socket is bound, with the port actually bound.
     """
-    chosen, server = build(
+    chosen, _, server = build(
         worlds,
         host=host,
         port=port,
@@ -192,7 +192,7 @@ def running(
 
     Leaving the block stops the server and ends every session it still holds.
     """
-    _, server = build(
+    _, application, server = build(
         worlds,
         host=host,
         port=port,
@@ -224,7 +224,7 @@ def running(
             )
         time.sleep(0.01)
     try:
-        yield RunningServer(host, _bound_port(server, port), server.config.app)
+        yield RunningServer(host, _bound_port(server, port), application)
     finally:
         server.should_exit = True
         thread.join(timeout=60)
