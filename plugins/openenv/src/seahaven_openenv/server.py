@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 import seahaven
 from seahaven.errors import WorldBug
 from seahaven.instances import concurrency
-from seahaven_openenv import card, frames
+from seahaven_openenv import card, frames, mcp_frames
 from seahaven_openenv.session import FrameError, Session, WorldService, internal_error_id
 
 __all__ = ["DEFAULT_MAX_CONCURRENT_ENVS", "Hub", "app", "app_for_worlds", "serve_connection"]
@@ -350,6 +350,11 @@ async def _answer(session: Session, hub: Hub, text: str | bytes) -> tuple[str | 
             reply = frames.observation_frame(await hub.run(session.step, data))
         elif kind == "state":
             reply = frames.state_frame(await hub.run(session.state))
+        elif kind == "mcp":
+            response = await hub.run(mcp_frames.answer, session, data)
+            if response is None:
+                return None, False
+            reply = {"type": "mcp", "data": response}
         else:
             raise FrameError("UNKNOWN_TYPE", f"Unknown message type: {kind!r}")
     except FrameError as error:

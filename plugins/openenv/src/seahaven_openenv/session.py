@@ -17,6 +17,7 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import seahaven
@@ -26,7 +27,9 @@ from seahaven.state import document_without_instance
 __all__ = [
     "IGNORED_RESET_KEYS",
     "RESET_KEYS",
+    "Failure",
     "FrameError",
+    "Outcome",
     "Session",
     "WorldService",
     "internal_error_id",
@@ -106,7 +109,7 @@ class Session:
         self.closed = False
         # Frames of one connection arrive in order, but the reaper and a lost connection
         # may end the session from another thread while a frame runs.
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     # --- frames -----------------------------------------------------------------------------
 
@@ -174,11 +177,7 @@ class Session:
                     raise FrameError(
                         "VALIDATION_ERROR", "call_tool's arguments must be an object of name: value"
                     )
-                try:
-                    return self._call(name, arguments)
-                finally:
-                    # A long call ends active: the idle time starts when it returns.
-                    self.last_activity = time.monotonic()
+                return self._call(name, arguments)
             raise FrameError(
                 "VALIDATION_ERROR",
                 f"unknown action type {action!r}; a step is call_tool or list_tools",
@@ -278,6 +277,16 @@ class Session:
         return frozenset(keywords)
 
     def _call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        outcome = self._invoke(name, arguments)
+        if outcome.failure is None:
+            return {
+                "observation": {"tool_name": name, "result": outcome.result, "error": None},
+                "reward": None,
+                "done": False,
+            }
+        return _error_observation(name, outcome.failure)
+
+    def _invoke(self, name: str, arguments: dict[str, Any]) -> Outcome:
         instance = self.instance
         if instance is None:
             raise FrameError(
@@ -285,9 +294,9 @@ class Session:
                 "this session has no instance yet; send a reset before calling a tool",
             )
         try:
-            result = instance.call(name, **arguments)
+            return Outcome(instance.call(name, **arguments))
         except ToolError as error:
-            return _error_observation(name, error.error_type, error.message, error.to_dict())
+            return Outcome(None, Failure(error.error_type, error.message, error.to_dict()))
         except WorldBug as error:
             # A broken world must fail loudly: never an observation an eval could score.
             raise FrameError("EXECUTION_ERROR", _internal(error, f"tool {name}")) from None
@@ -298,23 +307,52 @@ class Session:
                 "message": "internal error",
                 "details": {"id": correlation},
             }
-            return _error_observation(name, "execution_error", "internal error", triple)
-        return {
-            "observation": {"tool_name": name, "result": result, "error": None},
-            "reward": None,
-            "done": False,
-        }
+            return Outcome(None, Failure("execution_error", "internal error", triple))
+        finally:
+            # A long call ends active: the idle time starts when it returns.
+            self.last_activity = time.monotonic()
+
+    def invoke(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        """Call one tool as a step of this session (MCP's ``tools/call`` uses it)."""
+        with self._lock:
+            self._check_open()
+            self.step_count += 1
+            self.last_activity = time.monotonic()
+            return self._invoke(name, arguments)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The tool list, as a step of this session (MCP's ``tools/list`` uses it)."""
+        with self._lock:
+            self._check_open()
+            self.step_count += 1
+            self.last_activity = time.monotonic()
+            return self.service.tools()
 
 
-def _error_observation(
-    name: str, error_type: str, message: str, triple: dict[str, Any]
-) -> dict[str, Any]:
-    metadata = {"seahaven_error": triple}
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """How a call failed: OpenEnv's ``error_type`` and message, and the world's triple."""
+
+    error_type: str
+    message: str
+    triple: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one tool call answered: its result, or how it failed."""
+
+    result: Any
+    failure: Failure | None = None
+
+
+def _error_observation(name: str, failure: Failure) -> dict[str, Any]:
+    metadata = {"seahaven_error": failure.triple}
     return {
         "observation": {
             "tool_name": name,
             "result": None,
-            "error": {"error_type": error_type, "message": message},
+            "error": {"error_type": failure.error_type, "message": failure.message},
             "metadata": metadata,
         },
         "reward": None,

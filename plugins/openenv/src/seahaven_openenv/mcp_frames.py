@@ -1,0 +1,149 @@
+"""MCP on the session socket: ``{"type": "mcp", "data": <JSON-RPC>}`` frames on ``/ws``.
+
+A harness that speaks MCP can drive a served world without a second transport:
+each ``mcp`` frame carries one JSON-RPC 2.0 request and is answered by one
+``mcp`` frame carrying the response, against the session's own instance. The
+methods are the ones a tool-using client needs: ``initialize``, ``ping``,
+``tools/list`` (no reset needed, like ``list_tools``) and ``tools/call`` (after
+a reset). A tool's result is returned as MCP content: the result as JSON text,
+and as ``structuredContent`` when it is an object; a tool error is a result
+with ``isError`` and the world's ``{code, message, details}`` triple.
+Notifications (requests without an ``id``) are not answered, as JSON-RPC says.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from seahaven_openenv.session import FrameError, Outcome, Session, internal_error_id
+
+__all__ = ["PROTOCOL_VERSION", "answer", "tool_result"]
+
+# The MCP revision this dialect follows; an initialize naming another is answered with this one.
+PROTOCOL_VERSION = "2025-06-18"
+
+_log = logging.getLogger("seahaven.openenv")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SERVER_ERROR = -32000
+
+
+def answer(session: Session, message: Any) -> dict[str, Any] | None:
+    """The JSON-RPC response to ``message``, or ``None`` for a notification."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return _error(None, INVALID_REQUEST, "an mcp frame carries a JSON-RPC 2.0 request object")
+    request_id = message.get("id")
+    method = message.get("method")
+    if not isinstance(method, str):
+        return _error(request_id, INVALID_REQUEST, "the request has no method")
+    params = message.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        return _error(request_id, INVALID_PARAMS, "params must be an object")
+    if "id" not in message:
+        # A notification, such as notifications/initialized: nothing is sent back.
+        return None
+    try:
+        result = _dispatch(session, method, params)
+    except _RpcError as error:
+        return _error(request_id, error.code, error.message)
+    except FrameError as error:
+        return _error(request_id, SERVER_ERROR, error.message, {"code": error.code})
+    except (TypeError, ValueError) as error:
+        # A result JSON cannot carry (NaN, say) is the world's bug, logged under an id.
+        correlation = internal_error_id()
+        _log.error("internal error (%s): a tools/call result is not JSON: %s", correlation, error)
+        return _error(request_id, INTERNAL_ERROR, f"internal error ({correlation})")
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def tool_result(outcome: Outcome) -> dict[str, Any]:
+    """An MCP ``CallToolResult`` for one call's outcome."""
+    if outcome.failure is not None:
+        triple = outcome.failure.triple
+        return {
+            "content": [{"type": "text", "text": _text(triple)}],
+            "structuredContent": triple,
+            "isError": True,
+        }
+    rendered = to_jsonable_python(outcome.result)
+    reply: dict[str, Any] = {
+        "content": [{"type": "text", "text": _text(rendered)}],
+        "isError": False,
+    }
+    if isinstance(rendered, dict):
+        reply["structuredContent"] = rendered
+    return reply
+
+
+class _RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _dispatch(session: Session, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    world = session.service.world
+    if method == "initialize":
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": world.mcp_server_name, "version": world.version},
+            **(
+                {"instructions": world.mcp_server_instructions}
+                if world.mcp_server_instructions
+                else {}
+            ),
+        }
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        tools = session.list_tools()
+        return {
+            "tools": [
+                {
+                    "name": tool["name"],
+                    "description": tool["description"],
+                    "inputSchema": tool["input_schema"],
+                }
+                for tool in tools
+            ]
+        }
+    if method == "tools/call":
+        name = params.get("name")
+        arguments = params.get("arguments", {})
+        if arguments is None:
+            arguments = {}
+        if not isinstance(name, str):
+            raise _RpcError(INVALID_PARAMS, "tools/call needs params.name, a string")
+        if not isinstance(arguments, dict):
+            raise _RpcError(INVALID_PARAMS, "tools/call's params.arguments must be an object")
+        return tool_result(session.invoke(name, arguments))
+    raise _RpcError(
+        METHOD_NOT_FOUND,
+        f"Method not found: {method}; this dialect answers initialize, ping, tools/list and "
+        "tools/call",
+    )
+
+
+def _error(
+    request_id: Any, code: int, message: str, data: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, default=to_jsonable_python)
