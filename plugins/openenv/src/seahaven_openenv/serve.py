@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
+import socket
 import sys
 import threading
 import time
@@ -28,7 +30,7 @@ from seahaven.errors import WorldBug
 from seahaven.instances import set_concurrency
 from seahaven_openenv.server import DEFAULT_MAX_CONCURRENT_ENVS, Hub, app_for_worlds
 
-__all__ = ["RunningServer", "addresses", "build", "running", "serve"]
+__all__ = ["RunningServer", "addresses", "bind", "build", "running", "serve"]
 
 
 def addresses(
@@ -104,15 +106,58 @@ def build(
         ws_per_message_deflate=False,
         lifespan="on",
     )
-    return chosen, application, uvicorn.Server(config)
+    return chosen, application, _Server(config)
 
 
-def _bound_port(server: uvicorn.Server, default: int) -> int:
-    for listener in server.servers:
-        for sock in listener.sockets:
-            port: int = sock.getsockname()[1]
-            return port
-    return default
+class _Server(uvicorn.Server):
+    """uvicorn's server, ending cleanly on Ctrl-C or SIGTERM.
+
+    uvicorn shuts down gracefully on a signal and then raises the signal again,
+    so a stopped server would exit as if killed. A server that was asked to stop
+    and did has succeeded: its process exits 0.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        stopping = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in stopping}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (``0``: a free port), or a ``WorldBug`` naming the fix.
+
+    The server binds before uvicorn starts, so a port in use is one clear error and
+    the port chosen for ``0`` is known before the first connection.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise WorldBug(
+            f"cannot listen on {host}:{port}: {error.strerror or error}; choose another --port, "
+            "or stop what is using it"
+        ) from None
+    return sock
+
+
+async def _serve_until_stopped(server: uvicorn.Server, sock: socket.socket) -> bool:
+    """Run ``server`` on ``sock``; answer whether it started (uvicorn exits on a failed start)."""
+    try:
+        await server.serve(sockets=[sock])
+    except SystemExit:
+        return False
+    return server.started
 
 
 def serve(
@@ -147,25 +192,24 @@ def serve(
     )
     _show_framework_errors()
     stream = sys.stdout if out is None else out
+    sock = bind(host, port)
+    bound = sock.getsockname()[1]
 
-    async def run() -> None:
-        task = asyncio.create_task(server.serve())
+    async def run() -> bool:
+        task = asyncio.create_task(_serve_until_stopped(server, sock))
         while not server.started and not task.done():
             await asyncio.sleep(0.01)
         if server.started:
-            bound = _bound_port(server, port)
             for line in addresses(chosen, host, bound, console=console):
                 print(line, file=stream, flush=True)
-        await task
+        return await task
 
-    # uvicorn exits with SystemExit when it cannot bind; the reason is in its log above.
-    with contextlib.suppress(SystemExit):
-        asyncio.run(run())
-    if not server.started:
-        raise WorldBug(
-            f"the server could not listen on {host}:{port} (see the log above); choose another "
-            "--port, or stop what is using it"
-        )
+    try:
+        started = asyncio.run(run())
+    finally:
+        sock.close()
+    if not started:
+        raise WorldBug(f"the server on {host}:{bound} failed to start; its log above says why")
 
 
 @contextmanager
@@ -204,10 +248,11 @@ def running(
         log_level=log_level,
     )
     failure: list[BaseException] = []
+    sock = bind(host, port)
 
     def run() -> None:
         try:
-            asyncio.run(server.serve())
+            asyncio.run(_serve_until_stopped(server, sock))
         except BaseException as error:  # reported to the caller below
             failure.append(error)
 
@@ -218,16 +263,18 @@ def running(
         if not thread.is_alive() or time.monotonic() > deadline:
             server.should_exit = True
             thread.join(timeout=startup_timeout)
+            sock.close()
             raise WorldBug(
                 f"the server did not start on {host}:{port}"
                 + (f": {failure[0]!r}" if failure else "")
             )
         time.sleep(0.01)
     try:
-        yield RunningServer(host, _bound_port(server, port), application)
+        yield RunningServer(host, sock.getsockname()[1], application)
     finally:
         server.should_exit = True
         thread.join(timeout=60)
+        sock.close()
 
 
 def _show_framework_errors() -> None:

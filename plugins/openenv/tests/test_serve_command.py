@@ -1,0 +1,158 @@
+"""``seahaven serve`` as a user runs it: a real process on a loopback port, several worlds."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openenv import GenericEnvClient
+
+from seahaven.openenv import SeahavenClient
+
+ADDRESS = re.compile(r"Serving world '(?P<world>[^']+)' at (?P<url>http://127\.0\.0\.1:\d+\S*)")
+
+
+def command(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "seahaven.cli", *argv]
+
+
+@contextmanager
+def serving(tmp_path: Path, *argv: str, expect: int = 1) -> Iterator[dict[str, Any]]:
+    """Run ``seahaven serve ARGV --port 0``; yield the printed addresses and the process."""
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            command("serve", *argv, "--port", "0"), stdout=out, stderr=subprocess.STDOUT, env=env
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while len(ADDRESS.findall(log.read_text())) < expect:
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        urls = {m.group("world"): m.group("url") for m in ADDRESS.finditer(log.read_text())}
+        yield {"urls": urls, "process": process, "log": log}
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_serve_prints_where_it_listens_and_serves(tmp_path: Path) -> None:
+    with serving(tmp_path, "--world", "payments") as server:
+        url = server["urls"]["payments"]
+        text = server["log"].read_text()
+        assert f"(sessions on {url.replace('http', 'ws')}/ws)" in text
+        assert f"Web console for 'payments': {url}/console" in text
+        assert get(url + "/health") == {"status": "healthy"}
+        with SeahavenClient(base_url=url) as env:
+            env.reset(fixture="small_shop")
+            assert env.call("get_balance").error is None
+        process = server["process"]
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+    # Ctrl-C ended every session; nothing is left in the server's working directory.
+    leftovers = [p for p in tmp_path.glob(f"seahaven-*/payments/{process.pid}-*/*")]
+    assert leftovers == []
+
+
+def test_no_console_leaves_the_address_out(tmp_path: Path) -> None:
+    with serving(tmp_path, "--world", "payments", "--no-console") as server:
+        assert "Web console" not in server["log"].read_text()
+
+
+def test_several_worlds_each_under_its_name(tmp_path: Path) -> None:
+    with serving(tmp_path, "--world", "payments", "--world", "chat", expect=2) as server:
+        urls = server["urls"]
+        base = urls["payments"].rsplit("/worlds/", 1)[0]
+        assert urls == {"payments": f"{base}/worlds/payments", "chat": f"{base}/worlds/chat"}
+        assert [w["name"] for w in get(base + "/worlds")] == ["payments", "chat"]
+        assert get(urls["chat"] + "/metadata")["name"] == "chat"
+        # The stock client, pointed at a world's base, works unchanged.
+        with GenericEnvClient(base_url=urls["chat"]) as env:
+            env.reset()
+            tools = env.step({"type": "list_tools"}).observation["tools"]
+            assert len(tools) == 25
+        with SeahavenClient(base_url=urls["payments"]) as env:
+            env.reset(fixture="small_shop")
+            assert env.state().world.name == "payments"
+
+
+def test_all_serves_every_installed_world(tmp_path: Path) -> None:
+    with serving(tmp_path, "--all", expect=3) as server:
+        assert set(server["urls"]) >= {"payments", "chat", "company"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "fragment"),
+    [
+        (("--world", "no_such_world"), 1, "no_such_world"),
+        (("--all", "--world", "chat"), 1, "--all"),
+        (("--world", "payments", "--port", "70000"), 2, "--port"),
+        (("--world", "payments", "--max_concurrent_envs", "0"), 2, "--max_concurrent_envs"),
+        (("--world", "payments", "--concurrency", "-1"), 2, "--concurrency"),
+        (("--world", "payments", "--session-timeout", "-3"), 2, "--session-timeout"),
+        (("--world", "payments", "--wrokers", "2"), 2, "--wrokers"),
+    ],
+)
+def test_bad_input_is_one_line_and_the_right_status(
+    argv: tuple[str, ...], status: int, fragment: str
+) -> None:
+    result = subprocess.run(
+        command("serve", *argv), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == status, result.stderr
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
+    if status == 1:
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    with serving(tmp_path, "--world", "payments") as server:
+        port = server["urls"]["payments"].rsplit(":", 1)[1]
+        result = subprocess.run(
+            command("serve", "--world", "payments", "--port", port),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use; choose another "
+        "--port, or stop what is using it"
+    ]
+
+
+def test_without_the_plugin_the_import_names_the_install_command() -> None:
+    code = (
+        "import sys; sys.modules['seahaven_openenv'] = None\n"
+        "try:\n    import seahaven.openenv\n"
+        "except ImportError as error:\n    print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert 'pip install "seahaven[serve]"' in result.stdout
