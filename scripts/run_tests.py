@@ -1,8 +1,9 @@
-"""Run every test session the project has: the framework's suite, then each world's own.
+"""Run every test session the project has: the framework's suite, each world's, each plugin's.
 
-Each world is its own distribution with its own project directory, so its
-tests run as their own pytest session from that directory, where the plugin's
-`world` fixture finds the world by convention. Exits non-zero if any session
+Each world and each first-party plugin is its own distribution with its own
+project directory, so its tests run as their own pytest session from that
+directory (where, for a world, the plugin's `world` fixture finds the world by
+convention). Exits non-zero if any session
 fails. Extra arguments are passed to every pytest session.
 """
 
@@ -22,6 +23,11 @@ def sessions() -> list[tuple[str, Path, list[str]]]:
         for project in sorted(worlds.iterdir()):
             if (project / "pyproject.toml").is_file() and (project / "tests").is_dir():
                 found.append((f"world {project.name}", project, ["tests"]))
+    plugins = ROOT / "plugins"
+    if plugins.is_dir():
+        for project in sorted(plugins.iterdir()):
+            if (project / "pyproject.toml").is_file() and (project / "tests").is_dir():
+                found.append((f"plugin {project.name}", project, ["tests"]))
     return found
 
 

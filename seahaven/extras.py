@@ -1,4 +1,4 @@
-"""Import paths inside ``seahaven`` for the first-party plugins, which are distributions of their own.
+"""Import paths inside ``seahaven`` for the first-party plugins, each a distribution of its own.
 
 The serving plugin is the distribution ``seahaven-openenv`` with the import
 package ``seahaven_openenv``, yet a world's app file says
