@@ -211,6 +211,7 @@ def _stream(
     init: dict[str, Any],
 ) -> Generator[EpisodeResult, None, None]:
     import ray
+    from ray import cloudpickle
     from ray import exceptions as ray_errors
 
     started = _connect(ray, address, init)
@@ -266,6 +267,9 @@ def _stream(
                     break
                 pending = queue.popleft()
                 try:
+                    if pending.episode.policy is not None:
+                        # Ray would say the same when sending, after a page of diagnostics.
+                        cloudpickle.dumps(pending.episode.policy)
                     ref = slot.handle.run.remote(pending.episode, pending.attempt)
                 except Exception as error:
                     # Sending failed in this process: the episode (its policy) does not pickle.
