@@ -21,7 +21,7 @@ ACME_SCRIPT: list[dict[str, Any]] = json.loads(
     (ROOT / "examples" / "acme_episode.json").read_text(encoding="utf-8")
 )
 PRINCIPALS = ("dana", "carla", "tom", "priya", "sam", "marcus")
-"""Staff of the acme fixture by handle: admins, finance, hr and an employee, so some calls refuse."""
+"""Staff of the acme fixture by handle: admins, finance, hr, an employee; some calls refuse."""
 
 
 def principal(handle: str) -> dict[str, str]:

@@ -9,8 +9,6 @@ from typing import Any
 import pytest
 from episode_cases import ExpenseReviewer, Explodes, mixed, policy_driven, principal, scripted
 from pydantic import ValidationError
-
-import seahaven
 from seahaven_ray import (
     Call,
     CallOutcome,
@@ -20,6 +18,8 @@ from seahaven_ray import (
     run_episode,
     run_in_process,
 )
+
+import seahaven
 
 
 def test_a_scripted_episode_runs_every_call_and_keeps_tool_errors_as_observations() -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from episode_cases import BlockOnce, Explodes, comparable, mixed, scripted
+from seahaven_ray import ACTOR_NAME_PREFIX, Episode, EpisodeResult, run_in_process
 
 import seahaven
-from seahaven_ray import ACTOR_NAME_PREFIX, Episode, EpisodeResult, run_in_process
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
@@ -33,9 +33,7 @@ def assert_same_as_in_process(episodes: list[Episode], results: list[EpisodeResu
     found = by_id(results)
     assert sorted(found) == sorted(episode.episode_id for episode in episodes)
     for expected in run_in_process(episodes):
-        assert comparable(found[expected.episode_id]) == comparable(expected), (
-            expected.episode_id
-        )
+        assert comparable(found[expected.episode_id]) == comparable(expected), expected.episode_id
 
 
 def test_200_episodes_on_ray_give_one_result_each_and_the_in_process_state_documents() -> None:

@@ -9,7 +9,6 @@ time as episodes finish, so an interrupted run keeps what it finished, and
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -184,8 +183,13 @@ def _results(
 
         known = {name: found} if isinstance(found, World) else {}
         return run_in_process(todo, worlds=WorldLoader(known))
-    if importlib.util.find_spec("ray") is None:
-        fail(f"--ray needs Ray, which is not installed; {EXTRAS['seahaven.ray'].install_command}")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        fail(
+            f"--ray needs Ray, which is not installed; install it with: "
+            f"{EXTRAS['seahaven.ray'].install_command}"
+        )
     from seahaven_ray.cluster import run_episodes
 
     return run_episodes(
