@@ -31,7 +31,7 @@ from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from seahaven import WorldBug
+from seahaven import SeahavenError, WorldBug
 from seahaven_ray.episodes import (
     Episode,
     EpisodeError,
@@ -193,11 +193,17 @@ def _connect(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
         return False
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING"}
     options.update(init)
-    if address is None or address == "local":
-        ray.init(address="local", **options)
-    else:
+    local = address is None or address == "local"
+    if not local:
         options.pop("include_dashboard", None)  # a cluster's head decides its own dashboard
-        ray.init(address=address, **options)
+    try:
+        ray.init(address="local" if local else address, **options)
+    except Exception as error:
+        where = "a local Ray cluster" if local else f"the Ray cluster at {address!r}"
+        raise SeahavenError(
+            f"cannot start or reach {where}: {type(error).__name__}: {_first_line(error)}; check "
+            "the address (ray status shows a running cluster's), or run on a local one"
+        ) from error
     return True
 
 
