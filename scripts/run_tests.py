@@ -1,4 +1,4 @@
-"""Run every test session the project has: the framework's suite, then each world's own.
+"""Run every test session the project has: the framework's suite, each world's, each plugin's.
 
 Each first-party plugin and each world is its own distribution with its own
 project directory, so its tests run as their own pytest session from that

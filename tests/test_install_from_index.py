@@ -1,13 +1,16 @@
 """Install the company world from a package index, the way a user of a published world would.
 
-The test builds wheels of ``seahaven`` and of the three worlds from this
-checkout, lays them out as a PEP 503 index on disk, makes a fresh virtual
-environment, and installs ``seahaven-world-company`` from that index, with the
-usual registry as an extra index for third-party packages. It checks that the
+The test builds wheels of ``seahaven``, of the three worlds and of the
+first-party plugins from this checkout, lays them out as a PEP 503 index on
+disk, makes a fresh virtual environment, and installs
+``seahaven-world-company`` and ``seahaven[ray]`` from that index, with the
+usual registry as an extra index for third-party packages (Ray among them). It checks that the
 framework and every world came from the local index, then drives the
 installed ``seahaven`` console script: ``worlds list`` names the three worlds
 and ``fixture create company acme`` works from the installed package, whose
-fixtures travelled in the wheel. Nothing is cached between runs: every
+fixtures travelled in the wheel, and ``episodes run`` (the Ray plugin's
+command) runs the same episodes in process and on a local Ray cluster whose
+workers find the world in the installed wheels. Nothing is cached between runs: every
 wheel, the index and the environment are made in ``tmp_path``.
 """
 
@@ -28,7 +31,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WORLDS = ("payments", "chat", "company")
+PLUGINS = ("ray",)
 TARGET = "seahaven-world-company"
+EXTRA = "seahaven[ray]"
 TARGET_WORLD = "company"
 TARGET_FIXTURE = "acme"
 
@@ -92,6 +97,10 @@ def copy_sources(destination: Path) -> list[Path]:
     for world in WORLDS:
         target = destination / f"world-{world}"
         shutil.copytree(ROOT / "worlds" / world, target, symlinks=True, ignore=IGNORED)
+        projects.append(target)
+    for plugin in PLUGINS:
+        target = destination / f"plugin-{plugin}"
+        shutil.copytree(ROOT / "plugins" / plugin, target, symlinks=True, ignore=IGNORED)
         projects.append(target)
     return projects
 
@@ -179,6 +188,7 @@ def install(venv: Path, index_url: str, report: Path) -> dict[str, Any]:
             "--extra-index-url",
             usual_registry(),
             TARGET,
+            EXTRA,
         ]
     )
     loaded: dict[str, Any] = json.loads(report.read_text())
@@ -196,7 +206,11 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
     projects = copy_sources(tmp_path / "src")
     wheels = build_wheels(projects, tmp_path / "wheels")
     local = dict(wheel_project(wheel) for wheel in wheels)
-    assert set(local) == {"seahaven", *(f"seahaven-world-{world}" for world in WORLDS)}
+    assert set(local) == {
+        "seahaven",
+        *(f"seahaven-world-{world}" for world in WORLDS),
+        *(f"seahaven-{plugin}" for plugin in PLUGINS),
+    }
     index_url = write_index(tmp_path / "index", wheels)
     venv = tmp_path / "venv"
 
@@ -216,6 +230,7 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
     assert chosen[TARGET]["requested"] is True
     others = [item for name, item in chosen.items() if name not in local]
     assert any(normalize(item["metadata"]["name"]) == "pydantic" for item in others)
+    assert any(normalize(item["metadata"]["name"]) == "ray" for item in others)
     assert all(not item["download_info"]["url"].startswith(files_url) for item in others)
 
     script = venv / "bin" / "seahaven"
@@ -251,3 +266,58 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
     docs = Path(run([str(script), "docs"], cwd=workdir).strip())
     assert venv in docs.parents
     assert (docs / "publishing.md").is_file()
+
+    episodes_run(venv, tmp_path)
+
+
+def episodes_run(venv: Path, tmp_path: Path) -> None:
+    """The Ray plugin's command, installed by seahaven[ray]: in process, then on a local cluster."""
+    python = venv / "bin" / "python"
+    imported = run(
+        [
+            str(python),
+            "-c",
+            "import seahaven.ray, seahaven_ray; print(seahaven.ray is seahaven_ray)",
+        ]
+    )
+    assert imported.strip() == "True"
+    episodes = tmp_path / "episodes.jsonl"
+    calls = [{"tool": "whoami", "arguments": {}}, {"tool": "pay_get_balance", "arguments": {}}]
+    episodes.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "episode_id": f"e{n}",
+                    "fixture": TARGET_FIXTURE,
+                    "seed": n,
+                    "clock_mode": "tick",
+                    "calls": calls,
+                }
+            )
+            + "\n"
+            for n in range(3)
+        ),
+        encoding="utf-8",
+    )
+    script = venv / "bin" / "seahaven"
+    documents = []
+    for label, extra in (("here", []), ("ray", ["--ray", "local", "--workers", "1"])):
+        out = tmp_path / f"results-{label}.jsonl"
+        argv = [str(script), "episodes", "run", TARGET_WORLD, "--episodes", str(episodes)]
+        printed = run([*argv, "--out", str(out), *extra], cwd=tmp_path, timeout=300)
+        assert "3 episodes run (3 ok, 0 failed)" in printed
+        results = sorted(
+            (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()),
+            key=lambda result: result["episode_id"],
+        )
+        documents.append(
+            [
+                {key: value for key, value in result["state"].items() if key != "episode_id"}
+                for result in results
+            ]
+        )
+        assert all(
+            result["worker"].startswith("ray actor" if label == "ray" else "in-process")
+            for result in results
+        )
+    assert documents[0] == documents[1]

@@ -1,0 +1,51 @@
+"""Seahaven episodes on Ray: ``seahaven.ray``.
+
+Episodes are data (``Episode``), and so are their results
+(``EpisodeResult``). ``run_episodes`` runs them on a Ray cluster's actors and
+streams the results back as they finish; ``run_episode`` and
+``run_in_process`` run them here, with the same code, and so the same state
+documents. The ``seahaven episodes run`` command does either from the shell.
+
+Importing this package does not import Ray; ``run_episodes`` does, when called.
+"""
+
+from __future__ import annotations
+
+from seahaven_ray.cluster import ACTOR_NAME_PREFIX, EpisodeWorker, run_episodes
+from seahaven_ray.episodes import (
+    Call,
+    CallError,
+    CallOutcome,
+    Episode,
+    EpisodeError,
+    EpisodeResult,
+    Policy,
+    Timings,
+    WorldLoader,
+    run_episode,
+    run_in_process,
+)
+from seahaven_ray.files import EpisodeFileError, read_done, read_episodes
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ACTOR_NAME_PREFIX",
+    "Call",
+    "CallError",
+    "CallOutcome",
+    "Episode",
+    "EpisodeError",
+    "EpisodeFileError",
+    "EpisodeResult",
+    "EpisodeWorker",
+    "Policy",
+    "Timings",
+    "WorldLoader",
+    "__version__",
+    "read_done",
+    "read_episodes",
+    "run_episode",
+    "run_episodes",
+    "run_in_process",
+]

@@ -1,0 +1,353 @@
+"""``run_episodes``: episodes on a Ray cluster's actors, streamed back as they finish.
+
+A pool of actors (``EpisodeWorker``) runs the episodes. Each actor loads a
+world once, by the name the episodes give, from the registry of the packages
+installed where it runs, and makes a fresh instance for every episode, with
+``seahaven_ray.episodes.run_episode``: the in-process runner, so the answer is
+the same as in process. The driver keeps every actor busy, hands out the next
+episode as each result comes back, and yields results in the order they
+finish.
+
+A world error is data: it comes back as a result with ``status="failed"``.
+A dead actor is not: every episode it was running goes back in the queue, to
+run on another actor, up to ``max_attempts`` starts in all, and the dead
+actor is replaced while the replacements allowed last. Each episode yields
+exactly one result, none lost and none doubled, because an episode is
+resubmitted only after Ray reports its previous attempt lost, and Ray itself
+is told never to retry an actor task.
+
+Ray is imported when ``run_episodes`` is called, not when this module is, so
+the ``seahaven`` command line does not pay for it unless it runs on Ray.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import secrets
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from seahaven import SeahavenError, WorldBug
+from seahaven_ray.episodes import (
+    Episode,
+    EpisodeError,
+    EpisodeResult,
+    Timings,
+    WorldLoader,
+    check_unique,
+    run_episode,
+)
+
+__all__ = ["ACTOR_NAME_PREFIX", "EpisodeWorker", "run_episodes"]
+
+ACTOR_NAME_PREFIX = "seahaven-episodes"
+"""Every pool actor is named ``seahaven-episodes-<run>-<n>``, so an operator can find it."""
+
+
+class EpisodeWorker:
+    """The body of one pool actor: worlds loaded once, a fresh instance per episode."""
+
+    def __init__(self, preload: list[str]) -> None:
+        self._worlds = WorldLoader()
+        for name in preload:
+            # A world that does not load is reported per episode, as data.
+            with contextlib.suppress(WorldBug):
+                self._worlds.load(name)
+        import ray
+
+        context = ray.get_runtime_context()
+        self._where = (
+            f"ray actor {context.get_actor_name() or context.get_actor_id()} "
+            f"(node {context.get_node_id()[:12]}, pid {os.getpid()})"
+        )
+
+    def where(self) -> str:
+        """How results name this actor."""
+        return self._where
+
+    def run(self, episode: Episode, attempt: int) -> EpisodeResult:
+        """Run one episode here and return its result, marked with the attempt and the actor."""
+        result = run_episode(episode, worlds=self._worlds, worker=self._where)
+        return result.model_copy(update={"attempts": attempt})
+
+
+@dataclass
+class _Slot:
+    """One actor of the pool and the episodes in flight on it."""
+
+    handle: Any
+    name: str
+    busy: int = 0
+
+
+@dataclass
+class _Pending:
+    episode: Episode
+    attempt: int
+    # The actor it failed on last, to be avoided when another is alive.
+    avoid: str | None = None
+    last_error: str | None = None
+
+
+@dataclass
+class _Pool:
+    """The actors, their replacements, and who is running what."""
+
+    remote_class: Any
+    options: dict[str, Any]
+    size: int
+    per_actor: int
+    preload: list[str]
+    run_id: str
+    replacements_left: int
+    slots: dict[str, _Slot] = field(default_factory=dict)
+    counter: itertools.count[int] = field(default_factory=itertools.count)
+
+    def start(self) -> None:
+        for _ in range(self.size):
+            self.add()
+
+    def add(self) -> None:
+        name = f"{ACTOR_NAME_PREFIX}-{self.run_id}-{next(self.counter)}"
+        handle = self.remote_class.options(name=name, **self.options).remote(self.preload)
+        self.slots[name] = _Slot(handle, name)
+
+    def lost(self, name: str) -> None:
+        """The actor ``name`` died: drop it and start another while replacements last."""
+        if self.slots.pop(name, None) is None:
+            return
+        if self.replacements_left > 0:
+            self.replacements_left -= 1
+            self.add()
+
+    def free_slot(self, avoid: str | None) -> _Slot | None:
+        """The least busy actor with room, preferring any but ``avoid``."""
+        open_slots = [slot for slot in self.slots.values() if slot.busy < self.per_actor]
+        if not open_slots:
+            return None
+        others = [slot for slot in open_slots if slot.name != avoid]
+        if others:
+            return min(others, key=lambda slot: slot.busy)
+        # Only the actor to avoid has room: use it when it is the only one alive.
+        return open_slots[0] if len(self.slots) == 1 else None
+
+    def kill_all(self, ray: Any) -> None:
+        for slot in self.slots.values():
+            with contextlib.suppress(Exception):  # already gone
+                ray.kill(slot.handle, no_restart=True)
+        self.slots.clear()
+
+
+def run_episodes(
+    episodes: Iterable[Episode],
+    *,
+    address: str | None = None,
+    workers: int | None = None,
+    instances_per_worker: int = 1,
+    max_attempts: int = 3,
+    init: Mapping[str, Any] | None = None,
+) -> Generator[EpisodeResult, None, None]:
+    """Run ``episodes`` on Ray and yield each result as soon as it is back.
+
+    ``address`` is the cluster: ``None`` or ``"local"`` starts a local one for
+    this run (shut down when the iterator ends), anything else is passed to
+    ``ray.init(address=...)`` (``"auto"``, ``"ray://head:10001"``). When Ray is
+    already initialised in this process, that connection is used and left
+    open. ``workers`` is the number of actors, the cluster's CPU count by
+    default; each runs up to ``instances_per_worker`` episodes at once, each in
+    an instance of its own. An episode whose actor dies is started again on
+    another, ``max_attempts`` starts in all, after which its result has
+    ``status="failed"`` and an error of kind ``worker``. ``init`` holds extra
+    keywords for ``ray.init`` when this call starts or connects to Ray.
+
+    The episodes are read lazily, so a generator over a large file is fine.
+    Every episode yields exactly one result; results come in the order they
+    finish, not the order given. Closing the iterator early stops the actors.
+    """
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise WorldBug(f"workers={workers!r}: give a number of actors of 1 or more, or None")
+    if isinstance(instances_per_worker, bool) or instances_per_worker < 1:
+        raise WorldBug(
+            f"instances_per_worker={instances_per_worker!r}: each actor runs 1 or more "
+            "episodes at once"
+        )
+    if isinstance(max_attempts, bool) or max_attempts < 1:
+        raise WorldBug(f"max_attempts={max_attempts!r}: an episode is started at least once")
+    return _stream(
+        iter(episodes),
+        address=address,
+        workers=workers,
+        per_actor=instances_per_worker,
+        max_attempts=max_attempts,
+        init=dict(init or {}),
+    )
+
+
+def _connect(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
+    """Initialise Ray unless it already is; whether this call started it."""
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING"}
+    options.update(init)
+    local = address is None or address == "local"
+    if not local:
+        options.pop("include_dashboard", None)  # a cluster's head decides its own dashboard
+    try:
+        ray.init(address="local" if local else address, **options)
+    except Exception as error:
+        where = "a local Ray cluster" if local else f"the Ray cluster at {address!r}"
+        raise SeahavenError(
+            f"cannot start or reach {where}: {type(error).__name__}: {_first_line(error)}; check "
+            "the address (ray status shows a running cluster's), or run on a local one"
+        ) from error
+    return True
+
+
+def _stream(
+    source: Iterator[Episode],
+    *,
+    address: str | None,
+    workers: int | None,
+    per_actor: int,
+    max_attempts: int,
+    init: dict[str, Any],
+) -> Generator[EpisodeResult, None, None]:
+    import ray
+    from ray import cloudpickle
+    from ray import exceptions as ray_errors
+
+    started = _connect(ray, address, init)
+    pool: _Pool | None = None
+    try:
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        size = workers if workers is not None else max(1, int(cpus))
+        # One CPU per actor, unless more actors than CPUs were asked for: then they share,
+        # rather than wait for CPUs the cluster does not have.
+        actor_cpus = 1.0 if size <= cpus else max(cpus / size, 0.01)
+        first = next(source, None)
+        pool = _Pool(
+            remote_class=ray.remote(EpisodeWorker),
+            options={
+                "num_cpus": actor_cpus,
+                "max_concurrency": per_actor,
+                # Replacing a dead actor is the pool's job, and so is retrying its episodes:
+                # Ray retrying them too could run an episode twice.
+                "max_restarts": 0,
+                "max_task_retries": 0,
+            },
+            size=size,
+            # One episode waits on each actor beyond those it runs, so that an actor never
+            # idles while a result travels back and the next episode travels out.
+            per_actor=per_actor + 1,
+            preload=[first.world] if first is not None else [],
+            run_id=secrets.token_hex(4),
+            replacements_left=size * max_attempts,
+        )
+        if first is None:
+            return
+        pool.start()
+        queue: deque[_Pending] = deque()
+        seen: set[str] = set()
+        check_unique(first, seen)
+        queue.append(_Pending(first, 1))
+        exhausted = False
+        in_flight: dict[Any, tuple[_Pending, str]] = {}
+        while True:
+            # Hand out work while an actor has room and there is work to hand out.
+            while True:
+                if not queue and not exhausted:
+                    following = next(source, None)
+                    if following is None:
+                        exhausted = True
+                    else:
+                        check_unique(following, seen)
+                        queue.append(_Pending(following, 1))
+                if not queue:
+                    break
+                slot = pool.free_slot(queue[0].avoid)
+                if slot is None:
+                    break
+                pending = queue.popleft()
+                try:
+                    if pending.episode.policy is not None:
+                        # Ray would say the same when sending, after a page of diagnostics.
+                        cloudpickle.dumps(pending.episode.policy)
+                    ref = slot.handle.run.remote(pending.episode, pending.attempt)
+                except Exception as error:
+                    # Sending failed in this process: the episode (its policy) does not pickle.
+                    yield _failed(
+                        pending,
+                        "policy",
+                        f"episode {pending.episode.episode_id!r} cannot be sent to a worker: "
+                        f"{type(error).__name__}: {' '.join(str(error).split())[:500]}; give "
+                        "a picklable policy (a module-level function or class)",
+                    )
+                    continue
+                slot.busy += 1
+                in_flight[ref] = (pending, slot.name)
+            if not in_flight:
+                if not queue:
+                    return
+                # Work is left and no actor is alive to take it.
+                while queue:
+                    pending = queue.popleft()
+                    yield _failed(
+                        pending,
+                        "worker",
+                        f"no worker is left to run it: every actor died and the "
+                        f"{size * max_attempts} replacements allowed are used up"
+                        + (f"; last: {pending.last_error}" if pending.last_error else ""),
+                    )
+                continue
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in ready:
+                pending, name = in_flight.pop(ref)
+                slot_or_none = pool.slots.get(name)
+                if slot_or_none is not None:
+                    slot_or_none.busy -= 1
+                try:
+                    result: EpisodeResult = ray.get(ref)
+                except ray_errors.RayError as error:
+                    message = f"{type(error).__name__} on {name}: {_first_line(error)}"
+                    if isinstance(error, ray_errors.RayActorError):
+                        pool.lost(name)
+                    if pending.attempt >= max_attempts:
+                        yield _failed(
+                            pending,
+                            "worker",
+                            f"the worker died on each of {pending.attempt} attempts; last: "
+                            f"{message}",
+                        )
+                    else:
+                        queue.append(_Pending(pending.episode, pending.attempt + 1, name, message))
+                    continue
+                yield result
+    finally:
+        if pool is not None:
+            pool.kill_all(ray)
+        if started:
+            ray.shutdown()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return " ".join(text[0].split())[:300] if text else type(error).__name__
+
+
+def _failed(pending: _Pending, kind: str, message: str) -> EpisodeResult:
+    from datetime import UTC, datetime
+
+    started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return EpisodeResult(
+        episode_id=pending.episode.episode_id,
+        status="failed",
+        error=EpisodeError.model_validate({"kind": kind, "message": message}),
+        timings=Timings(started_at=started_at),
+        attempts=pending.attempt,
+        worker="none",
+        episode=pending.episode,
+    )
