@@ -1,0 +1,48 @@
+"""A thousand sessions at once against one server process, each checked for its own work only.
+
+The server is ``seahaven serve`` in a child process; the sessions are raw
+WebSockets from this process, all open at once. Each resets from a fixture,
+makes ten calls (writes, reads and one the world refuses), reads its state
+and closes. The load is bounded: it fails after five minutes rather than hang.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from serving_load import CALLS_PER_SESSION, run_load, start_server  # noqa: E402
+
+SESSIONS = 1000
+
+
+@pytest.fixture(autouse=True)
+def enough_file_descriptors() -> None:
+    """Each session holds a socket on both ends and three files in the server."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 8 * SESSIONS
+    if soft < wanted:
+        if hard != resource.RLIM_INFINITY and hard < wanted:
+            pytest.fail(f"the load needs {wanted} open files and this machine allows {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+def test_a_thousand_sessions_at_once(tmp_path: Path) -> None:
+    with start_server(tmp_path, extra=("--max_concurrent_envs", str(SESSIONS + 10))) as server:
+        result = run_load(server.ws_url, SESSIONS, timeout=300)
+        assert result.problems == []
+        # A reset, the calls and a state for every session: nothing lost on the way.
+        assert result.frames == SESSIONS * (CALLS_PER_SESSION + 2)
+        deadline = time.monotonic() + 60
+        while server.get("/capacity")["active_sessions"] or server.instance_directories():
+            assert time.monotonic() < deadline, "sessions or instance directories were left over"
+            time.sleep(0.1)
+        assert server.get("/capacity") == {"active_sessions": 0, "max_sessions": SESSIONS + 10}
+        assert server.instance_directories() == []

@@ -1,0 +1,11 @@
+"""The company world served over OpenEnv: `uvicorn company_world.openenv_app:app`.
+
+A module of its own, so that using the world in process never imports the
+serving plugin. It needs `pip install "seahaven-world-company[serve]"`.
+"""
+
+import seahaven.openenv
+
+from company_world import world
+
+app = seahaven.openenv.app(world)
