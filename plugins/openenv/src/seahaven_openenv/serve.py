@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import socket
@@ -29,6 +30,9 @@ import seahaven
 from seahaven.errors import WorldBug
 from seahaven.instances import set_concurrency
 from seahaven_openenv.server import DEFAULT_MAX_CONCURRENT_ENVS, Hub, app_for_worlds
+
+# Allocations between two collections of the youngest generation (Python's default is 700).
+GC_FIRST_THRESHOLD = 20_000
 
 __all__ = ["RunningServer", "addresses", "bind", "build", "running", "serve"]
 
@@ -191,6 +195,7 @@ def serve(
         log_level=log_level,
     )
     _show_framework_errors()
+    _tune_garbage_collection()
     stream = sys.stdout if out is None else out
     sock = bind(host, port)
     bound = sock.getsockname()[1]
@@ -275,6 +280,21 @@ def running(
         server.should_exit = True
         thread.join(timeout=60)
         sock.close()
+
+
+def _tune_garbage_collection() -> None:
+    """Keep the collector's full passes short in a long-lived server.
+
+    A full collection walks every tracked object, and a server holds a great many
+    that never become garbage: everything imported at start-up, and each open
+    session's instance. Measured under a load of 400 sessions, those passes took
+    65-90 ms each, a stall for every frame in flight. Freezing what start-up built
+    takes it out of every later pass, and a larger first threshold makes passes rarer.
+    """
+    gc.collect()
+    gc.freeze()
+    _, middle, oldest = gc.get_threshold()
+    gc.set_threshold(GC_FIRST_THRESHOLD, middle, oldest)
 
 
 def _show_framework_errors() -> None:
