@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WORLDS = ("payments", "chat", "company")
-PLUGINS = ("ray",)
+PLUGINS = ("openenv", "ray")
 TARGET = "seahaven-world-company"
+# The world with its serve extra (which brings seahaven[serve]), and the Ray plugin.
+TARGET_WITH_EXTRAS = "seahaven-world-company[serve]"
 EXTRA = "seahaven[ray]"
 TARGET_WORLD = "company"
 TARGET_FIXTURE = "acme"
@@ -187,7 +190,7 @@ def install(venv: Path, index_url: str, report: Path) -> dict[str, Any]:
             index_url,
             "--extra-index-url",
             usual_registry(),
-            TARGET,
+            TARGET_WITH_EXTRAS,
             EXTRA,
         ]
     )
@@ -231,6 +234,7 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
     others = [item for name, item in chosen.items() if name not in local]
     assert any(normalize(item["metadata"]["name"]) == "pydantic" for item in others)
     assert any(normalize(item["metadata"]["name"]) == "ray" for item in others)
+    assert any(normalize(item["metadata"]["name"]) == "openenv" for item in others)
     assert all(not item["download_info"]["url"].startswith(files_url) for item in others)
 
     script = venv / "bin" / "seahaven"
@@ -268,6 +272,49 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
     assert (docs / "publishing.md").is_file()
 
     episodes_run(venv, tmp_path)
+    served(venv, tmp_path)
+
+
+SERVED_EPISODE = """
+import json, sys
+from websockets.sync.client import connect
+
+with connect(sys.argv[1] + "/ws") as ws:
+    ws.send(json.dumps({"type": "reset", "data": {"fixture": "acme", "seed": 1}}))
+    reset = json.loads(ws.recv())
+    ws.send(json.dumps({"type": "step", "data": {"type": "call_tool", "tool_name": "whoami",
+                                                 "arguments": {}}}))
+    call = json.loads(ws.recv())
+    print(json.dumps({"reset": reset, "call": call}))
+"""
+
+
+def served(venv: Path, tmp_path: Path) -> None:
+    """The serving plugin, installed by the world's serve extra: seahaven serve from the wheels."""
+    log = tmp_path / "serve.log"
+    script = venv / "bin" / "seahaven"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [str(script), "serve", "--world", TARGET_WORLD, "--port", "0", "--no-console"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while not (found := re.search(r"at (http://127\.0\.0\.1:\d+)", log.read_text())):
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        base = found.group(1)
+        replies = json.loads(
+            run([str(venv / "bin" / "python"), "-c", SERVED_EPISODE, base.replace("http", "ws")])
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    assert replies["reset"]["data"]["metadata"]["fixture"] == TARGET_FIXTURE
+    assert replies["call"]["data"]["observation"]["error"] is None
 
 
 def episodes_run(venv: Path, tmp_path: Path) -> None:
