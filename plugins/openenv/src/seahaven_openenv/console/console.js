@@ -891,19 +891,32 @@ function describeFixture() {
     ? fixture.description || "This fixture has no description."
     : "A blank instance starts from the world's schema alone.";
   $("reset-now").placeholder = fixture?.now ? `the fixture's: ${fixture.now}` : "the world's default";
+  const text = $("fixture-description");
+  text.classList.remove("open");
+  $("fixture-more").textContent = "Read all";
+  $("fixture-more").hidden = text.scrollHeight <= text.clientHeight + 1;
+}
+
+function toggleFixtureText() {
+  const open = $("fixture-description").classList.toggle("open");
+  $("fixture-more").textContent = open ? "Show less" : "Read all";
 }
 
 function renderFormats() {
   const select = $("reset-state-format");
   if (select.options.length) return; // filled once; a reconnect keeps the choice
   const formats = [CALLS_FORMAT, ...[app.pinnedFormat, ...BUILT_IN_FORMATS].filter((format) => format && format !== CALLS_FORMAT)];
-  for (const format of new Set(formats)) {
-    const notes = [];
-    if (format === CALLS_FORMAT) notes.push("with each call");
-    if (format === app.pinnedFormat) notes.push("the world's own");
-    select.append(h("option", { value: format }, notes.length ? `${format} (${notes.join("; ")})` : format));
-  }
+  for (const format of new Set(formats)) select.append(h("option", { value: format }, format));
   select.value = CALLS_FORMAT;
+  const note = () => {
+    const notes = [];
+    if (select.value === CALLS_FORMAT) notes.push("The console's choice: the document also lists each call's tool and arguments, which head the call's rows below.");
+    if (select.value === app.pinnedFormat) notes.push("The world's own format.");
+    else if (app.pinnedFormat) notes.push(`The world's own is ${app.pinnedFormat}.`);
+    $("state-format-note").textContent = notes.join(" ");
+  };
+  select.addEventListener("change", note);
+  note();
 }
 
 /** The reset frame's data, or null after saying what is wrong with the form. */
@@ -1028,6 +1041,13 @@ function renderComposition(doc) {
   const counts = new Map();
   for (const record of log) counts.set(record.world, (counts.get(record.world) ?? 0) + 1);
   const stores = Object.entries(doc.composition);
+  const choose = (path) => () => {
+    app.filterStore = app.filterStore === path ? "" : path;
+    app.filterTable = "";
+    app.logPage = 0;
+    renderComposition(doc);
+    renderLog(doc);
+  };
   replace(
     target,
     h("h3", {}, `Stores `, h("span", { class: "count" }, String(stores.length))),
@@ -1044,7 +1064,7 @@ function renderComposition(doc) {
           stores.map(([path, store]) =>
             h(
               "tr",
-              { dataset: { store: path } },
+              { dataset: { store: path }, class: app.filterStore === path ? "chosen" : null, title: "Show this store's records (again to show every store's)", onclick: choose(path) },
               h("td", {}, h("code", {}, path)),
               h("td", {}, store.world),
               h("td", {}, store.world_version, store.frozen_world_version ? h("span", { class: "hint" }, ` (fixture: ${store.frozen_world_version})`) : null),
@@ -1103,7 +1123,11 @@ function renderLog(doc) {
     );
     return;
   }
-  const stores = [...new Set([...Object.keys(doc.composition ?? {}), ...log.map((record) => record.world)])];
+  if (!doc.composition) {
+    replace(target, h("p", { class: "hint" }, "No episode yet: start one with the form on the left, and every row its calls change will show here."));
+    return;
+  }
+  const stores = [...new Set([...Object.keys(doc.composition), ...log.map((record) => record.world)])];
   const storeSelect = h("select", { id: "log-store", "aria-label": "Filter by store" }, h("option", { value: "" }, "every store"), stores.map((path) => h("option", { value: path }, path)));
   storeSelect.value = stores.includes(app.filterStore) ? app.filterStore : "";
   const inStore = log.filter((record) => !storeSelect.value || record.world === storeSelect.value);
@@ -1120,6 +1144,7 @@ function renderLog(doc) {
     app.filterTable = "";
     tableSelect.value = "";
     onFilter();
+    renderComposition(doc);
   });
   tableSelect.addEventListener("change", onFilter);
   const filtering = Boolean(storeSelect.value || tableSelect.value);
@@ -1140,8 +1165,7 @@ function renderLog(doc) {
   const heading = h("h3", {}, "Change log ", h("span", { class: "count" }, plural(records.length, "record")), h("span", { class: "hint" }, " newest call first"));
   const notes = [];
   if (doc.format === "seahaven.state+last_step/1") notes.push(h("p", { class: "hint" }, "This format keeps only the last call's records."));
-  if (!doc.composition) notes.push(h("p", { class: "hint" }, "No episode yet: start one with the form on the left."));
-  else if (log.length === 0 && (doc.call_count ?? 0) === 0) notes.push(h("p", { class: "hint" }, "No calls yet: the records of every call will appear here."));
+  if (log.length === 0 && (doc.call_count ?? 0) === 0) notes.push(h("p", { class: "hint" }, "No calls yet: the records of every call will appear here."));
 
   const body = h("div", { class: "log-body" });
   let current = null;
@@ -1200,7 +1224,13 @@ function renderGroup(doc, group, continued, groupBody) {
     title = [
       h("span", { class: "call-ordinal" }, `#${ordinal}`),
       call ? h("span", { class: "call-tool" }, call.tool) : h("span", { class: "call-tool none" }, "a call this console did not record"),
-      call ? h("code", { class: "call-arguments", title: argumentText(call.arguments) }, `(${argumentText(call.arguments)})`) : null,
+      call
+        ? h(
+            "code",
+            { class: "call-arguments", title: "Click to see every argument", onclick: (event) => event.currentTarget.classList.toggle("expanded") },
+            `(${argumentText(call.arguments)})`,
+          )
+        : null,
     ];
     if (call?.error) title.push(h("span", { class: "call-error" }, `raised: ${call.error}`));
   }
@@ -1361,6 +1391,7 @@ async function loadWorldFacts() {
 function start() {
   $("reset-form").addEventListener("submit", resetEpisode);
   $("reset-fixture").addEventListener("change", describeFixture);
+  $("fixture-more").addEventListener("click", toggleFixtureText);
   $("tool-filter").addEventListener("input", renderToolList);
   $("tool-filter").addEventListener("keydown", (event) => {
     if (event.key !== "Enter") return;
@@ -1371,6 +1402,14 @@ function start() {
   $("refresh-state").addEventListener("click", () => app.connection && work(refreshState));
   $("download-state").addEventListener("click", download);
   $("restart").addEventListener("click", connect);
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest?.("input, textarea, select, [contenteditable]");
+    if (event.key === "/" && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      event.preventDefault();
+      $("tool-filter").focus();
+      $("tool-filter").select();
+    }
+  });
   window.addEventListener("pagehide", () => app.connection?.close());
   loadWorldFacts();
   connect();
