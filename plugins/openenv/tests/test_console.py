@@ -487,8 +487,17 @@ def test_a_composite_world_shows_every_store_and_filters_the_log_by_store_and_ta
 
     # The picture in docs/serving.md: this page, as it stands.
     page.fill("#tool-filter", "approve")
+    page.locator("#tool-filter").blur()
     page.evaluate("() => window.scrollTo(0, 0)")
-    page.screenshot(path=str(tmp_path / "console-company.png"), full_page=True)
+    # From the top of the page to the end of the latest call's rows.
+    latest = console.group(2).bounding_box()
+    assert latest is not None
+    height = latest["y"] + latest["height"] + 16
+    page.screenshot(
+        path=str(tmp_path / "console-company.png"),
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": 1440, "height": height},
+    )
     if os.environ.get("SEAHAVEN_SCREENSHOT") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(tmp_path / "console-company.png", SCREENSHOT)
