@@ -17,7 +17,8 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -116,11 +117,16 @@ class Console:
 
     # --- opening and the episode form ------------------------------------------------------
 
+    def load(self, server: serve.RunningServer, path: str = "/console") -> None:
+        """Load the page; it may load nothing but the server's own address."""
+        if not self.origin:
+            self.page.route("**/*", self._only_the_server)
+        self.origin = server.base_url
+        self.page.goto(server.base_url + path)
+
     def open(self, server: serve.RunningServer, path: str = "/console") -> Console:
         """Load the page and wait until it has listed the tools and read the state."""
-        self.origin = server.base_url
-        self.page.route("**/*", self._only_the_server)
-        self.page.goto(server.base_url + path)
+        self.load(server, path)
         expect(self.page.locator("#connection")).to_have_attribute("data-state", "connected")
         expect(self.page.locator("#tool-list .tool").first).to_be_visible()
         expect(self.page.locator("#download-state")).to_be_enabled()
@@ -236,6 +242,15 @@ def harbour_world(tmp_path: Path) -> seahaven.World:
     work_dir = tmp_path / "instances"
     work_dir.mkdir()
     return make_harbour(work_dir)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10) -> None:
+    """Poll ``condition`` until it holds; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail("the condition did not come true in time")
+        time.sleep(0.02)
 
 
 # --- the page and its files ----------------------------------------------------------------------
@@ -700,6 +715,25 @@ def test_a_dropped_connection_is_shown_with_a_button_to_start_again(
     expect(console.panel.locator(".call-button")).to_be_enabled()
 
 
+def test_a_server_at_capacity_is_said_plainly(
+    serving: Serve, console: Console, harbour_world: seahaven.World, wire: Any
+) -> None:
+    server = serving(harbour_world, max_concurrent_envs=1)
+    holder = wire(server)
+    holder.reset()  # the one session the server admits is taken
+    console.load(server)
+    lost = console.page.locator("#lost")
+    expect(lost).to_be_visible()
+    expect(lost).to_contain_text("capacity")
+    expect(console.page.locator("#connection")).to_have_attribute("data-state", "lost")
+    # Once the session ends, Start again gets in.
+    holder.send({"type": "close"})
+    wait_until(lambda: server.hub.active_sessions == 0)
+    console.page.click("#restart")
+    expect(console.page.locator("#connection")).to_have_attribute("data-state", "connected")
+    expect(console.page.locator('#tool-list [data-tool="register_vessel"]')).to_be_visible()
+
+
 def test_a_long_result_and_a_long_log_are_shown_a_page_at_a_time(
     serving: Serve, console: Console, harbour_world: seahaven.World
 ) -> None:
@@ -767,7 +801,7 @@ def test_each_world_of_a_server_of_several_has_its_own_console(
     console.open(server, "/worlds/harbour/console")
     expect(console.page.locator("#world-title")).to_contain_text("harbour")
     expect(console.page.locator('#tool-list [data-tool="register_vessel"]')).to_be_visible()
-    console.page.goto(server.base_url + "/worlds/payments/console")
+    console.load(server, "/worlds/payments/console")
     expect(console.page.locator("#connection")).to_have_attribute("data-state", "connected")
     expect(console.page.locator('#tool-list [data-tool="create_customer"]')).to_be_visible()
     expect(console.page.locator("#reset-fixture option[value=small_shop]")).to_have_count(1)

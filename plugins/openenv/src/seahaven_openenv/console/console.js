@@ -92,7 +92,7 @@ class Lost extends Error {}
 const CLOSE_REASONS = {
   1000: "The server closed the session.",
   1001: "The server went away (it stopped or restarted).",
-  1006: "The connection dropped without a goodbye (the server stopped, or the network failed).",
+  1006: "The connection dropped without a closing handshake (the server stopped, or the network failed).",
   1011: "The server hit an internal error.",
   1013: "The server is at capacity; try again when a session ends.",
   4408: "The session was idle too long and the server reaped it.",
@@ -133,7 +133,7 @@ class Connection {
       socket.addEventListener("close", (event) => {
         const reason = this.describe(event);
         for (const waiter of this.pending.splice(0)) waiter.reject(new Lost(reason));
-        if (!opened) reject(new Lost(reason));
+        if (!opened) reject(new Lost(`The console could not connect to ${this.url}. ${reason}`));
         else if (!this.ending && this.onlost) this.onlost(reason);
       });
     });
@@ -274,7 +274,11 @@ function typeNote(info) {
   if (s.format) parts.push(s.format);
   const low = s.minimum ?? s.exclusiveMinimum;
   const high = s.maximum ?? s.exclusiveMaximum;
-  if (low !== undefined && high !== undefined) parts.push(`${s.exclusiveMinimum !== undefined ? ">" : ""}${low} to ${s.exclusiveMaximum !== undefined ? "<" : ""}${high}`);
+  if (low !== undefined && high !== undefined) {
+    const above = s.exclusiveMinimum !== undefined ? ">" : "";
+    const below = s.exclusiveMaximum !== undefined ? "<" : "";
+    parts.push(`${above}${low} to ${below}${high}`);
+  }
   else if (low !== undefined) parts.push(s.exclusiveMinimum !== undefined ? `more than ${low}` : `at least ${low}`);
   else if (high !== undefined) parts.push(s.exclusiveMaximum !== undefined ? `less than ${high}` : `at most ${high}`);
   if (s.minLength !== undefined && s.maxLength !== undefined) parts.push(`${s.minLength} to ${s.maxLength} characters`);
@@ -310,7 +314,14 @@ function fieldBox(label, path, info, required, widget, extra) {
   const box = h(
     "div",
     { class: `field-box kind-${info.kind}`, dataset: { field: path } },
-    h("div", { class: "label" }, label !== null ? h("code", { class: "field-name" }, label) : null, h("span", { class: "type" }, typeNote(info)), state, extra),
+    h(
+      "div",
+      { class: "label" },
+      label !== null ? h("code", { class: "field-name" }, label) : null,
+      h("span", { class: "type" }, typeNote(info)),
+      state,
+      extra,
+    ),
     s.description ? h("div", { class: "field-description" }, s.description) : null,
     info.kind === "enum" && info.values.length > 1 && info.values.length <= 12
       ? null
@@ -607,7 +618,13 @@ class ToolForm {
     const info = describe(schema, schema, new Set());
     this.drawable = info.kind === "object";
     this.mode = this.drawable ? "form" : "json";
-    this.jsonArea = h("textarea", { class: "json-input arguments-json", rows: 8, spellcheck: "false", name: "arguments-json", "aria-label": "Arguments as JSON" });
+    this.jsonArea = h("textarea", {
+      class: "json-input arguments-json",
+      rows: 8,
+      spellcheck: "false",
+      name: "arguments-json",
+      "aria-label": "Arguments as JSON",
+    });
     this.jsonArea.value = "{}";
     this.problem = h("div", { class: "problem", role: "alert", hidden: true });
     if (this.drawable) {
@@ -620,7 +637,8 @@ class ToolForm {
         : h("p", { class: "hint" }, "This tool takes no arguments.")
       : h("p", { class: "hint" }, "The form cannot draw this tool's input schema; write its arguments as JSON.");
     this.jsonEl = h("div", { class: "json-mode", hidden: this.mode !== "json" }, this.jsonArea);
-    this.switchButton = h("button", { type: "button", class: "small", hidden: !this.drawable, onclick: () => this.switchMode() }, "Edit as JSON");
+    const switchMode = () => this.switchMode();
+    this.switchButton = h("button", { type: "button", class: "small", hidden: !this.drawable, onclick: switchMode }, "Edit as JSON");
     if (this.mode === "json") this.formEl.hidden = false;
     this.el = h("div", { class: "tool-arguments" }, this.formEl, this.jsonEl, this.problem);
   }
@@ -789,6 +807,11 @@ function buildToolPanel(tool) {
   return panel;
 }
 
+function hasDetails(details) {
+  if (details === undefined || details === null) return false;
+  return !(typeof details === "object" && Object.keys(details).length === 0);
+}
+
 function outcomeHead(kind, title, ordinal) {
   return h(
     "div",
@@ -824,7 +847,7 @@ function showOutcome(panel, reply, ordinal) {
         h("dt", {}, "message"),
         h("dd", { class: "error-message" }, triple.message ?? observation.error.message),
       ),
-      triple.details !== undefined && triple.details !== null && !(typeof triple.details === "object" && Object.keys(triple.details).length === 0)
+      hasDetails(triple.details)
         ? h("div", { class: "error-details" }, h("div", { class: "caption" }, "details"), jsonView(triple.details))
         : null,
     );
@@ -835,7 +858,14 @@ function showOutcome(panel, reply, ordinal) {
   replace(
     panel.outcome,
     outcomeHead("bad", "The server refused the call", null),
-    h("dl", { class: "error-facts" }, h("dt", {}, "code"), h("dd", {}, h("code", { class: "error-code" }, data.code ?? frame.type)), h("dt", {}, "message"), h("dd", { class: "error-message" }, data.message ?? JSON.stringify(frame))),
+    h(
+      "dl",
+      { class: "error-facts" },
+      h("dt", {}, "code"),
+      h("dd", {}, h("code", { class: "error-code" }, data.code ?? frame.type)),
+      h("dt", {}, "message"),
+      h("dd", { class: "error-message" }, data.message ?? JSON.stringify(frame)),
+    ),
   );
 }
 
@@ -861,7 +891,9 @@ async function callTool(panel) {
     if (after > before) {
       ordinal = after - 1;
       const observation = reply.frame.data?.observation;
-      app.ownCalls.set(ordinal, { tool: panel.tool.name, arguments: args, error: observation?.error?.message ?? (reply.frame.type === "error" ? reply.frame.data?.message : null) });
+      const refusal = reply.frame.type === "error" ? reply.frame.data?.message : null;
+      const error = observation?.error?.message ?? refusal ?? null;
+      app.ownCalls.set(ordinal, { tool: panel.tool.name, arguments: args, error });
       app.latestCall = ordinal;
       app.logPage = 0;
       renderState();
@@ -910,7 +942,9 @@ function renderFormats() {
   select.value = CALLS_FORMAT;
   const note = () => {
     const notes = [];
-    if (select.value === CALLS_FORMAT) notes.push("The console's choice: the document also lists each call's tool and arguments, which head the call's rows below.");
+    if (select.value === CALLS_FORMAT) {
+      notes.push("The console's choice: the document also lists each call's tool and arguments, which head the call's rows below.");
+    }
     if (select.value === app.pinnedFormat) notes.push("The world's own format.");
     else if (app.pinnedFormat) notes.push(`The world's own is ${app.pinnedFormat}.`);
     $("state-format-note").textContent = notes.join(" ");
@@ -1023,7 +1057,12 @@ function renderState() {
     fact("Steps", String(doc.step_count ?? 0), "step-count"),
   );
   const line = running
-    ? [doc.episode_id, doc.fixture?.id ? `from ${doc.fixture.id}` : "blank", plural(doc.call_count ?? 0, "call"), plural(doc.step_count ?? 0, "step")]
+    ? [
+        doc.episode_id,
+        doc.fixture?.id ? `from ${doc.fixture.id}` : "blank",
+        plural(doc.call_count ?? 0, "call"),
+        plural(doc.step_count ?? 0, "step"),
+      ]
     : ["no episode"];
   $("episode-line").textContent = line.join(" · ");
   $("episode-card").classList.toggle("running", running);
@@ -1064,10 +1103,20 @@ function renderComposition(doc) {
           stores.map(([path, store]) =>
             h(
               "tr",
-              { dataset: { store: path }, class: app.filterStore === path ? "chosen" : null, title: "Show this store's records (again to show every store's)", onclick: choose(path) },
+              {
+                dataset: { store: path },
+                class: app.filterStore === path ? "chosen" : null,
+                title: "Show this store's records (again to show every store's)",
+                onclick: choose(path),
+              },
               h("td", {}, h("code", {}, path)),
               h("td", {}, store.world),
-              h("td", {}, store.world_version, store.frozen_world_version ? h("span", { class: "hint" }, ` (fixture: ${store.frozen_world_version})`) : null),
+              h(
+                "td",
+                {},
+                store.world_version,
+                store.frozen_world_version ? h("span", { class: "hint" }, ` (fixture: ${store.frozen_world_version})`) : null,
+              ),
               h("td", {}, store.scope ?? h("span", { class: "none" }, "none")),
               h("td", {}, store.aliases?.length ? store.aliases.join(", ") : h("span", { class: "none" }, "none")),
               h("td", { class: "number" }, String(counts.get(path) ?? 0)),
@@ -1124,15 +1173,27 @@ function renderLog(doc) {
     return;
   }
   if (!doc.composition) {
-    replace(target, h("p", { class: "hint" }, "No episode yet: start one with the form on the left, and every row its calls change will show here."));
+    const text = "No episode yet: start one with the form on the left, and every row its calls change will show here.";
+    replace(target, h("p", { class: "hint" }, text));
     return;
   }
   const stores = [...new Set([...Object.keys(doc.composition), ...log.map((record) => record.world)])];
-  const storeSelect = h("select", { id: "log-store", "aria-label": "Filter by store" }, h("option", { value: "" }, "every store"), stores.map((path) => h("option", { value: path }, path)));
+  const options = (names) => names.map((name) => h("option", { value: name }, name));
+  const storeSelect = h(
+    "select",
+    { id: "log-store", "aria-label": "Filter by store" },
+    h("option", { value: "" }, "every store"),
+    options(stores),
+  );
   storeSelect.value = stores.includes(app.filterStore) ? app.filterStore : "";
   const inStore = log.filter((record) => !storeSelect.value || record.world === storeSelect.value);
   const tables = [...new Set(inStore.map((record) => record.table))].sort();
-  const tableSelect = h("select", { id: "log-table", "aria-label": "Filter by table" }, h("option", { value: "" }, "every table"), tables.map((table) => h("option", { value: table }, table)));
+  const tableSelect = h(
+    "select",
+    { id: "log-table", "aria-label": "Filter by table" },
+    h("option", { value: "" }, "every table"),
+    options(tables),
+  );
   tableSelect.value = tables.includes(app.filterTable) ? app.filterTable : "";
   const onFilter = () => {
     app.filterStore = storeSelect.value;
@@ -1162,10 +1223,18 @@ function renderLog(doc) {
   const start = app.logPage * PAGE_RECORDS;
   const shownEntries = entries.slice(start, start + PAGE_RECORDS);
 
-  const heading = h("h3", {}, "Change log ", h("span", { class: "count" }, plural(records.length, "record")), h("span", { class: "hint" }, " newest call first"));
+  const heading = h(
+    "h3",
+    {},
+    "Change log ",
+    h("span", { class: "count" }, plural(records.length, "record")),
+    h("span", { class: "hint" }, " newest call first"),
+  );
   const notes = [];
   if (doc.format === "seahaven.state+last_step/1") notes.push(h("p", { class: "hint" }, "This format keeps only the last call's records."));
-  if (log.length === 0 && (doc.call_count ?? 0) === 0) notes.push(h("p", { class: "hint" }, "No calls yet: the records of every call will appear here."));
+  if (log.length === 0 && (doc.call_count ?? 0) === 0) {
+    notes.push(h("p", { class: "hint" }, "No calls yet: the records of every call will appear here."));
+  }
 
   const body = h("div", { class: "log-body" });
   let current = null;
@@ -1177,7 +1246,10 @@ function renderLog(doc) {
       body.append(renderGroup(doc, current, entry.index > 0, groupBody));
     }
     if (entry.record) groupBody.append(renderRecord(entry.record));
-    else groupBody.append(h("div", { class: "hint nothing" }, callOf(doc, current.ordinal)?.error ? "It raised, so it changed nothing." : "No rows changed."));
+    else {
+      const raised = callOf(doc, current.ordinal)?.error;
+      groupBody.append(h("div", { class: "hint nothing" }, raised ? "It raised, so it changed nothing." : "No rows changed."));
+    }
   }
   replace(
     target,
@@ -1192,19 +1264,23 @@ function renderLog(doc) {
 function pager(total, pages, doc) {
   if (pages <= 1) return null;
   const start = app.logPage * PAGE_RECORDS;
+  const end = Math.min(start + PAGE_RECORDS, total);
+  const count = (number) => number.toLocaleString("en");
   const go = (page) => () => {
     app.logPage = page;
     renderLog(doc);
   };
   const last = pages - 1;
+  const button = (label, page, disabled) =>
+    h("button", { type: "button", class: "small", disabled, onclick: go(page), dataset: { page: label.toLowerCase() } }, label);
   return h(
     "div",
     { class: "pager" },
-    h("span", { class: "pager-status" }, `Entries ${(start + 1).toLocaleString("en")} to ${Math.min(start + PAGE_RECORDS, total).toLocaleString("en")} of ${total.toLocaleString("en")} · page ${app.logPage + 1} of ${pages}`),
-    h("button", { type: "button", class: "small", disabled: app.logPage === 0, onclick: go(0) }, "Newest"),
-    h("button", { type: "button", class: "small", disabled: app.logPage === 0, onclick: go(app.logPage - 1), dataset: { page: "newer" } }, "Newer"),
-    h("button", { type: "button", class: "small", disabled: app.logPage === last, onclick: go(app.logPage + 1), dataset: { page: "older" } }, "Older"),
-    h("button", { type: "button", class: "small", disabled: app.logPage === last, onclick: go(last) }, "Oldest"),
+    h("span", { class: "pager-status" }, `Entries ${count(start + 1)} to ${count(end)} of ${count(total)} · page ${app.logPage + 1} of ${pages}`),
+    button("Newest", 0, app.logPage === 0),
+    button("Newer", app.logPage - 1, app.logPage === 0),
+    button("Older", app.logPage + 1, app.logPage === last),
+    button("Oldest", last, app.logPage === last),
   );
 }
 
@@ -1270,12 +1346,21 @@ function renderRecord(record) {
     return h("td", { class: className, dataset: { column }, title: shown(value), onclick: toggle }, value === null ? "null" : shown(value));
   };
   // An insert has no row before it and a delete none after: each shows its one row.
-  const row = (label, values, side) => (values === null ? null : h("tr", { class: side }, h("th", {}, label), all.map((column) => cell(column, values, side))));
+  const row = (label, values, side) => {
+    if (values === null) return null;
+    return h("tr", { class: side }, h("th", {}, label), all.map((column) => cell(column, values, side)));
+  };
   const keyText = keyColumns.map((column) => `${column}=${shown(key[column])}`).join(", ");
   return h(
     "article",
     { class: `record op-${record.op}`, dataset: { op: record.op, store: record.world, table: record.table } },
-    h("div", { class: "record-head" }, h("span", { class: `op op-${record.op}` }, record.op), h("code", { class: "where" }, `${record.world}.${record.table}`), h("code", { class: "record-key" }, keyText)),
+    h(
+      "div",
+      { class: "record-head" },
+      h("span", { class: `op op-${record.op}` }, record.op),
+      h("code", { class: "where" }, `${record.world}.${record.table}`),
+      h("code", { class: "record-key" }, keyText),
+    ),
     h(
       "div",
       { class: "scroll" },
