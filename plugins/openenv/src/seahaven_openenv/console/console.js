@@ -250,7 +250,7 @@ function describe(schema, root, ancestors) {
       return { kind: "boolean", schema: current, nullable, values: [true, false], refs };
     case "array":
       if (current.items && typeof current.items === "object" && !current.prefixItems) {
-        return { kind: "array", schema: current, nullable, refs };
+        return { kind: "array", schema: current, nullable, refs, items: describe(current.items, root, refs) };
       }
       return { kind: "json", schema: current, nullable, refs };
     case "object":
@@ -263,13 +263,24 @@ function describe(schema, root, ancestors) {
   }
 }
 
+const ITEM_WORDS = {
+  string: "strings",
+  integer: "integers",
+  number: "numbers",
+  boolean: "booleans",
+  enum: "choices",
+  array: "lists",
+  object: "objects",
+  json: "JSON values",
+};
+
 /** A short note of a field's type and limits, such as "integer, 1 to 100". */
 function typeNote(info) {
   const s = info.schema;
   const parts = [];
-  if (info.kind === "enum") parts.push(info.values.length === 1 ? "constant" : "one of");
+  if (info.kind === "enum") parts.push(info.values.length === 1 ? "constant" : `one of ${info.values.length}`);
   else if (info.kind === "json") parts.push(s.type === "object" ? "object, as JSON" : s.type ? `${s.type}, as JSON` : "JSON");
-  else if (info.kind === "array") parts.push("list");
+  else if (info.kind === "array") parts.push(`list of ${ITEM_WORDS[info.items.kind]}`);
   else parts.push(info.kind);
   if (s.format) parts.push(s.format);
   const low = s.minimum ?? s.exclusiveMinimum;
@@ -308,6 +319,26 @@ function placeholderFor(info) {
 function fieldBox(label, path, info, required, widget, extra) {
   const s = info.schema;
   const problem = h("div", { class: "field-problem", role: "alert", hidden: true });
+  const say = (box) => (message) => {
+    problem.hidden = !message;
+    problem.textContent = message ?? "";
+    box.classList.toggle("has-problem", Boolean(message));
+  };
+  if (label === null) {
+    // An item of a list: its list's box says what each item is.
+    const box = h("div", { class: `field-box item kind-${info.kind}`, dataset: { field: path } }, extra, widget.el, problem);
+    return { el: box, say: say(box) };
+  }
+  const items = info.kind === "array" ? info.items.schema : null;
+  const eachItem = items && (items.description || items.pattern)
+    ? h(
+        "div",
+        { class: "field-description" },
+        "Each item: ",
+        items.description ?? "",
+        items.pattern ? h("span", { class: "field-pattern" }, " pattern ", h("code", {}, items.pattern)) : null,
+      )
+    : null;
   const state = required
     ? h("span", { class: "required" }, "required")
     : h("span", { class: "optional" }, "default" in s ? `optional, default ${shown(s.default)}` : "optional");
@@ -323,22 +354,12 @@ function fieldBox(label, path, info, required, widget, extra) {
       extra,
     ),
     s.description ? h("div", { class: "field-description" }, s.description) : null,
-    info.kind === "enum" && info.values.length > 1 && info.values.length <= 12
-      ? null
-      : s.pattern
-        ? h("div", { class: "field-pattern" }, "pattern ", h("code", {}, s.pattern))
-        : null,
+    s.pattern ? h("div", { class: "field-pattern" }, "pattern ", h("code", {}, s.pattern)) : null,
+    eachItem,
     widget.el,
     problem,
   );
-  return {
-    el: box,
-    say(message) {
-      problem.hidden = !message;
-      problem.textContent = message ?? "";
-      box.classList.toggle("has-problem", Boolean(message));
-    },
-  };
+  return { el: box, say: say(box) };
 }
 
 /** A "null" checkbox for a field where null means something other than leaving it out. */
