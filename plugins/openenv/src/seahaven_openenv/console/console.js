@@ -143,8 +143,8 @@ class Connection {
     const parts = [];
     const told = this.unsolicited?.data;
     if (told?.message) parts.push(`${told.code ?? "error"}: ${told.message}.`);
+    else if (event.reason) parts.push(`The server closed the session: ${event.reason}.`);
     else parts.push(CLOSE_REASONS[event.code] ?? `The connection closed (code ${event.code}).`);
-    if (event.reason && !told?.message) parts.push(`(${event.reason})`);
     return parts.join(" ");
   }
 
@@ -395,6 +395,7 @@ function buildField(schema, root, { label, path, required, ancestors, inList = f
     json: jsonWidget,
   };
   const built = builders[info.kind](info, root, { path, required, inList });
+  if (built.widget.el.matches("input, select, textarea")) built.widget.el.setAttribute("aria-label", path);
   const box = fieldBox(label, path, info, required, built.widget, built.toggle?.el);
   return {
     el: box.el,
@@ -1443,6 +1444,7 @@ function lost(reason) {
   setConnection("lost", "disconnected");
   $("lost-reason").textContent = reason;
   $("lost").hidden = false;
+  $("episode-card").classList.remove("running");
   if (app.document) {
     $("episode-line").textContent = "disconnected: the state shown is the last the session sent";
   }
