@@ -9,6 +9,12 @@ fi
 # installs them beside the framework, so their requirement on seahaven is met here.
 projects=()
 for project in plugins/*/ worlds/*/; do
-  [ -f "$project/pyproject.toml" ] && projects+=(-e "$project")
+  [ -f "$project/pyproject.toml" ] || continue
+  # A project with a test extra (the serving plugin's browser driver) is installed with it.
+  if grep -q '^test = ' "$project/pyproject.toml"; then
+    projects+=(-e "${project%/}[test]")
+  else
+    projects+=(-e "$project")
+  fi
 done
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" "${projects[@]}"

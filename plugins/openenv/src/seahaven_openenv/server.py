@@ -27,6 +27,7 @@ import seahaven
 from seahaven.errors import WorldBug
 from seahaven.instances import concurrency
 from seahaven_openenv import card, frames, mcp_frames
+from seahaven_openenv.console import console_router
 from seahaven_openenv.session import FrameError, Session, WorldService, internal_error_id
 
 __all__ = ["DEFAULT_MAX_CONCURRENT_ENVS", "Hub", "app", "app_for_worlds", "serve_connection"]
@@ -292,6 +293,8 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
     async def ws(websocket: WebSocket) -> None:
         await serve_connection(websocket, service, hub)
 
+    if console:
+        router.include_router(console_router())
     return router
 
 
