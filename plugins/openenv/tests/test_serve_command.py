@@ -27,14 +27,23 @@ def command(*argv: str) -> list[str]:
     return [sys.executable, "-m", "seahaven.cli", *argv]
 
 
+ROOT = Path(__file__).resolve().parents[3]
+
+
 @contextmanager
-def serving(tmp_path: Path, *argv: str, expect: int = 1) -> Iterator[dict[str, Any]]:
+def serving(
+    tmp_path: Path, *argv: str, expect: int = 1, cwd: Path | None = None
+) -> Iterator[dict[str, Any]]:
     """Run ``seahaven serve ARGV --port 0``; yield the printed addresses and the process."""
     log = tmp_path / "serve.log"
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
     with log.open("w") as out:
         process = subprocess.Popen(
-            command("serve", *argv, "--port", "0"), stdout=out, stderr=subprocess.STDOUT, env=env
+            command("serve", *argv, "--port", "0"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
         )
     try:
         deadline = time.monotonic() + 60
@@ -75,6 +84,17 @@ def test_serve_prints_where_it_listens_and_serves(tmp_path: Path) -> None:
     # Ctrl-C ended every session; nothing is left in the server's working directory.
     leftovers = [p for p in tmp_path.glob(f"seahaven-*/payments/{process.pid}-*/*")]
     assert leftovers == []
+
+
+def test_the_project_convention_finds_the_world_to_serve(tmp_path: Path) -> None:
+    # Run from a world's own project directory, with no --world: its pyproject names the world.
+    with serving(tmp_path, cwd=ROOT / "worlds" / "chat") as server:
+        assert list(server["urls"]) == ["chat"]
+
+
+def test_module_attr_names_the_world_to_serve(tmp_path: Path) -> None:
+    with serving(tmp_path, "--world", "payments_world:world") as server:
+        assert get(server["urls"]["payments"] + "/metadata")["name"] == "payments"
 
 
 def test_no_console_leaves_the_address_out(tmp_path: Path) -> None:
