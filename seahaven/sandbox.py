@@ -795,7 +795,14 @@ class SqlResult:
 
 
 FailureKind = Literal[
-    "refused", "expired", "too_big", "result_too_big", "statements", "interrupted", "sqlite"
+    "refused",
+    "expired",
+    "too_big",
+    "too_long",
+    "result_too_big",
+    "statements",
+    "interrupted",
+    "sqlite",
 ]
 
 
@@ -803,7 +810,8 @@ class StatementFailed(Exception):
     """Why a contained statement failed, for the door to word: the framework's, not public.
 
     ``kind`` is ``refused`` (``refused`` lists what), ``expired`` (the deadline),
-    ``too_big`` (a value past ``MAX_VALUE_BYTES``), ``result_too_big``,
+    ``too_big`` (a value past ``MAX_VALUE_BYTES``), ``too_long`` (the text past
+    ``MAX_SQL_BYTES``), ``result_too_big``,
     ``statements`` (not exactly one, or a write on a read-only door),
     ``interrupted`` (the instance is being destroyed) or ``sqlite`` (SQLite's
     own error, a syntax error say). ``error`` is APSW's exception, if any.
@@ -825,11 +833,11 @@ class StatementFailed(Exception):
 
 
 @contextmanager
-def _installed(conn: apsw.Connection, gate: _Gate) -> Iterator[None]:
+def _installed(conn: apsw.Connection, gate: _Gate, sql_bytes: int | None) -> Iterator[None]:
     """``gate`` as the connection's authorizer, and the sandbox's limits, for the block."""
     previous = conn.authorizer
     length = conn.limit(apsw.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-    sql_length = conn.limit(apsw.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES)
+    sql_length = conn.limit(apsw.SQLITE_LIMIT_SQL_LENGTH, -1 if sql_bytes is None else sql_bytes)
     conn.authorizer = gate
     try:
         yield
@@ -964,13 +972,21 @@ def execute(
     max_rows: int | None = None,
     max_bytes: int | None = None,
     keep_rows: bool = True,
+    max_sql_bytes: int | None = MAX_SQL_BYTES,
 ) -> SqlResult:
     """Run one statement on ``conn`` under ``authorizer``; raise ``StatementFailed``.
 
     The framework's core of ``run_statement`` and ``setup_sql``: the caller reads
     the ``catalog`` and installs ``deadline`` (or none), and words the failure for
-    its own audience.
+    its own audience. ``max_sql_bytes`` bounds the statement's text (``None``:
+    SQLite's own limit, for the author's ``setup_sql``).
     """
+    if max_sql_bytes is not None and len(sql.encode("utf-8", "surrogatepass")) > max_sql_bytes:
+        raise StatementFailed(
+            "too_long",
+            f"the query is longer than seahaven.sandbox.MAX_SQL_BYTES ({max_sql_bytes} bytes); "
+            "send a shorter statement",
+        )
     statements = split_statements(sql)
     if len(statements) != 1:
         found = "no statement" if not statements else f"{len(statements)} statements"
@@ -984,7 +1000,7 @@ def execute(
     trace = _Trace(gate, authorizer.read_only)
     rows: list[list[Any]] = []
     truncated = False
-    with _installed(conn, gate):
+    with _installed(conn, gate, max_sql_bytes):
         cursor = conn.cursor()
         try:
             _probe(conn, gate, sql, params)
@@ -1156,6 +1172,6 @@ def _db_error(
             message=f"{sqlite_message}: a value or row grew past seahaven.sandbox.MAX_VALUE_BYTES "
             f"({MAX_VALUE_BYTES} bytes)",
         )
-    if failed.kind in ("statements", "result_too_big"):
+    if failed.kind in ("statements", "result_too_big", "too_long"):
         return DbError(sqlite_message, code or apsw.SQLITE_MISUSE, message=failed.message)
     return DbError(sqlite_message, code, message=sqlite_message)

@@ -123,6 +123,7 @@ def run_setup_sql(instance: Instance, sql: str) -> None:
                     known=known,
                     deadline=deadline,
                     keep_rows=False,
+                    max_sql_bytes=None,
                 )
             except StatementFailed as failed:
                 if conn.in_transaction:
