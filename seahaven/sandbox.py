@@ -662,10 +662,11 @@ class Authorizer:
 
         These are the statements a virtual table prepares to answer the statement
         (FTS5 reading its index, say), so tables and functions are not held to the
-        lists. What no such statement needs stays refused: attaching (``VACUUM
-        INTO`` asks for it only at run time), schema changes, transaction control,
-        pragmas that set something, SQLite's own tables, and every write on a
-        read-only door.
+        lists; nor is a pragma that only reports (the change log's session reads
+        ``table_xinfo`` of a table the first time a call writes it). What no such
+        statement needs stays refused: attaching (``VACUUM INTO`` asks for it only
+        at run time), schema changes, transaction control, pragmas that set
+        something, SQLite's own tables, and every write on a read-only door.
         """
         if action in (
             apsw.SQLITE_SELECT,
@@ -674,7 +675,11 @@ class Authorizer:
             apsw.SQLITE_FUNCTION,
         ):
             return None
-        if action == apsw.SQLITE_PRAGMA and second is None:
+        if action == apsw.SQLITE_PRAGMA and (
+            second is None or (first or "").lower() in REPORTING_PRAGMAS
+        ):
+            # FTS5 asks for data_version; the change log's session reads table_xinfo
+            # of each table the statement writes, the first time it does.
             return None
         if action in _WRITES:
             name = (first or "").lower()
