@@ -26,7 +26,11 @@ from mcp.client.stdio import stdio_client
 # Long enough for a cold interpreter to import the SDK, the framework and a world.
 BOUND_SECONDS = 60
 
-COMMAND = [sys.executable, "-m", "seahaven.cli", "mcp"]
+# The console script an MCP client would be given, from this interpreter's environment.
+_SCRIPT = Path(sys.executable).with_name("seahaven")
+COMMAND = (
+    [str(_SCRIPT), "mcp"] if _SCRIPT.is_file() else [sys.executable, "-m", "seahaven.cli", "mcp"]
+)
 
 
 @dataclass
