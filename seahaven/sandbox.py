@@ -42,15 +42,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 import apsw
 
 from seahaven.changelog import json_value
+from seahaven.db import Db, db_error, value_error
 from seahaven.errors import DbError, WorldBug
-
-if TYPE_CHECKING:
-    from seahaven.db import Db
 
 __all__ = [
     "ALLOWED_FUNCTIONS",
@@ -907,11 +905,26 @@ def _probe(conn: apsw.Connection, gate: _Gate, sql: str, params: Any) -> None:
     called anything, a trigger's name included.
     """
     gate.stage = "probe"
+    seen: list[str] = []
+
+    def one_only(cursor: apsw.Cursor, statement: str, bindings: Any) -> bool:
+        # The text was split into one statement already; should SQLite see a second,
+        # it never gets to run here, where defensive mode is off.
+        seen.append(statement)
+        return len(seen) == 1
+
     defensive = _config(conn, apsw.SQLITE_DBCONFIG_DEFENSIVE, 0)
     triggers = _config(conn, apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 0)
+    cursor = conn.cursor()
+    cursor.exec_trace = one_only
     try:
-        conn.execute(sql, params, explain=2, can_cache=False).fetchall()
+        cursor.execute(sql, params, explain=2, can_cache=False).fetchall()
+    except apsw.ExecTraceAbort:
+        raise StatementFailed(
+            "statements", "the query holds more than one statement; send one per call"
+        ) from None
     finally:
+        cursor.close(force=True)
         conn.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, triggers)
         conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, defensive)
 
@@ -1097,8 +1110,6 @@ def run_statement(
     refused (``refusals``), or which limit stopped the statement
     (``STATEMENT_SECONDS``, ``MAX_VALUE_BYTES``, ``MAX_RESULT_BYTES``).
     """
-    from seahaven.db import Db, db_error, value_error
-
     conn = db.conn if isinstance(db, Db) else db
     if not isinstance(conn, apsw.Connection):
         raise WorldBug(f"run_statement needs a Db or an apsw.Connection, not {type(db).__name__}")
@@ -1129,7 +1140,7 @@ def run_statement(
                 max_bytes=max_bytes,
             )
     except StatementFailed as failed:
-        raise _db_error(failed, authorizer, seconds, db_error) from None
+        raise _db_error(failed, authorizer, seconds) from None
     except (OverflowError, ValueError) as error:
         translated = value_error(error, sql)
         if translated is None:
@@ -1138,8 +1149,9 @@ def run_statement(
 
 
 def _db_error(
-    failed: StatementFailed, authorizer: Authorizer, seconds: float, db_error: Any
+    failed: StatementFailed, authorizer: Authorizer, seconds: float
 ) -> DbError | WorldBug:
+    """The agent's error for a failed statement: SQLite's text, or what was refused or hit."""
     code: int | None = None
     sqlite_message = failed.message
     if failed.error is not None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 
 import seahaven
@@ -300,7 +301,10 @@ def settings(inst: seahaven.Instance) -> dict[str, Any]:
         "journal_mode": conn.execute("PRAGMA journal_mode").fetchall(),
         "databases": [row[1] for row in conn.execute("PRAGMA database_list")],
         "authorizer": conn.authorizer,
-        "length": conn.limit(2, -1),  # SQLITE_LIMIT_LENGTH
+        "defensive": conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, -1),
+        "triggers": conn.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, -1),
+        "sql_length": conn.limit(apsw.SQLITE_LIMIT_SQL_LENGTH, -1),
+        "length": conn.limit(apsw.SQLITE_LIMIT_LENGTH, -1),
     }
 
 

@@ -258,3 +258,16 @@ def test_setup_sql_holds_a_cte_named_after_a_trigger_to_the_allowlist(tmp_path: 
     # The world's own trigger still runs as written.
     with world.instance(setup_sql="INSERT INTO memos (id, gist) VALUES ('m1', 'g')") as inst:
         assert inst.inspect().rows("SELECT memo FROM audit") == [{"memo": "m1"}]
+
+
+def test_a_second_statement_the_splitter_missed_never_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn = connection(tmp_path)
+    conn.execute("INSERT INTO memos (id, gist) VALUES ('m1', 'kept')")
+    # Pretend the tokenizer saw one statement where SQLite sees two.
+    monkeypatch.setattr(sandbox, "split_statements", lambda sql: [sql])
+    policy = Authorizer(["memos"], read_only=False)
+    with pytest.raises(seahaven.DbError, match="more than one statement"):
+        run_statement(conn, "SELECT 1; DELETE FROM memos", authorizer=policy)
+    assert conn.execute("SELECT id FROM memos").fetchall() == [("m1",)]
