@@ -197,6 +197,13 @@ def serve(
             flush=True,
         )
     instance = world.instance(**options)
+    if _is_terminal(sys.stdin):
+        print(
+            f"seahaven mcp: serving {world.name} to an MCP client on stdin and stdout; start "
+            "this command from the client (Ctrl-C stops it)",
+            file=sys.stderr,
+            flush=True,
+        )
     # The SDK warns of every call to a name it has not listed; the instance answers
     # those itself (unknown_tool), so the warning is noise on the operator's stderr.
     logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
@@ -205,6 +212,13 @@ def serve(
             anyio.run(_run, world, instance, protocol_in, protocol_out)
     finally:
         instance.destroy()
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 @contextmanager
