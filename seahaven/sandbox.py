@@ -552,18 +552,28 @@ class Authorizer:
         return f"Authorizer({list(self.tables)!r}, read_only={self.read_only})"
 
     def may_read(
-        self, schema: str | None, table: str, present: frozenset[tuple[str, str]] = frozenset()
+        self,
+        schema: str | None,
+        table: str,
+        present: frozenset[tuple[str, str]] = frozenset(),
+        eponymous: frozenset[str] = frozenset(),
     ) -> bool:
         """Whether a statement may read ``table`` of ``schema``.
 
-        SQLite names no schema for a common table expression or a subquery, and for
-        a real table read only to count its rows; ``present`` (the connection's
-        ``(schema, table)`` pairs) tells the two apart.
+        SQLite names no schema for a common table expression, and none for a table
+        or a table-valued function read only to count its rows. ``present`` (the
+        connection's ``(schema, table)`` pairs) and ``eponymous`` (the names its
+        table-valued functions answer to) tell them apart: a name that is neither
+        is the statement's own.
         """
         name = table.lower()
         if schema is None:
+            if name in _READABLE_SCHEMA_TABLES or name in self.table_functions:
+                return True
             where_found = {where for where, present_name in present if present_name == name}
-            return all((where, name) in self._allowed for where in where_found)
+            if where_found:
+                return all((where, name) in self._allowed for where in where_found)
+            return name not in eponymous and name not in _SCHEMA_TABLES
         where = schema.lower()
         if (where, name) in self._allowed:
             return True
@@ -580,18 +590,20 @@ class Authorizer:
         *,
         fts5: Fts5Tables = _NO_FTS5,
         present: frozenset[tuple[str, str]] = frozenset(),
+        eponymous: frozenset[str] = frozenset(),
     ) -> Refused | None:
         """Why a statement's own ``action`` is refused, or ``None`` when it is allowed.
 
         The arguments are those SQLite gives an authorizer callback. ``fts5`` names
-        the connection's FTS5 tables, which are never written directly, and
-        ``present`` its tables and views, as ``(schema, name)`` lower-cased.
+        the connection's FTS5 tables, which are never written directly; ``present``
+        its tables and views, as ``(schema, name)`` lower-cased, and ``eponymous``
+        the names of its table-valued functions (``may_read``).
         """
         if action in (apsw.SQLITE_SELECT, apsw.SQLITE_RECURSIVE):
             return None
         if action == apsw.SQLITE_READ:
             table = first or ""
-            if self.may_read(schema, table, present):
+            if self.may_read(schema, table, present, eponymous):
                 return None
             return Refused("read", table, f"read of table '{_qualified(schema, table)}'")
         if action in _WRITES:
@@ -698,14 +710,11 @@ class _Gate:
     ``run``: what SQLite prepares on the statement's behalf while it runs.
     """
 
-    __slots__ = ("fts5", "policy", "present", "refused", "stage")
+    __slots__ = ("known", "policy", "refused", "stage")
 
-    def __init__(
-        self, policy: Authorizer, fts5: Fts5Tables, present: frozenset[tuple[str, str]]
-    ) -> None:
+    def __init__(self, policy: Authorizer, known: Catalog) -> None:
         self.policy = policy
-        self.fts5 = fts5
-        self.present = present
+        self.known = known
         self.stage: Literal["probe", "compile", "run"] = "probe"
         self.refused: list[Refused] = []
 
@@ -722,8 +731,15 @@ class _Gate:
         elif self.stage == "compile" and trigger is not None:
             refused = None
         else:
+            known = self.known
             refused = self.policy.refusal(
-                action, first, second, schema, fts5=self.fts5, present=self.present
+                action,
+                first,
+                second,
+                schema,
+                fts5=known.fts5,
+                present=known.present,
+                eponymous=known.eponymous,
             )
         if refused is None:
             return apsw.SQLITE_OK
@@ -961,10 +977,24 @@ def _row_bytes(row: Sequence[Any]) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """What a connection holds, as the gate needs it: its FTS5 tables, tables and views."""
+    """What a connection holds, as the gate needs it.
+
+    Its FTS5 tables, its tables and views as ``(schema, name)``, and the names its
+    table-valued functions answer to (``dbstat``, ``pragma_table_info``, ...).
+    """
 
     fts5: Fts5Tables
     present: frozenset[tuple[str, str]]
+    eponymous: frozenset[str]
+
+
+def _eponymous(conn: apsw.Connection) -> frozenset[str]:
+    names = {str(row[0]).lower() for row in conn.execute("SELECT name FROM pragma_module_list")}
+    names.update(
+        f"pragma_{str(row[0]).lower()}"
+        for row in conn.execute("SELECT name FROM pragma_pragma_list")
+    )
+    return frozenset(names | set(_TABLE_FUNCTIONS))
 
 
 def catalog(conn: apsw.Connection) -> Catalog:
@@ -974,7 +1004,7 @@ def catalog(conn: apsw.Connection) -> Catalog:
     try:
         schemas = _schemas(conn)
         _connect_virtual_tables(conn, schemas)
-        return Catalog(fts5_tables(conn, schemas), _present(conn, schemas))
+        return Catalog(fts5_tables(conn, schemas), _present(conn, schemas), _eponymous(conn))
     finally:
         conn.authorizer = previous
 
@@ -1014,7 +1044,7 @@ def execute(
     if _first_keyword(statements[0]) == "VACUUM":
         refused = Refused("action", "VACUUM", "action VACUUM")
         raise StatementFailed("refused", "VACUUM is refused", refused=[refused])
-    gate = _Gate(authorizer, known.fts5, known.present)
+    gate = _Gate(authorizer, known)
     trace = _Trace(gate, authorizer.read_only)
     rows: list[list[Any]] = []
     truncated = False

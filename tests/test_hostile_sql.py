@@ -77,6 +77,12 @@ def corpus(sandbox_dir: Path) -> list[tuple[str, str, str | set[str]]]:
         (READ_DOOR, "PRAGMA table_info(secrets)", "pragma"),
         (READ_DOOR, "SELECT * FROM pragma_table_info('secrets')", "read"),
         (READ_DOOR, "SELECT * FROM pragma_database_list", "read"),
+        # Counting rows reads a table with no schema named: still held to the list.
+        (READ_DOOR, "SELECT count(*) FROM pragma_table_info('secrets')", "read"),
+        (READ_DOOR, "SELECT count(*) FROM pragma_database_list", "read"),
+        (READ_DOOR, "SELECT count(*) FROM pragma_function_list", "read"),
+        (READ_DOOR, "SELECT count(*) FROM dbstat", "read"),
+        (READ_DOOR, "SELECT count(*) FROM sqlite_temp_master", "read"),
         # --- extensions and functions off the list ----------------------------------------------
         (READ_DOOR, f"SELECT load_extension('{escape}.so')", "function"),
         (READ_DOOR, "SELECT load_extension('libc.so.6', 'system')", "function"),
@@ -244,6 +250,13 @@ def corpus(sandbox_dir: Path) -> list[tuple[str, str, str | set[str]]]:
             OK,
         ),
         (READ_DOOR, "SELECT * FROM json_tree('{\"a\": [1, 2]}')", OK),
+        (READ_DOOR, "SELECT count(*) FROM json_each('[1, 2]')", OK),
+        (
+            READ_DOOR,
+            "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 9) "
+            "SELECT count(*) FROM c",
+            OK,
+        ),
         (READ_DOOR, "SELECT random(), randomblob(16), unlikely(1), typeof(1)", OK),
         (READ_DOOR, "EXPLAIN QUERY PLAN SELECT * FROM notes", OK),
         (READ_DOOR, "SELECT * FROM boxes", OK),
@@ -299,7 +312,10 @@ def settings(inst: seahaven.Instance) -> dict[str, Any]:
     return {
         "foreign_keys": conn.execute("PRAGMA foreign_keys").fetchall(),
         "journal_mode": conn.execute("PRAGMA journal_mode").fetchall(),
-        "databases": [row[1] for row in conn.execute("PRAGMA database_list")],
+        # SQLite opens a connection's own temp database when a statement names it,
+        # refused or not; it must stay empty, and nothing else may be attached.
+        "databases": [row[1] for row in conn.execute("PRAGMA database_list") if row[1] != "temp"],
+        "temp_objects": conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchall(),
         "authorizer": conn.authorizer,
         "defensive": conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, -1),
         "triggers": conn.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, -1),
