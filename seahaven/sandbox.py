@@ -47,7 +47,7 @@ from typing import Any, Literal, get_args
 import apsw
 
 from seahaven.changelog import json_value
-from seahaven.db import Db, db_error, value_error
+from seahaven.db import Db, db_error, run_script, value_error
 from seahaven.errors import DbError, WorldBug
 
 __all__ = [
@@ -818,6 +818,7 @@ FailureKind = Literal[
     "expired",
     "too_big",
     "too_long",
+    "invalid_text",
     "result_too_big",
     "statements",
     "interrupted",
@@ -830,7 +831,7 @@ class StatementFailed(Exception):
 
     ``kind`` is ``refused`` (``refused`` lists what), ``expired`` (the deadline),
     ``too_big`` (a value past ``MAX_VALUE_BYTES``), ``too_long`` (the text past
-    ``MAX_SQL_BYTES``), ``result_too_big``,
+    ``MAX_SQL_BYTES``), ``invalid_text`` (text that is not UTF-8), ``result_too_big``,
     ``statements`` (not exactly one, or a write on a read-only door),
     ``interrupted`` (the instance is being destroyed) or ``sqlite`` (SQLite's
     own error, a syntax error say). ``error`` is APSW's exception, if any.
@@ -986,6 +987,7 @@ class Catalog:
     fts5: Fts5Tables
     present: frozenset[tuple[str, str]]
     eponymous: frozenset[str]
+    schemas: tuple[str, ...] = ("main",)
 
 
 def _eponymous(conn: apsw.Connection) -> frozenset[str]:
@@ -1004,7 +1006,12 @@ def catalog(conn: apsw.Connection) -> Catalog:
     try:
         schemas = _schemas(conn)
         _connect_virtual_tables(conn, schemas)
-        return Catalog(fts5_tables(conn, schemas), _present(conn, schemas), _eponymous(conn))
+        return Catalog(
+            fts5_tables(conn, schemas),
+            _present(conn, schemas),
+            _eponymous(conn),
+            tuple(schemas),
+        )
     finally:
         conn.authorizer = previous
 
@@ -1048,37 +1055,112 @@ def execute(
     trace = _Trace(gate, authorizer.read_only)
     rows: list[list[Any]] = []
     truncated = False
-    with _installed(conn, gate, max_sql_bytes):
-        cursor = conn.cursor()
-        try:
-            _probe(conn, gate, sql, params)
-            gate.stage = "compile"
-            cursor.exec_trace = trace
-            cursor.execute(sql, params, can_cache=False)
-            size = 2
-            for row in cursor:
-                if not keep_rows:
-                    continue
-                if max_rows is not None and len(rows) >= max_rows:
-                    truncated = True
-                    break
-                width = _row_bytes(row)
-                if max_bytes is not None and size + width > max_bytes:
-                    truncated = True
-                    break
-                size += width
-                if size > MAX_RESULT_BYTES:
-                    raise StatementFailed(
-                        "result_too_big",
-                        f"the result is larger than seahaven.sandbox.MAX_RESULT_BYTES "
-                        f"({MAX_RESULT_BYTES} bytes); select fewer rows or columns",
-                    )
-                rows.append(list(row))
-        except apsw.Error as error:
-            raise _failure(error, gate, trace, deadline) from None
-        finally:
-            cursor.close(force=True)
+    # A door that writes runs its statement in a savepoint of its own, so that a
+    # statement refused after it ran (it stored text that is not UTF-8) leaves nothing.
+    writes = not authorizer.read_only
+    sessions: list[apsw.Session] = []
+    if writes:
+        conn.execute(f"SAVEPOINT {_SAVEPOINT}")
+    try:
+        if writes:
+            sessions = _watch_writes(conn, known.schemas)
+        with _installed(conn, gate, max_sql_bytes):
+            cursor = conn.cursor()
+            try:
+                _probe(conn, gate, sql, params)
+                gate.stage = "compile"
+                cursor.exec_trace = trace
+                cursor.execute(sql, params, can_cache=False)
+                size = 2
+                for row in cursor:
+                    if not keep_rows:
+                        continue
+                    if max_rows is not None and len(rows) >= max_rows:
+                        truncated = True
+                        break
+                    width = _row_bytes(row)
+                    if max_bytes is not None and size + width > max_bytes:
+                        truncated = True
+                        break
+                    size += width
+                    if size > MAX_RESULT_BYTES:
+                        raise StatementFailed(
+                            "result_too_big",
+                            f"the result is larger than seahaven.sandbox.MAX_RESULT_BYTES "
+                            f"({MAX_RESULT_BYTES} bytes); select fewer rows or columns",
+                        )
+                    rows.append(list(row))
+            except apsw.Error as error:
+                raise _failure(error, gate, trace, deadline) from None
+            except UnicodeDecodeError:
+                raise StatementFailed(
+                    "invalid_text",
+                    "a value in the result is text that is not valid UTF-8; read it with hex(), "
+                    "or CAST it AS BLOB",
+                ) from None
+            finally:
+                cursor.close(force=True)
+        _check_written_text(sessions)
+    except BaseException:
+        if writes:
+            _close_sessions(sessions)
+            if deadline is not None and deadline.expired:
+                # Past its deadline the handler stops every statement, this one too.
+                conn.set_progress_handler(None)
+            if conn.in_transaction:
+                run_script(conn, f"ROLLBACK TO {_SAVEPOINT}; RELEASE {_SAVEPOINT}")
+        raise
+    if writes:
+        _close_sessions(sessions)
+        conn.execute(f"RELEASE {_SAVEPOINT}")
     return SqlResult(trace.columns, rows, truncated)
+
+
+_SAVEPOINT = "seahaven_sandbox_statement"
+
+
+def _watch_writes(conn: apsw.Connection, schemas: tuple[str, ...]) -> list[apsw.Session]:
+    """A session on every schema, so what the statement wrote can be read back."""
+    sessions: list[apsw.Session] = []
+    try:
+        for schema in schemas:
+            session = apsw.Session(conn, schema)
+            sessions.append(session)
+            # Tables without a declared primary key are recorded by rowid.
+            session.config(apsw.SQLITE_SESSION_OBJCONFIG_ROWID, 1)
+            session.attach()
+    except BaseException:
+        _close_sessions(sessions)
+        raise
+    return sessions
+
+
+def _close_sessions(sessions: list[apsw.Session]) -> None:
+    for session in sessions:
+        session.close()
+    sessions.clear()
+
+
+def _check_written_text(sessions: list[apsw.Session]) -> None:
+    """Refuse a statement that stored text which is not UTF-8 (``CAST(x'ff' AS TEXT)``).
+
+    Such text cannot be read back, by the world's tools, the change log or the
+    state document, so it would break the episode for everyone after the agent.
+    """
+    for session in sessions:
+        changeset = session.changeset()
+        if not changeset:
+            continue
+        for change in apsw.Changeset.iter(changeset):
+            if change.op in ("INSERT", "UPDATE"):
+                try:
+                    change.new  # noqa: B018 (reading it is the check)
+                except UnicodeDecodeError:
+                    raise StatementFailed(
+                        "invalid_text",
+                        f"the statement would store text that is not valid UTF-8 in "
+                        f"{change.name}; store bytes as a BLOB (X'...'), or text as text",
+                    ) from None
 
 
 def _failure(
@@ -1219,6 +1301,6 @@ def _db_error(
             message=f"{sqlite_message}: a value or row grew past seahaven.sandbox.MAX_VALUE_BYTES "
             f"({MAX_VALUE_BYTES} bytes)",
         )
-    if failed.kind in ("statements", "result_too_big", "too_long"):
+    if failed.kind in ("statements", "result_too_big", "too_long", "invalid_text"):
         return DbError(sqlite_message, code or apsw.SQLITE_MISUSE, message=failed.message)
     return DbError(sqlite_message, code, message=sqlite_message)

@@ -344,3 +344,15 @@ def test_a_composites_door_reaches_only_its_own_store(tmp_path: Path) -> None:
         names = [tool["name"] for tool in inst.tools()]
         till_door = next(name for name in names if name.endswith("till_sql"))
         assert inst.call(till_door, query="SELECT cents FROM receipts")["rows"] == [[450]]
+
+
+def test_a_write_of_text_that_is_not_utf8_is_refused_and_the_document_stays_readable(
+    tmp_path: Path,
+) -> None:
+    door = run_sql(tables=TABLES, read_only=False)
+    with make_world(tmp_path, door).instance() as inst:
+        seeded(inst)
+        with pytest.raises(seahaven.DbError, match="not valid UTF-8"):
+            inst.call("run_sql", query="UPDATE people SET name = CAST(x'ff' AS TEXT)")
+        assert inst.inspect().one("SELECT name FROM people WHERE id = 'p1'") == {"name": "Person 1"}
+        assert inst.state()["call_count"] == 1

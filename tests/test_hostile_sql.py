@@ -203,6 +203,10 @@ def corpus(sandbox_dir: Path) -> list[tuple[str, str, str | set[str]]]:
             LIMIT,
         ),
         (READ_DOOR, " " * (sandbox.MAX_SQL_BYTES + 10) + "SELECT 1", LIMIT),
+        # Text that is not UTF-8 could never be read back, by anyone.
+        (WRITE_DOOR, "INSERT INTO notes (id, body) VALUES ('bad', CAST(x'ff' AS TEXT))", ERROR),
+        (WRITE_DOOR, "UPDATE notes SET body = x'c328' || ''", ERROR),
+        (READ_DOOR, "SELECT CAST(x'ff' AS TEXT)", ERROR),
         (READ_DOOR, "SELECT " + "(" * 5000 + "1" + ")" * 5000, ERROR),
         # --- runaway queries --------------------------------------------------------------------
         (READ_DOOR, count_forever + "SELECT count(*) FROM c", LIMIT),

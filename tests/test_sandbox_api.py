@@ -271,3 +271,27 @@ def test_a_second_statement_the_splitter_missed_never_runs(
     with pytest.raises(seahaven.DbError, match="more than one statement"):
         run_statement(conn, "SELECT 1; DELETE FROM memos", authorizer=policy)
     assert conn.execute("SELECT id FROM memos").fetchall() == [("m1",)]
+
+
+def test_text_that_is_not_utf8_is_never_stored_and_never_half_written(tmp_path: Path) -> None:
+    conn = connection(tmp_path)
+    policy = Authorizer(["memos", "audit"], read_only=False)
+    with pytest.raises(seahaven.DbError, match="not valid UTF-8 in memos"):
+        run_statement(
+            conn,
+            "INSERT INTO memos (id, gist) VALUES ('ok', 'fine'), ('bad', CAST(x'ff' AS TEXT))",
+            authorizer=policy,
+        )
+    # Outside any transaction too, the statement's writes (and its trigger's) are undone.
+    assert conn.execute("SELECT count(*) FROM memos").fetchall() == [(0,)]
+    assert conn.execute("SELECT count(*) FROM audit").fetchall() == [(0,)]
+    assert not conn.in_transaction
+    with pytest.raises(seahaven.DbError, match="not valid UTF-8"):
+        run_statement(conn, "SELECT CAST(x'ff' AS TEXT)", authorizer=policy)
+
+
+def test_setup_sql_may_not_store_text_that_is_not_utf8(tmp_path: Path) -> None:
+    world = memo_world(schema=SCHEMA, work_dir=tmp_path / "work")
+    with pytest.raises(seahaven.WorldBug, match=r"statement 1 of 1 .*not valid UTF-8"):
+        world.instance(setup_sql="INSERT INTO memos (id, gist) VALUES ('m', CAST(x'ff' AS TEXT))")
+    assert list((tmp_path / "work").iterdir()) == []
