@@ -74,9 +74,9 @@ def test_what_the_framework_refuses_is_one_line_and_leaves_nothing(
     result = run_command(["--world", "payments", *args], server, env)
     assert result.returncode == 1, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("error: ")]
-    assert len(errors) == 1, result.stderr
-    assert named in errors[0]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert named in lines[0]
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
     assert server.instance_dirs() == []

@@ -188,15 +188,18 @@ def serve(
     if not isinstance(world, seahaven.World):
         raise WorldBug(f"serve() takes a seahaven.World, not {type(world).__name__}")
     options = check_reset_options(reset_options)
-    if options.get("seed") is None:
+    drawn = options.get("seed") is None
+    if drawn:
         options["seed"] = secrets.randbelow(_SEED_BOUND)
+    instance = world.instance(**options)
+    if drawn:
+        # Only once the instance exists: a refusal stays the one line on stderr.
         print(
             f"seahaven mcp: seed {options['seed']} (pass --seed {options['seed']} to run this "
             "episode again)",
             file=sys.stderr,
             flush=True,
         )
-    instance = world.instance(**options)
     if _is_terminal(sys.stdin):
         print(
             f"seahaven mcp: serving {world.name} to an MCP client on stdin and stdout; start "
