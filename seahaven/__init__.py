@@ -7,7 +7,10 @@ an eval grades.
 
 from __future__ import annotations
 
-from seahaven import sandbox
+from seahaven import (
+    helpers,
+    sandbox,
+)
 from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock, ClockMode
 from seahaven.context import Ctx, InstanceInfo, WorldHandle, Worlds
@@ -54,6 +57,7 @@ __all__ = [
     "WorldHandle",
     "Worlds",
     "__version__",
+    "helpers",
     "hookimpl",
     "sandbox",
     "sql_files",

@@ -81,7 +81,12 @@ def _describe_violation(violation: Mapping[str, Any]) -> str:
 
 
 class DbError(ToolError):
-    """SQLite refused something. The engine's text is kept off the agent-facing message."""
+    """SQLite refused something. The engine's text is kept off the agent-facing message.
+
+    ``refusals`` are what a ``seahaven.sandbox`` authorizer denied, also published in
+    ``details["refusals"]``. A SQL door (``seahaven.helpers.run_sql``) chooses a
+    ``message`` carrying SQLite's text, because there the engine's words are the answer.
+    """
 
     def __init__(
         self,
@@ -91,10 +96,13 @@ class DbError(ToolError):
         refusals: Sequence[str] = (),
         message: str = "the database refused the operation",
     ) -> None:
-        super().__init__("db_error", message, {"sqlite_code": sqlite_code})
+        self.refusals: tuple[str, ...] = tuple(refusals)
+        details: dict[str, Any] = {"sqlite_code": sqlite_code}
+        if self.refusals:
+            details["refusals"] = list(self.refusals)
+        super().__init__("db_error", message, details)
         self.sqlite_message = sqlite_message
         self.sqlite_code = sqlite_code
-        self.refusals: tuple[str, ...] = tuple(refusals)
 
 
 class UnknownTool(ToolError):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 import apsw
 from pydantic_core import to_jsonable_python
 
+from seahaven import sandbox
 from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
 from seahaven.composition import Composition, Node, NodeReport
@@ -36,7 +37,6 @@ from seahaven.db import (
     open_connection,
     run_script,
     use_write_ahead_log,
-    value_error,
 )
 from seahaven.dispatch import Activation, Route, call_surface, entered, in_call
 from seahaven.errors import WorldBug
@@ -460,21 +460,23 @@ class Instance:
             self._check_usable()
             if self._control_db is None:
                 self._control_db = Db(self._open_reader("control"))
-            refused = value_error(ValueError("null character in query"), query)
-            if refused is not None:
-                raise refused
-            try:
-                cursor_rows = self._control_db.conn.execute(query)
-                # The description is gone once the rows are consumed, and never there
-                # for a statement that produced none.
-                try:
-                    columns = [column[0] for column in cursor_rows.get_description()]
-                except apsw.ExecutionCompleteError:
-                    columns = []
-                rows = [list(row) for row in cursor_rows]
-            except apsw.Error as error:
-                raise db_error(error, self._control_db.conn) from error
-            return {"columns": columns, "rows": rows, "row_count": len(rows)}
+            result = sandbox.run_statement(
+                self._control_db, query, authorizer=self._control_authorizer()
+            )
+            return {
+                "columns": result.columns,
+                "rows": result.to_dict()["rows"],
+                "row_count": result.row_count,
+            }
+
+    def _control_authorizer(self) -> sandbox.Authorizer:
+        """Every table of every store, read-only: the control tool's view, as inspect() has."""
+        tables = [
+            f"{runtime.node.schema_name}.{name}"
+            for runtime in self._nodes
+            for name in runtime.node.world.schema_info.tables
+        ]
+        return sandbox.Authorizer(tables, read_only=True, pragmas=sandbox.REPORTING_PRAGMAS)
 
     def _open_reader(self, purpose: str) -> apsw.Connection:
         # A reader joins each store's write-ahead log, so the log must exist.

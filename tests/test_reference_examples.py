@@ -4,8 +4,8 @@ The examples are read from the reference pages at test time and never copied
 into the project. Each ```python block runs in a fresh interpreter, in a
 temporary directory of its own. A block is skipped only when it needs something
 this checkout cannot give it yet, and the reason says what: the ``projecttracker``
-reference world, or a piece of Seahaven that is not built (``seahaven.helpers``,
-``seahaven.openenv``, ``seahaven.http``). Both are detected from what the block
+reference world, or a piece of Seahaven that is not built (``seahaven.openenv``,
+``seahaven.http``). Both are detected from what the block
 uses, so a block starts running by itself the day its piece exists.
 
 ``SEAHAVEN_REFERENCE_DIR`` points the test at another copy of the pages.
@@ -30,7 +30,7 @@ DEFAULT_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 REFERENCE = Path(os.environ.get(REFERENCE_ENV) or DEFAULT_REFERENCE)
 
 # The only pieces a block may be skipped for lacking: modules the project builds later.
-PENDING_MODULES = ("seahaven.helpers", "seahaven.openenv", "seahaven.http")
+PENDING_MODULES = ("seahaven.openenv", "seahaven.http")
 REFERENCE_WORLD = "projecttracker"
 # The pytest plugin's fixtures: a test asking for them needs a world with fixtures on disk,
 # and the reference pages' tests are written against the reference world's.

@@ -1,0 +1,284 @@
+"""One world, one instance, one MCP client over stdio.
+
+``serve(world, reset_options=...)`` checks the options, makes the instance, and
+answers the client on stdin and stdout until the client leaves (stdin closes) or
+the process is told to stop (SIGTERM, SIGHUP, Ctrl-C); the instance is destroyed
+either way. The server publishes the world's own tools and nothing else: no
+resources, no prompts, no control tool. Tools are listed exactly as
+``inst.tools()`` lists them; a call's result is its JSON text (and
+``structuredContent`` when it is an object); a ``ToolError`` is a result with
+``isError`` carrying the error's ``{code, message, details}``.
+
+While it serves, the process's own standard output (fd 1 and ``sys.stdout``)
+points at stderr, so a stray ``print`` in world code cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from pydantic_core import to_jsonable_python
+
+import seahaven
+from seahaven.errors import ToolError, WorldBug
+
+__all__ = [
+    "CONVENIENCE_KEYS",
+    "RESET_KEYS",
+    "build_server",
+    "call_result",
+    "check_reset_options",
+    "serve",
+]
+
+_log = logging.getLogger("seahaven.mcp")
+
+# Every keyword of world.instance() an MCP instance may be made with, in the order
+# messages list them. control_tools is not one: this server never has a control tool.
+RESET_KEYS: tuple[str, ...] = (
+    "fixture",
+    "seed",
+    "now",
+    "clock_mode",
+    "state_format",
+    "startup",
+    "setup_sql",
+)
+# The four a command-line flag also spells.
+CONVENIENCE_KEYS: tuple[str, ...] = ("fixture", "seed", "now", "clock_mode")
+
+# The largest seed drawn when none is given: any value world.instance() takes.
+_SEED_BOUND = 2**63
+
+
+def check_reset_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` as keyword arguments for ``world.instance()``, or ``WorldBug`` naming the fix.
+
+    Only the keys in ``RESET_KEYS`` are taken; ``control_tools`` is refused,
+    because an instance served over MCP never has the control tool. The values
+    are the instance's to check.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise WorldBug(
+            f"reset_options must be an object of world.instance() keywords, not "
+            f"{type(options).__name__}"
+        )
+    if "control_tools" in options:
+        raise WorldBug(
+            "reset_options may not hold control_tools: an instance served over MCP never has "
+            "the control tool; read the state document (inst.state()) in process instead"
+        )
+    stray = sorted(str(key) for key in options if key not in RESET_KEYS)
+    if stray:
+        raise WorldBug(
+            f"reset_options does not take {', '.join(repr(key) for key in stray)}; it takes "
+            f"{', '.join(RESET_KEYS)}"
+        )
+    return dict(options)
+
+
+def call_result(value: Any) -> types.CallToolResult:
+    """A tool's result as MCP carries it: JSON text, and structured content for an object."""
+    payload = to_jsonable_python(value)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+        structuredContent=payload if isinstance(payload, dict) else None,
+        isError=False,
+    )
+
+
+def _error_result(triple: dict[str, Any]) -> types.CallToolResult:
+    payload = to_jsonable_python(triple, fallback=str)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+        structuredContent=payload,
+        isError=True,
+    )
+
+
+def _call(
+    instance: seahaven.Instance, name: str, arguments: Mapping[str, Any]
+) -> types.CallToolResult:
+    """Run one call on a worker thread; every outcome is a ``CallToolResult``."""
+    try:
+        return call_result(instance.call(name, **arguments))
+    except ToolError as error:
+        return _error_result(error.to_dict())
+    except Exception as error:
+        # A WorldBug or a bug in world code: the author's, never the agent's to read.
+        correlation = secrets.token_hex(4)
+        what = "world bug" if isinstance(error, WorldBug) else "internal error"
+        _log.error(
+            "%s (%s) in tool %s: %s: %s",
+            what,
+            correlation,
+            name,
+            type(error).__name__,
+            error,
+            exc_info=error,
+        )
+        return _error_result(
+            {"code": "internal", "message": "internal error", "details": {"id": correlation}}
+        )
+
+
+def build_server(world: seahaven.World, instance: seahaven.Instance) -> Server[Any, Any]:
+    """The MCP server of one instance: its tools, named and described by ``world``."""
+    listed = [
+        types.Tool(
+            name=tool["name"], description=tool["description"], inputSchema=tool["input_schema"]
+        )
+        for tool in instance.tools()
+    ]
+    server: Server[Any, Any] = Server(
+        world.mcp_server_name,
+        version=world.version,
+        instructions=world.mcp_server_instructions,
+    )
+    # One call at a time, in the order they arrive; the instance's lock would
+    # serialise them anyway, and a worker thread keeps the loop answering pings.
+    limiter = anyio.CapacityLimiter(1)
+
+    async def list_tools() -> list[types.Tool]:
+        return [tool.model_copy(deep=True) for tool in listed]
+
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        result: types.CallToolResult = await anyio.to_thread.run_sync(
+            _call, instance, name, arguments, limiter=limiter
+        )
+        return result
+
+    server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
+    # The arguments are the instance's to validate, so a bad one comes back as the
+    # framework's invalid_arguments error rather than the SDK's own wording.
+    server.call_tool(validate_input=False)(call_tool)
+    return server
+
+
+def serve(
+    world: seahaven.World,
+    *,
+    reset_options: Mapping[str, Any] | None = None,
+) -> None:
+    """Serve ``world`` to one MCP client on this process's stdin and stdout, until it leaves.
+
+    ``reset_options`` are the keyword arguments ``world.instance()`` is called with
+    (``RESET_KEYS``). With no ``seed`` one is drawn and written to stderr, so the
+    episode can be run again. The instance is made before the first message is
+    read, so a fixture or ``setup_sql`` that fails does so here, as the framework's
+    own error, and nothing is left behind; it is destroyed when the client closes
+    stdin or the process receives SIGTERM, SIGHUP or SIGINT.
+    """
+    if not isinstance(world, seahaven.World):
+        raise WorldBug(f"serve() takes a seahaven.World, not {type(world).__name__}")
+    options = check_reset_options(reset_options)
+    drawn = options.get("seed") is None
+    if drawn:
+        options["seed"] = secrets.randbelow(_SEED_BOUND)
+    instance = world.instance(**options)
+    if drawn:
+        # Only once the instance exists: a refusal stays the one line on stderr.
+        print(
+            f"seahaven mcp: seed {options['seed']} (pass --seed {options['seed']} to run this "
+            "episode again)",
+            file=sys.stderr,
+            flush=True,
+        )
+    if _is_terminal(sys.stdin):
+        print(
+            f"seahaven mcp: serving {world.name} to an MCP client on stdin and stdout; start "
+            "this command from the client (Ctrl-C stops it)",
+            file=sys.stderr,
+            flush=True,
+        )
+    # The SDK warns of every call to a name it has not listed; the instance answers
+    # those itself (unknown_tool), so the warning is noise on the operator's stderr.
+    logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
+    try:
+        with _protocol_streams() as (protocol_in, protocol_out):
+            anyio.run(_run, world, instance, protocol_in, protocol_out)
+    finally:
+        instance.destroy()
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextmanager
+def _protocol_streams() -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
+    """Text streams on the real stdin and stdout; fd 1 points at stderr meanwhile.
+
+    The streams are on duplicates of the two descriptors, so closing them leaves
+    the process's own stdin and stdout as they were.
+    """
+    sys.stdout.flush()
+    original_stdout = os.dup(1)
+    saved_stdout = sys.stdout
+    protocol_in = io.TextIOWrapper(open(os.dup(0), "rb"), encoding="utf-8")  # noqa: SIM115
+    protocol_out = io.TextIOWrapper(open(os.dup(1), "wb"), encoding="utf-8")  # noqa: SIM115
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield protocol_in, protocol_out
+    finally:
+        for stream in (protocol_out, protocol_in):
+            with suppress(OSError, ValueError):
+                stream.close()
+        sys.stdout = saved_stdout
+        os.dup2(original_stdout, 1)
+        os.close(original_stdout)
+
+
+async def _run(
+    world: seahaven.World,
+    instance: seahaven.Instance,
+    protocol_in: io.TextIOWrapper,
+    protocol_out: io.TextIOWrapper,
+) -> None:
+    server = build_server(world, instance)
+    async with (
+        stdio_server(anyio.wrap_file(protocol_in), anyio.wrap_file(protocol_out)) as (
+            read_stream,
+            write_stream,
+        ),
+        anyio.create_task_group() as group,
+    ):
+        if hasattr(signal, "SIGHUP"):
+            group.start_soon(_stop_on_signal, instance)
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+async def _stop_on_signal(instance: seahaven.Instance) -> None:
+    """On SIGTERM, SIGHUP or SIGINT: destroy the instance and end the process.
+
+    Reading stdin blocks a worker thread that only the client can release, by
+    closing the pipe; a signal may come while it is still open, so the process
+    exits directly once the instance is gone, with the shell's status for it.
+    """
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as received:
+        async for signum in received:
+            await anyio.to_thread.run_sync(instance.destroy)
+            _log.warning("stopped by signal %d; the instance is destroyed", signum)
+            sys.stderr.flush()
+            os._exit(128 + signum)
