@@ -12,6 +12,7 @@ holds every value to ``seahaven.sandbox.MAX_VALUE_BYTES`` and the whole run to
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import apsw
@@ -21,9 +22,11 @@ from seahaven.db import open_connection
 from seahaven.errors import WorldBug
 from seahaven.ids import node_seed
 from seahaven.sandbox import ALLOWED_FUNCTIONS, Deadline, Fts5Tables, fts5_tables, limit_values
+from seahaven.schema import normalise_sql
 
 if TYPE_CHECKING:
-    from seahaven.instance import Instance
+    from seahaven.clock import Clock
+    from seahaven.instance import NodeRuntime
 
 __all__ = ["run_setup_sql", "split_statements"]
 
@@ -70,8 +73,6 @@ def split_statements(sql: str) -> list[str]:
 
 
 def _has_content(statement: str) -> bool:
-    from seahaven.schema import normalise_sql
-
     return normalise_sql(statement).strip(" ;") != ""
 
 
@@ -175,8 +176,12 @@ def _check(conn: apsw.Connection, authorizer: _SetupAuthorizer, statement: str) 
         conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
 
 
-def run_setup_sql(instance: Instance, sql: str) -> None:
-    """Run ``sql`` on a new instance, or raise ``WorldBug`` naming the statement at fault."""
+def run_setup_sql(sql: str, runtimes: Sequence[NodeRuntime], *, clock: Clock, seed: bytes) -> None:
+    """Run ``sql`` on a new instance's stores, or raise ``WorldBug`` naming the statement at fault.
+
+    ``runtimes`` are the instance's stores, root first; ``clock`` and ``seed`` are
+    the instance's, so the statements read its time and draw from its stream.
+    """
     if "\x00" in sql:
         raise WorldBug(
             f"setup_sql has a NUL character at offset {sql.index(chr(0))}, which SQL text cannot "
@@ -185,12 +190,8 @@ def run_setup_sql(instance: Instance, sql: str) -> None:
     statements = split_statements(sql)
     if not statements:
         return
-    runtimes = instance._nodes
     conn = open_connection(
-        runtimes[0].file,
-        clock=instance.clock,
-        seed=node_seed(instance.seed, "main"),
-        purpose="setup",
+        runtimes[0].file, clock=clock, seed=node_seed(seed, "main"), purpose="setup"
     )
     try:
         tables = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
