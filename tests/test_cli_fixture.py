@@ -500,7 +500,7 @@ def test_create_runs_the_checksum_check_and_makes_nothing_on_a_mismatch(
 def test_create_leaves_nothing_behind_when_a_copy_fails(
     company: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
 ) -> None:
-    import seahaven.cli_fixture
+    import seahaven.cli.fixture
 
     copied: list[Path] = []
 
@@ -510,7 +510,7 @@ def test_create_leaves_nothing_behind_when_a_copy_fails(
         fixture_store.copy_state_file(source, target)
         copied.append(target)
 
-    monkeypatch.setattr(seahaven.cli_fixture, "copy_state_file", copy_until_the_disk_fills)
+    monkeypatch.setattr(seahaven.cli.fixture, "copy_state_file", copy_until_the_disk_fills)
     into = tmp_path / "out"
     if existing:
         into.mkdir()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli_support import Progress, WorldOption, failures, one_line, session
+from seahaven.cli.support import Progress, WorldOption, failures, one_line, session
 from seahaven.clock import parse_instant
 from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
