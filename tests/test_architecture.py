@@ -393,3 +393,29 @@ def test_the_first_party_plugins_use_no_private_name_of_the_framework() -> None:
             )
         problems.extend(_private_reaches(path, private))
     assert problems == []
+
+
+def _documented_layers() -> dict[str, str]:
+    """Module (or subpackage) to layer, as the table in docs/architecture.md gives them."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text.split("## What each module holds", 1)[1].split("\n## ", 1)[0]
+    documented: dict[str, str] = {}
+    layer = ""
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[1].startswith("`"):
+            continue
+        layer = cells[0] or layer
+        for name in cells[1].replace("`", "").split(","):
+            documented[name.strip().rstrip("/")] = layer
+    return documented
+
+
+def test_docs_architecture_places_every_module_in_its_layer() -> None:
+    documented = _documented_layers()
+    expected: dict[str, str] = {}
+    for module in MODULES:
+        parts = module.split(".")
+        name = "__init__" if len(parts) == 1 else parts[1]
+        expected[name] = LAYERS[layer_of(module if len(parts) < 3 else ".".join(parts[:2]))][0]
+    assert documented == expected
