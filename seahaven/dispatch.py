@@ -34,7 +34,15 @@ from seahaven.tool import Call, Tool, check_result
 if TYPE_CHECKING:
     from seahaven.instance import Instance, NodeRuntime
 
-__all__ = ["Activation", "call_nested", "call_surface", "in_call"]
+__all__ = [
+    "Activation",
+    "Route",
+    "bypasses_gate",
+    "call_nested",
+    "call_surface",
+    "entered",
+    "in_call",
+]
 
 _log = logging.getLogger("seahaven.dispatch")
 _INFO = logging.INFO

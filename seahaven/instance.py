@@ -418,8 +418,7 @@ class Instance:
 
     def check_callable(self) -> None:
         """``check_usable``, and refuse a call made while a state formatter runs."""
-        if self._destroyed:
-            raise WorldBug(f"instance {self.id} was destroyed; make a new one")
+        self.check_usable()
         if self._formatting:
             raise WorldBug("a state formatter may not write: it called into the instance")
 
