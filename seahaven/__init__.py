@@ -29,9 +29,8 @@ from seahaven.ids import Ids
 from seahaven.instance import Instance
 from seahaven.schema import sql_files
 from seahaven.tool import Call, Tool
+from seahaven.version import VERSION as __version__
 from seahaven.world import World
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ArgumentError",

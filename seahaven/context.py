@@ -4,7 +4,9 @@ A context is made per layer of a call, so every middleware and the tool see
 their own world's store, and ``ctx.call`` is always the call that layer holds.
 A world handle belongs to one activation (the outermost call, a ``bulk()``
 block, or instance startup) and refuses every use once that activation ends or
-from another thread.
+from another thread. Handles are handed their node and their activation, and
+make nested calls through the activation, so this module imports nothing of
+dispatch's or the instance's at run time.
 """
 
 from __future__ import annotations
@@ -127,9 +129,7 @@ class WorldHandle:
 
     def call(self, target: Any, /, *args: Any, **arguments: Any) -> Any:
         """Run one of this world's tools: by its own unprefixed name, or by its function."""
-        from seahaven.dispatch import call_nested
-
-        return call_nested(self._live(), self._activation, target, args, arguments)
+        return self._activation.call(self._live(), target, args, arguments)
 
     @property
     def db(self) -> Db:

@@ -4,8 +4,9 @@ The convention is the one every tool shares: the nearest ``pyproject.toml``
 from a starting directory; the world it publishes under the ``seahaven.worlds``
 entry-point group when it publishes exactly one; failing that, the ``world``
 attribute of the package named by normalising ``[project] name``.
-A registered name is looked up in ``seahaven.registry``. Every way of failing
-is a ``WorldBug`` naming the fix, including a module that raises on import.
+A registered name is looked up in ``seahaven.registry``, which also holds
+``import_world`` (re-exported here). Every way of failing is a ``WorldBug``
+naming the fix, including a module that raises on import.
 
 ``module:attr`` imports the way ``python -m`` and a ``--run`` generator do: from
 the working directory, and from the nearest project's root and ``src/`` when
@@ -14,19 +15,16 @@ there is one. Seahaven's own checkout is never taken for a world's project.
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from seahaven.errors import WorldBug
+from seahaven.registry import Registry, import_world
+from seahaven.registry import registry as process_registry
 from seahaven.world import World
-
-if TYPE_CHECKING:
-    from seahaven.registry import Registry
 
 __all__ = [
     "FRAMEWORK_PACKAGE",
@@ -55,39 +53,6 @@ class FoundWorld:
     attribute: str
     # The project directory (holding pyproject.toml), when there is one.
     project: Path | None
-
-
-def import_world(spec: str) -> tuple[World, str, str]:
-    """Import ``module:attr`` and return the ``World`` there, its module and attribute."""
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise WorldBug(f"{spec!r} does not name a world; write module:attr, such as notes:world")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise WorldBug(
-            f"cannot import {module_name!r} ({error}); install the package, or run from its project"
-        ) from None
-    except Exception as error:
-        # A world module that raises while importing is the author's to fix; say where.
-        raise WorldBug(
-            f"importing {module_name!r} raised {type(error).__name__}: {error}; fix the module "
-            "so it imports"
-        ) from None
-    target: object = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise WorldBug(
-                f"module {module_name!r} has no attribute {attribute!r}; give the package a "
-                "world, or point at the one it has"
-            )
-        target = getattr(target, part)
-    if not isinstance(target, World):
-        raise WorldBug(
-            f"{module_name}:{attribute} is a {type(target).__name__}, not a seahaven.World; "
-            "name the World object itself with --world module:attr"
-        )
-    return target, module_name, attribute
 
 
 def nearest_pyproject(start: Path) -> Path | None:
@@ -146,8 +111,6 @@ def find_world(
         return FoundWorld(world, module, attribute, project)
     if explicit is not None:
         if registry is None:
-            from seahaven.registry import registry as process_registry
-
             registry = process_registry()
         world = registry.load(explicit)
         spec = registry.get(explicit)

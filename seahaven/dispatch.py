@@ -5,6 +5,12 @@ every nested call it makes), a ``bulk()`` block, or instance startup. World
 handles live exactly as long as their activation. While an activation records,
 every node it touches has a session open, and at the end of each call the
 sessions are rendered into change-log records carrying that call's ordinal.
+
+``inst.call`` hands the instance to ``call_surface``; a world handle's
+``call`` reaches ``call_nested`` through its activation. Dispatch reads an
+instance only through the interface ``Instance`` documents for the framework
+(``routes``, ``lock``, ``activation``, ``record_call``, ``finish_call``, ...),
+and imports the instance module for its types alone.
 """
 
 from __future__ import annotations
@@ -17,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from seahaven.changelog import CallRecord, LogRecord, render_changeset
-from seahaven.composition import Composition, SurfaceEntry
+from seahaven.changelog import LogRecord, render_changeset
+from seahaven.composition import SurfaceEntry
 from seahaven.context import Ctx, Worlds
 from seahaven.errors import ToolError, UnknownTool, WorldBug
 from seahaven.instances import gate
@@ -28,7 +34,15 @@ from seahaven.tool import Call, Tool, check_result
 if TYPE_CHECKING:
     from seahaven.instance import Instance, NodeRuntime
 
-__all__ = ["Activation", "call_nested", "call_surface", "in_call"]
+__all__ = [
+    "Activation",
+    "Route",
+    "bypasses_gate",
+    "call_nested",
+    "call_surface",
+    "entered",
+    "in_call",
+]
 
 _log = logging.getLogger("seahaven.dispatch")
 _INFO = logging.INFO
@@ -142,6 +156,12 @@ class Activation:
             worlds = self._worlds[runtime.index] = Worlds(runtime, self)
         return worlds
 
+    def call(
+        self, runtime: NodeRuntime, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
+    ) -> Any:
+        """``handle.call``: run a tool of ``runtime``'s subtree inside this activation."""
+        return call_nested(runtime, self, target, args, arguments)
+
     def ctx(self, runtime: NodeRuntime, call: Call | None) -> Ctx[Any]:
         """The context a layer of ``runtime``'s world receives."""
         return Ctx(
@@ -231,12 +251,12 @@ def call_surface(
     instance: Instance, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
 ) -> Any:
     """``inst.call``: resolve over the composite surface, then dispatch as call ``i``."""
-    routes = instance._routes()
+    routes = instance.routes()
     if type(target) is str:
         route = routes.get(target)
         if route is None:
             if target == CONTROL_TOOL_NAME and instance.control_tools:
-                return instance._run_control_tool(arguments)
+                return instance.run_control_tool(arguments)
             raise UnknownTool(target)
         if args:
             raise WorldBug(
@@ -245,7 +265,7 @@ def call_surface(
             )
         name = target
     elif callable(target):
-        route = routes[_resolve_function(instance._composition(), target).name]
+        route = _resolve_function(instance.world.name, routes, target)
         name = route.entry.name
         if args:
             arguments = {**route.entry.tool._positional(args), **arguments}
@@ -254,42 +274,40 @@ def call_surface(
     return _dispatch(instance, route, name, arguments)
 
 
-def _resolve_function(composition: Composition, fn: Callable[..., Any]) -> SurfaceEntry:
-    entries = composition.entries_for_function(fn)
-    if not entries:
+def _resolve_function(world: str, routes: dict[str, Route], fn: Callable[..., Any]) -> Route:
+    """The one route built from ``fn`` on world ``world``'s surface (in surface order)."""
+    found = [route for route in routes.values() if route.entry.tool.fn is fn]
+    if not found:
         raise WorldBug(
-            f"no tool on world {composition.root.name!r}'s surface is built from "
+            f"no tool on world {world!r}'s surface is built from "
             f"{getattr(fn, '__qualname__', fn)!r}; a tool kept off the surface by a list is "
             "reached through ctx.worlds.<name>.call(...)"
         )
-    owners = {entry.owner.index for entry in entries}
+    owners = {route.entry.owner.index for route in found}
     if len(owners) > 1:
-        candidates = ", ".join(f"{entry.name} at {entry.owner.path}" for entry in entries)
+        candidates = ", ".join(f"{route.entry.name} at {route.entry.owner.path}" for route in found)
         raise WorldBug(
             f"{getattr(fn, '__qualname__', fn)!r} is a tool of more than one store ({candidates}); "
             "name the store with ctx.worlds.<name>.call(...) or call it by its surface name"
         )
-    return entries[0]
+    return found[0]
 
 
 def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, Any]) -> Any:
     gated = not bypasses_gate() and gate().acquire()
     try:
-        with instance._lock:
-            instance._check_callable()
-            activation = instance._activation
+        with instance.lock:
+            instance.check_callable()
+            activation = instance.activation
             outer = activation is None
             resumed: list[NodeRuntime] = []
             if activation is None:
-                activation = instance._activation = Activation(recording=True)
+                activation = instance.activation = Activation(recording=True)
             else:
                 # A call made inside bulk(): what the block wrote before it is a
                 # segment of its own, and so is what it writes after.
                 resumed = activation.flush()
-            ordinal = len(instance._call_log)
-            record = CallRecord(name, arguments)
-            instance._call_log.append(record)
-            instance.clock._set_dispatched(ordinal + 1)
+            ordinal, record = instance.record_call(name, arguments)
             outer_ordinal = activation.ordinal
             activation.ordinal = ordinal
             for runtime in route.touched:
@@ -309,7 +327,7 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
             finally:
                 _local.depth -= 1
                 if outer:
-                    leftover = instance._finish_call(activation)
+                    leftover = instance.finish_call(activation)
                 else:
                     activation.flush()
                     activation.ordinal = outer_ordinal
@@ -353,8 +371,8 @@ def call_nested(
     else:
         raise WorldBug(f"handle.call takes a tool name or a tool's function, not {target!r}")
     instance = runtime.instance
-    with instance._lock:
-        instance._check_callable()
+    with instance.lock:
+        instance.check_callable()
         activation.touch(owner)
         layers = tuple((middleware, owner) for middleware in owner.node.world.middlewares)
         call = Call(tool.name, arguments, tool, owner.path)
@@ -372,7 +390,7 @@ def call_nested(
 
 
 def _resolve_in_subtree(runtime: NodeRuntime, fn: Callable[..., Any]) -> tuple[NodeRuntime, Tool]:
-    runtimes = runtime.instance._nodes
+    runtimes = runtime.instance.runtimes
     found = [
         (runtimes[node.index], tool)
         for node in runtime.node.subtree()

@@ -50,8 +50,10 @@ def seahaven_cli(app: typer.Typer) -> None:
     Called once each time the app is built, before it parses any argument. The
     framework's own commands (``worlds``, ``fixture``, ``docs``, ``check``) are
     added through this hook too, so a plugin's command sits beside them. A
-    command should run its body inside ``seahaven.cli_support.failures()`` so an
-    error is one line on stderr and exit status 1, like every other command.
+    command should run its body inside ``seahaven.cli.support.failures()`` so an
+    error is one line on stderr and exit status 1, like every other command;
+    ``seahaven.cli.support`` is the one import path for the helpers every
+    command shares (``session``, ``failures``, ``fail``, ``Progress``, ...).
     """
 
 

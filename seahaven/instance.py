@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import copy
 import secrets
 import threading
 import time
@@ -39,15 +40,17 @@ from seahaven.db import (
     use_write_ahead_log,
 )
 from seahaven.dispatch import Activation, Route, call_surface, entered, in_call
-from seahaven.errors import WorldBug
+from seahaven.errors import ArgumentError, WorldBug
+from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
 from seahaven.names import check_fixture_id
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
 from seahaven.schema import TableInfo, describe
+from seahaven.setup_sql import run_setup_sql
 from seahaven.workdir import instance_directory, remove_directory
 
 if TYPE_CHECKING:
-    from seahaven.fixtures import Fixture, PreparedFixture
+    from seahaven.fixture_store import Fixture
     from seahaven.world import World
 
 __all__ = ["Instance", "NodeRuntime", "create_instance"]
@@ -152,7 +155,17 @@ def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
 
 
 class Instance:
-    """A private, isolated copy of a world for one run. Made by ``world.instance(...)``."""
+    """A private, isolated copy of a world for one run. Made by ``world.instance(...)``.
+
+    The methods above the line marked "the framework's interface" are the public
+    API. Below it is what the framework's other layers read from an instance:
+    dispatch (``seahaven.dispatch``), the state document (``seahaven.state``) and
+    freezing (``seahaven.freezing``). World code and evals never need it, and
+    nothing outside this module reaches an instance's private attributes.
+    """
+
+    activation: Activation | None
+    """The activation in progress (a call, a ``bulk()`` block or startup), or ``None``."""
 
     _info: InstanceInfo
     _world: World
@@ -163,7 +176,6 @@ class Instance:
     _caller_seed: int | None
     _startup_rendered: Any
     _lock: threading.RLock
-    _activation: Activation | None
     _call_log: list[CallRecord]
     _change_log: list[LogRecord]
     _nodes: list[NodeRuntime]
@@ -256,8 +268,8 @@ class Instance:
 
     def tools(self) -> list[dict[str, Any]]:
         """The flat tool list an agent sees, as ``{"name", "description", "input_schema"}``."""
-        self._check_usable()
-        return [route.entry.listing() for route in self._routes().values()]
+        self.check_usable()
+        return [route.entry.listing() for route in self.routes().values()]
 
     def composition(self) -> list[NodeReport]:
         """One report per store this instance holds, root first."""
@@ -267,10 +279,10 @@ class Instance:
 
     def inspect(self) -> Db:
         """A read-only ``Db`` on a second connection, with every added store attached."""
-        self._check_usable()
+        self.check_usable()
         with self._lock:
             # Again under the lock: destroy() may have run while this thread waited for it.
-            self._check_usable()
+            self.check_usable()
             if self._inspect_db is None:
                 self._inspect_db = Db(self._open_reader("inspect"))
             return self._inspect_db
@@ -287,22 +299,18 @@ class Instance:
         """The state document: the envelope, and ``state`` in this instance's format."""
         from seahaven.state import build_document
 
-        self._check_usable()
-        self._refuse_inside("state cannot run inside a transaction; read it between calls")
-        with self._lock:
-            self._check_usable()
-            return build_document(self, format)
+        return build_document(self, format)
 
     # --- writing outside calls --------------------------------------------------------------------
 
     @contextmanager
     def bulk(self) -> Iterator[Ctx[Any]]:
         """Load rows fast: the root's context, one transaction per node, committed together."""
-        self._check_usable()
-        self._refuse_inside("bulk() cannot run inside a call or another bulk() block")
+        self.check_usable()
+        self.refuse_inside("bulk() cannot run inside a call or another bulk() block")
         with self._lock:
-            self._check_callable()
-            activation = self._activation = Activation(recording=True)
+            self.check_callable()
+            activation = self.activation = Activation(recording=True)
             begun: list[NodeRuntime] = []
             try:
                 try:
@@ -321,7 +329,7 @@ class Instance:
                 self._commit_bulk(activation.records)
             finally:
                 activation.end()
-                self._activation = None
+                self.activation = None
 
     def _commit_bulk(self, records: list[LogRecord]) -> None:
         # One node at a time, the root last; a failed commit keeps what committed before it.
@@ -340,19 +348,15 @@ class Instance:
 
     def freeze(self, id: str, description: str) -> Fixture:
         """Mint a fixture from the current state, into the world's fixtures directory."""
-        from seahaven.fixtures import freeze
+        from seahaven.freezing import freeze_instance
 
-        self._check_usable()
-        self._refuse_inside("freeze cannot run inside bulk() or a call; leave the block first")
-        # A freeze is a use of the tree, so a tree that no longer seals is refused here.
-        self._composition()
-        return freeze(self, id, description, fixtures_dir=self._world.fixtures_dir)
+        return freeze_instance(self, id, description)
 
     # --- life cycle ------------------------------------------------------------------------------
 
     def destroy(self) -> None:
         """Close everything and remove the directory. Idempotent; waits for a call in flight."""
-        if self._activation is not None and self._activation.thread == threading.get_ident():
+        if self.activation is not None and self.activation.thread == threading.get_ident():
             raise WorldBug("an instance cannot be destroyed from inside its own call or bulk()")
         with self._lock:
             if self._destroyed:
@@ -380,37 +384,82 @@ class Instance:
         state = "destroyed" if self._destroyed else f"{self.call_count} calls"
         return f"Instance({self._world.name!r}, id={self.id!r}, {state})"
 
-    # --- internals the dispatcher and the state document use --------------------------------------
+    # --- the framework's interface -------------------------------------------------------------
 
-    def _check_usable(self) -> None:
+    @property
+    def runtimes(self) -> list[NodeRuntime]:
+        """One runtime per store, root first, in the composition's node order."""
+        return self._nodes
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The instance lock: a call, ``bulk()``, ``state()`` and a freeze each hold it."""
+        return self._lock
+
+    @property
+    def caller_seed(self) -> int | None:
+        """The ``seed=`` given to ``world.instance(...)``, as the state document records it."""
+        return self._caller_seed
+
+    @property
+    def startup(self) -> Any:
+        """The startup keywords given to ``world.instance(...)``, as JSON values (a copy)."""
+        return copy.deepcopy(self._startup_rendered)
+
+    @property
+    def fixture_files(self) -> dict[str, str] | None:
+        """Each store's fixture ``file_sha256`` by path, or ``None`` for a blank instance."""
+        return self._fixture_files
+
+    def check_usable(self) -> None:
+        """Raise ``WorldBug`` once the instance is destroyed."""
         if self._destroyed:
             raise WorldBug(f"instance {self.id} was destroyed; make a new one")
 
-    def _check_callable(self) -> None:
-        self._check_usable()
+    def check_callable(self) -> None:
+        """``check_usable``, and refuse a call made while a state formatter runs."""
+        self.check_usable()
         if self._formatting:
             raise WorldBug("a state formatter may not write: it called into the instance")
 
-    def _refuse_inside(self, message: str) -> None:
-        activation = self._activation
+    def refuse_inside(self, message: str) -> None:
+        """Raise ``WorldBug(message)`` from inside a call, a hook or this instance's ``bulk()``."""
+        activation = self.activation
         if (activation is not None and activation.thread == threading.get_ident()) or in_call():
             raise WorldBug(message)
 
-    def _composition(self) -> Composition:
-        return self._routes_for()[0]
+    @contextmanager
+    def formatting(self) -> Iterator[None]:
+        """Mark a state formatter running for the block: calls into the instance are refused."""
+        previous = self._formatting
+        self._formatting = True
+        try:
+            yield
+        finally:
+            self._formatting = previous
 
-    def _routes(self) -> dict[str, Route]:
-        return self._routes_for()[1]
+    def routes(self) -> dict[str, Route]:
+        """Every surface name's route, resolved against this instance's stores.
 
-    def _routes_for(self) -> tuple[Composition, dict[str, Route]]:
+        Kept until the world seals again, and refused with a ``WorldBug`` when the
+        world now resolves to other stores than the instance was made with.
+        """
         composition = self._world.composition()
         cached = self._route_cache
         if cached is not None and cached[0] is composition:
-            return cached
+            return cached[1]
         self._check_same_nodes(composition)
         routes = {entry.name: Route(entry, self._nodes) for entry in composition.surface}
         self._route_cache = (composition, routes)
-        return self._route_cache
+        return routes
+
+    def record_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, CallRecord]:
+        """Log a call about to be dispatched; return its ordinal ``i`` and its record."""
+        ordinal = len(self._call_log)
+        record = CallRecord(name, arguments)
+        self._call_log.append(record)
+        self._clock._set_dispatched(ordinal + 1)
+        return ordinal, record
 
     def _check_same_nodes(self, composition: Composition) -> None:
         mine = [
@@ -423,7 +472,7 @@ class Instance:
                 f"{self.id} was made with; make a new instance"
             )
 
-    def _finish_call(self, activation: Activation) -> WorldBug | None:
+    def finish_call(self, activation: Activation) -> WorldBug | None:
         """End an outer call: close what it left open, keep its records, stale its handles."""
         left_open = []
         for runtime, _ in activation.sessions.values():
@@ -435,7 +484,7 @@ class Instance:
             self._change_log.extend(activation.records)
         finally:
             activation.end()
-            self._activation = None
+            self.activation = None
         if left_open:
             return WorldBug(
                 f"the call returned with a transaction still open on {', '.join(left_open)}; "
@@ -443,21 +492,20 @@ class Instance:
             )
         return None
 
-    def _run_control_tool(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def run_control_tool(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Run the deprecated control tool's query on a read-only reader of every store."""
         warnings.warn(
             "the control tool is deprecated; read inst.state() instead",
             DeprecationWarning,
             stacklevel=4,
         )
-        from seahaven.errors import ArgumentError
-
         query = arguments.get("query")
         if set(arguments) != {"query"} or not isinstance(query, str):
             raise ArgumentError(
                 "controller_run_sql", [{"loc": ["query"], "msg": "a SQL string", "type": "string"}]
             )
         with self._lock:
-            self._check_usable()
+            self.check_usable()
             if self._control_db is None:
                 self._control_db = Db(self._open_reader("control"))
             result = sandbox.run_statement(
@@ -562,8 +610,6 @@ def create_instance(
     setup_sql: str | None,
 ) -> Instance:
     """Everything ``world.instance(...)`` does, in order, leaving nothing behind on failure."""
-    from seahaven.fixtures import prepare
-
     if in_call():
         raise WorldBug(
             "world.instance(...) was called from inside a call; reach an added world with "
@@ -608,7 +654,7 @@ def create_instance(
     instance._caller_seed = caller_seed
     instance._startup_rendered = to_jsonable_python(caller_startup, fallback=str)
     instance._lock = threading.RLock()
-    instance._activation = None
+    instance.activation = None
     instance._call_log = []
     instance._change_log = []
     instance._nodes = []
@@ -635,9 +681,7 @@ def create_instance(
     try:
         _materialise(instance, composition, prepared)
         if setup_sql is not None:
-            from seahaven.setup_sql import run_setup_sql
-
-            run_setup_sql(instance, setup_sql)
+            run_setup_sql(setup_sql, instance._nodes, clock=clock, seed=instance.seed)
         _run_startup(instance, composition, caller_startup)
     except BaseException:
         instance._destroyed = True
@@ -686,8 +730,6 @@ def _check_primary_keys(composition: Composition) -> None:
 def _materialise(
     instance: Instance, composition: Composition, prepared: PreparedFixture | None
 ) -> None:
-    from seahaven.fixtures import copy_state_file
-
     runtimes: list[NodeRuntime] = []
     instance._nodes = runtimes
     for node in composition.nodes:
@@ -743,7 +785,7 @@ def _run_startup(
                 )
     if not any(node.world._startup_hooks for node in order):
         return
-    activation = instance._activation = Activation(recording=False)
+    activation = instance.activation = Activation(recording=False)
     runtimes = instance._nodes
     begun: list[NodeRuntime] = []
     try:
@@ -771,7 +813,7 @@ def _run_startup(
         raise
     finally:
         activation.end()
-        instance._activation = None
+        instance.activation = None
 
 
 @atexit.register

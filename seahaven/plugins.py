@@ -33,10 +33,10 @@ ENTRY_POINT_GROUP = "seahaven.plugins"
 
 # Modules of the framework's own that implement hooks: the built-in commands.
 DEFAULT_PLUGINS: tuple[str, ...] = (
-    "seahaven.cli_worlds",
-    "seahaven.cli_fixture",
-    "seahaven.cli_docs",
-    "seahaven.cli_episode",
+    "seahaven.cli.worlds",
+    "seahaven.cli.fixture",
+    "seahaven.cli.docs",
+    "seahaven.cli.episode",
     "seahaven.check.plugin",
 )
 

@@ -8,6 +8,8 @@ Problems are collected rather than raised, so one broken package never hides
 the others: a name claimed twice, a world distribution whose requirement on
 ``seahaven`` the running version does not satisfy, or a plugin whose hook
 failed. ``get`` refuses a name claimed twice, naming both claimants.
+``import_world`` is how any ``module:attr`` becomes a ``World``, for an entry
+point here and for ``--world module:attr`` in ``seahaven.discovery``.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-import seahaven
 from seahaven.errors import WorldBug
+from seahaven.version import VERSION
+from seahaven.world import World
 
 if TYPE_CHECKING:
     from seahaven.plugins import PluginManager
-    from seahaven.world import World
 
-__all__ = ["WORLDS_GROUP", "Registry", "WorldSpec", "refresh", "registry"]
+__all__ = ["WORLDS_GROUP", "Registry", "WorldSpec", "import_world", "refresh", "registry"]
 
 WORLDS_GROUP = "seahaven.worlds"
 
@@ -71,8 +73,6 @@ class WorldSpec:
         """Import the world on first use and keep it; a ``WorldBug`` names a broken entry."""
         if self._loaded:
             return self._loaded[0]
-        from seahaven.discovery import import_world
-
         try:
             world, _, _ = import_world(self.value)
         except WorldBug as error:
@@ -84,7 +84,7 @@ class WorldSpec:
         """Why the running seahaven does not satisfy this world's requirement, or ``None``."""
         if self.requires_seahaven is None:
             return None
-        running = seahaven.__version__ if running is None else running
+        running = VERSION if running is None else running
         requirement = Requirement(self.requires_seahaven)
         try:
             satisfied = requirement.specifier.contains(Version(running), prereleases=True)
@@ -97,6 +97,39 @@ class WorldSpec:
             f"running; install a seahaven that satisfies it, or a release of "
             f"{self.distribution} made for seahaven {running}"
         )
+
+
+def import_world(spec: str) -> tuple[World, str, str]:
+    """Import ``module:attr`` and return the ``World`` there, its module and attribute."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise WorldBug(f"{spec!r} does not name a world; write module:attr, such as notes:world")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise WorldBug(
+            f"cannot import {module_name!r} ({error}); install the package, or run from its project"
+        ) from None
+    except Exception as error:
+        # A world module that raises while importing is the author's to fix; say where.
+        raise WorldBug(
+            f"importing {module_name!r} raised {type(error).__name__}: {error}; fix the module "
+            "so it imports"
+        ) from None
+    target: object = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise WorldBug(
+                f"module {module_name!r} has no attribute {attribute!r}; give the package a "
+                "world, or point at the one it has"
+            )
+        target = getattr(target, part)
+    if not isinstance(target, World):
+        raise WorldBug(
+            f"{module_name}:{attribute} is a {type(target).__name__}, not a seahaven.World; "
+            "name the World object itself with --world module:attr"
+        )
+    return target, module_name, attribute
 
 
 def _seahaven_requirement(dist: importlib_metadata.Distribution | None) -> str | None:

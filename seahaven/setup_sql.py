@@ -14,6 +14,7 @@ every value to ``seahaven.sandbox.MAX_VALUE_BYTES`` and the whole run to
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import apsw
@@ -32,7 +33,8 @@ from seahaven.sandbox import (
 )
 
 if TYPE_CHECKING:
-    from seahaven.instance import Instance
+    from seahaven.clock import Clock
+    from seahaven.instance import NodeRuntime
 
 __all__ = ["run_setup_sql", "split_statements"]
 
@@ -68,8 +70,12 @@ def _explained(failed: StatementFailed, seconds: float) -> str:
     return f"failed: {failed.message}"
 
 
-def run_setup_sql(instance: Instance, sql: str) -> None:
-    """Run ``sql`` on a new instance, or raise ``WorldBug`` naming the statement at fault."""
+def run_setup_sql(sql: str, runtimes: Sequence[NodeRuntime], *, clock: Clock, seed: bytes) -> None:
+    """Run ``sql`` on a new instance's stores, or raise ``WorldBug`` naming the statement at fault.
+
+    ``runtimes`` are the instance's stores, root first; ``clock`` and ``seed`` are
+    the instance's, so the statements read its time and draw from its stream.
+    """
     if "\x00" in sql:
         raise WorldBug(
             f"setup_sql has a NUL character at offset {sql.index(chr(0))}, which SQL text cannot "
@@ -78,12 +84,8 @@ def run_setup_sql(instance: Instance, sql: str) -> None:
     statements = split_statements(sql)
     if not statements:
         return
-    runtimes = instance._nodes
     conn = open_connection(
-        runtimes[0].file,
-        clock=instance.clock,
-        seed=node_seed(instance.seed, "main"),
-        purpose="setup",
+        runtimes[0].file, clock=clock, seed=node_seed(seed, "main"), purpose="setup"
     )
     try:
         for runtime in runtimes[1:]:

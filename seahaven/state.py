@@ -1,13 +1,14 @@
 """The state document: the framework's envelope around a format's ``state``.
 
-The envelope is the same under every format. The built-in formats copy the
-change log the instance already rendered when each call committed, so a
-document costs serialisation and no database work.
+The envelope is the same under every format; the built-in formats are
+``seahaven.state_formats``'. This module sits above the instance and reads it
+only through its public methods and the interface ``Instance`` documents for
+the framework (``lock``, ``runtimes``, ``formatting``, ...). A world's own
+formatter runs fenced off from writing.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from seahaven.errors import WorldBug
+from seahaven.state_formats import BUILTIN_FORMATS
+from seahaven.version import VERSION
 
 if TYPE_CHECKING:
     from seahaven.instance import Instance
@@ -23,63 +26,36 @@ if TYPE_CHECKING:
 __all__ = ["BUILTIN_FORMATS", "build_document", "document_without_instance"]
 
 
-def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
-    """``seahaven.state/1``: every record of the change log."""
-    if instance is None:
-        return {"db": {"log": []}}
-    return {"db": {"log": [record.to_dict() for record in instance._change_log]}}
-
-
-def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
-    """``seahaven.state+last_step/1``: the records of the most recent call only."""
-    if instance is None or instance.call_count == 0:
-        return {"db": {"log": []}}
-    last = instance.call_count - 1
-    return {"db": {"log": [r.to_dict() for r in instance._change_log if r.i == last]}}
-
-
-def _with_calls(world: World, instance: Instance | None) -> dict[str, Any]:
-    """``seahaven.state+calls/1``: the whole log, plus the call log."""
-    state = _whole_log(world, instance)
-    state["calls"] = [] if instance is None else [r.to_dict() for r in instance._call_log]
-    return state
-
-
-BUILTIN_FORMATS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
-    "seahaven.state/1": _whole_log,
-    "seahaven.state+last_step/1": _last_step,
-    "seahaven.state+calls/1": _with_calls,
-}
-
-
 def build_document(instance: Instance, format: str | None) -> dict[str, Any]:
-    """The whole document for ``instance``, in ``format`` or the instance's own."""
-    from seahaven import __version__
-
-    name = instance.state_format if format is None else format
-    formatter = instance.world.resolve_state_format(name)
-    fixture_files = instance._fixture_files
-    document: dict[str, Any] = {
-        "format": name,
-        "seahaven_version": __version__,
-        "world": {"name": instance.world.name, "version": instance.world.version},
-        "composition": {report.path: report.to_dict() for report in instance._reports},
-        "fixture": None
-        if fixture_files is None
-        else {
-            "id": instance.fixture,
-            "nodes": {path: {"file_sha256": digest} for path, digest in fixture_files.items()},
-        },
-        "episode_id": instance.id,
-        "seed": instance._caller_seed,
-        "now": instance.clock.iso(),
-        "clock_mode": instance.clock.mode,
-        "startup": copy.deepcopy(instance._startup_rendered),
-        "setup_sql": instance.setup_sql,
-        "call_count": instance.call_count,
-    }
-    document["state"] = run_formatter(instance, name, formatter)
-    return document
+    """``inst.state(format)``: the whole document, in ``format`` or the instance's own."""
+    instance.check_usable()
+    instance.refuse_inside("state cannot run inside a transaction; read it between calls")
+    with instance.lock:
+        instance.check_usable()
+        name = instance.state_format if format is None else format
+        formatter = instance.world.resolve_state_format(name)
+        fixture_files = instance.fixture_files
+        document: dict[str, Any] = {
+            "format": name,
+            "seahaven_version": VERSION,
+            "world": {"name": instance.world.name, "version": instance.world.version},
+            "composition": {report.path: report.to_dict() for report in instance.composition()},
+            "fixture": None
+            if fixture_files is None
+            else {
+                "id": instance.fixture,
+                "nodes": {path: {"file_sha256": digest} for path, digest in fixture_files.items()},
+            },
+            "episode_id": instance.id,
+            "seed": instance.caller_seed,
+            "now": instance.clock.iso(),
+            "clock_mode": instance.clock.mode,
+            "startup": instance.startup,
+            "setup_sql": instance.setup_sql,
+            "call_count": instance.call_count,
+        }
+        document["state"] = run_formatter(instance, name, formatter)
+        return document
 
 
 def document_without_instance(world: World, format: str | None = None) -> dict[str, Any]:
@@ -89,8 +65,6 @@ def document_without_instance(world: World, format: str | None = None) -> dict[s
     ``state`` is what the format (the world's pin by default) renders with no
     instance, so a grader reads one shape whether or not an episode began.
     """
-    from seahaven import __version__
-
     name = world.pinned_state_format if format is None else format
     formatter = world.resolve_state_format(name)
     try:
@@ -109,7 +83,7 @@ def document_without_instance(world: World, format: str | None = None) -> dict[s
         )
     return {
         "format": name,
-        "seahaven_version": __version__,
+        "seahaven_version": VERSION,
         "world": {"name": world.name, "version": world.version},
         "composition": None,
         "fixture": None,
@@ -129,29 +103,28 @@ def run_formatter(
 ) -> dict[str, Any]:
     """Run a formatter, refusing one that writes or returns something that is not JSON."""
     wrote = f"state format {name!r} wrote to the instance; a formatter only reads"
-    previous = instance._formatting
-    changes = [runtime.total_changes() for runtime in instance._nodes]
+    changes = [runtime.total_changes() for runtime in instance.runtimes]
     # A built-in only copies records, so only a world's own formatter is fenced
     # off from writing; the fence refuses the write rather than finding it later.
     guard = None if formatter in BUILTIN_FORMATS.values() else _ReadOnlyGuard(instance)
-    instance._formatting = True
     try:
-        if guard is not None:
-            guard.install()
-        state = formatter(instance.world, instance)
+        with instance.formatting():
+            try:
+                if guard is not None:
+                    guard.install()
+                state = formatter(instance.world, instance)
+            finally:
+                if guard is not None:
+                    guard.remove()
     except WorldBug:
         raise
     except Exception as error:
         if guard is not None and guard.refused:
             raise WorldBug(wrote) from error
         raise WorldBug(f"state format {name!r} raised {type(error).__name__}: {error}") from error
-    finally:
-        instance._formatting = previous
-        if guard is not None:
-            guard.remove()
     if guard is not None and guard.refused:
         raise WorldBug(wrote)
-    if [runtime.total_changes() for runtime in instance._nodes] != changes:
+    if [runtime.total_changes() for runtime in instance.runtimes] != changes:
         raise WorldBug(wrote)
     if not isinstance(state, dict):
         raise WorldBug(
@@ -196,7 +169,7 @@ class _ReadOnlyGuard:
     __slots__ = ("_conns", "_previous", "refused")
 
     def __init__(self, instance: Instance) -> None:
-        self._conns = [runtime.conn for runtime in instance._nodes]
+        self._conns = [runtime.conn for runtime in instance.runtimes]
         self._previous: list[Any] = []
         self.refused = False
 

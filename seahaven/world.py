@@ -18,19 +18,21 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from seahaven.clock import ClockMode, check_clock_mode
+from seahaven.composition import Composition, seal
 from seahaven.context import Ctx
 from seahaven.errors import WorldBug
+from seahaven.fixtures_dir import default_fixtures_dir
 from seahaven.names import (
     check_child_name,
     check_state_format_name,
     check_world_name,
 )
 from seahaven.schema import SchemaInfo, build_schema
+from seahaven.state_formats import BUILTIN_FORMATS
 from seahaven.tool import Call, Tool
 
 if TYPE_CHECKING:
-    from seahaven.composition import Composition
-    from seahaven.fixtures import Fixture
+    from seahaven.fixture_store import Fixture
     from seahaven.instance import Instance
 
 __all__ = [
@@ -117,8 +119,6 @@ class World:
         work_dir: Path | str | None = None,
         untracked_tables: Sequence[str] = (),
     ) -> None:
-        from seahaven.state import BUILTIN_FORMATS
-
         self._name = check_world_name(name)
         if not isinstance(version, str) or not version.strip():
             raise WorldBug(f"world {name!r}: version must be a non-empty string, such as '1.0.0'")
@@ -243,8 +243,6 @@ class World:
         if self._fixtures_dir_given is not None:
             return self._fixtures_dir_given
         if self._fixtures_dir_resolved is None:
-            from seahaven.fixtures import default_fixtures_dir
-
             self._fixtures_dir_resolved = default_fixtures_dir(
                 self._origin_module, self._origin_file
             )
@@ -429,8 +427,6 @@ class World:
 
     def state_format(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a state format of this world's own, as ``@world.state_format("x.y/1")``."""
-        from seahaven.state import BUILTIN_FORMATS
-
         check_state_format_name(name)
         if name.startswith("seahaven."):
             raise WorldBug(
@@ -458,8 +454,6 @@ class World:
 
     def resolve_state_format(self, name: str) -> Callable[..., dict[str, Any]]:
         """The formatter ``name`` answers to: a built-in, or one this world registered."""
-        from seahaven.state import BUILTIN_FORMATS
-
         if name in BUILTIN_FORMATS:
             return BUILTIN_FORMATS[name]
         registered = self._state_formats.get(name)
@@ -558,8 +552,6 @@ class World:
         sealed = self._sealed
         if sealed is not None and sealed[0] == _Registrations.generation:
             return sealed[1]
-        from seahaven.composition import seal
-
         generation = _Registrations.generation
         composition = seal(self)
         self._sealed = (generation, composition)
@@ -594,14 +586,9 @@ class World:
 
     def fixtures(self) -> list[Fixture]:
         """Every fixture in this world's fixtures directory, sorted by id."""
-        from seahaven.fixtures import load_all
+        from seahaven.fixture_store import world_fixtures
 
-        directory = self.fixtures_dir
-        if not directory.is_dir():
-            return []
-        # A directory shared with another world still lists only this world's own.
-        own = (fixture for fixture in load_all(directory).values() if fixture.world == self.name)
-        return sorted(own, key=lambda fixture: fixture.id)
+        return world_fixtures(self)
 
     def __copy__(self) -> World:
         clone = object.__new__(World)

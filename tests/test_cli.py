@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from typer.testing import CliRunner
 
 import seahaven
 from seahaven import cli, plugins
-from seahaven.cli_docs import docs_directory
+from seahaven.cli.docs import docs_directory
 
 runner = CliRunner()
 
@@ -74,9 +76,9 @@ def test_docs_prints_the_bundled_docs_directory_and_nothing_else() -> None:
 def test_docs_fails_with_one_line_when_the_docs_are_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import seahaven.cli_docs
+    import seahaven.cli.docs
 
-    monkeypatch.setattr(seahaven.cli_docs, "__file__", str(tmp_path / "cli_docs.py"))
+    monkeypatch.setattr(seahaven.cli.docs, "__file__", str(tmp_path / "cli" / "docs.py"))
 
     result = runner.invoke(app(), ["docs"])
 
@@ -138,3 +140,16 @@ def test_find_world_is_reachable_from_the_cli_module() -> None:
     from seahaven.discovery import find_world
 
     assert cli.find_world is find_world
+
+
+def test_the_old_support_path_warns_and_hands_out_the_same_helpers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from seahaven.cli import support
+
+    monkeypatch.delitem(sys.modules, "seahaven.cli_support", raising=False)
+    with pytest.warns(DeprecationWarning, match=r"seahaven\.cli\.support"):
+        old = importlib.import_module("seahaven.cli_support")
+    assert old.__all__ == support.__all__
+    for name in support.__all__:
+        assert getattr(old, name) is getattr(support, name)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner, Result
 from world_packages import fresh_module, write_world
 
 from seahaven import cli, plugins
-from seahaven.cli_episode import summarise
+from seahaven.cli.episode import summarise
 
 runner = CliRunner()
 

@@ -22,7 +22,7 @@ from typer.testing import CliRunner, Result
 from world_packages import NOW, composite, fresh_module, write_module, write_world
 
 import seahaven
-from seahaven import cli, fixtures, plugins
+from seahaven import cli, fixture_store, fixtures, plugins
 from seahaven.discovery import import_world
 
 runner = CliRunner()
@@ -500,17 +500,17 @@ def test_create_runs_the_checksum_check_and_makes_nothing_on_a_mismatch(
 def test_create_leaves_nothing_behind_when_a_copy_fails(
     company: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
 ) -> None:
-    import seahaven.cli_fixture
+    import seahaven.cli.fixture
 
     copied: list[Path] = []
 
     def copy_until_the_disk_fills(source: Path, target: Path) -> None:
         if copied:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
-        fixtures.copy_state_file(source, target)
+        fixture_store.copy_state_file(source, target)
         copied.append(target)
 
-    monkeypatch.setattr(seahaven.cli_fixture, "copy_state_file", copy_until_the_disk_fills)
+    monkeypatch.setattr(seahaven.cli.fixture, "copy_state_file", copy_until_the_disk_fills)
     into = tmp_path / "out"
     if existing:
         into.mkdir()

@@ -316,7 +316,7 @@ def test_every_help_text_uses_one_notation() -> None:
 
 
 def test_worlds_list_json_gives_what_a_world_adds_as_data() -> None:
-    from seahaven.cli_worlds import added_worlds
+    from seahaven.cli.worlds import added_worlds
 
     host = seahaven.World(
         name="host",

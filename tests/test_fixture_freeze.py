@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven import fixtures
+from seahaven import fixture_store, fixtures
 from seahaven.clock import is_canonical, parse_instant
 
 NOW = "2026-06-01T09:00:00.000Z"
@@ -209,7 +209,7 @@ def test_freeze_returns_what_load_reads_back(tmp_path: Path) -> None:
 
 
 def _fail_on_second_hash(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fixtures._hash_file
+    real = fixture_store._hash_file
     calls: list[Path] = []
 
     def flaky(path: Path) -> str:
@@ -218,7 +218,7 @@ def _fail_on_second_hash(monkeypatch: pytest.MonkeyPatch) -> None:
             raise OSError("disk went away")
         return real(path)
 
-    monkeypatch.setattr(fixtures, "_hash_file", flaky)
+    monkeypatch.setattr(fixture_store, "_hash_file", flaky)
 
 
 def _fail_on_rename(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,7 +232,7 @@ def _fail_on_sidecar(monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(fields: dict[str, Any]) -> str:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fixtures, "_render_sidecar", interrupted)
+    monkeypatch.setattr(fixture_store, "_render_sidecar", interrupted)
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,7 @@ def test_the_default_plugins_are_registered_like_any_other() -> None:
         assert manager.get_plugin(name) is importlib.import_module(name)
         assert manager.origin(name).distribution is None
     implementers = {impl.plugin_name for impl in manager.hook.seahaven_cli.get_hookimpls()}
-    assert {"seahaven.cli_worlds", "seahaven.cli_fixture", "seahaven.cli_docs"} <= implementers
+    assert {"seahaven.cli.worlds", "seahaven.cli.fixture", "seahaven.cli.docs"} <= implementers
     assert manager.load_problems == []
 
 
@@ -251,10 +251,10 @@ def test_a_broken_plugin_is_a_warning_on_every_command(site: Path) -> None:
 
 def test_a_default_plugin_that_fails_to_import_is_recorded_not_raised() -> None:
     manager = plugins.make_plugin_manager(
-        defaults=("seahaven.cli_docs", "seahaven.no_such_module"), entry_points=False
+        defaults=("seahaven.cli.docs", "seahaven.no_such_module"), entry_points=False
     )
 
-    assert manager.get_plugin("seahaven.cli_docs") is not None
+    assert manager.get_plugin("seahaven.cli.docs") is not None
     assert len(manager.load_problems) == 1
     assert (
         "the built-in plugin 'seahaven.no_such_module' failed to load" in manager.load_problems[0]

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-import seahaven
-from seahaven.check.model import Finding, WorldPackage
+from seahaven.check.model import Finding
+from seahaven.check.package import WorldPackage
 from seahaven.discovery import (
     declared_worlds,
     find_world,
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["Located", "locate", "package_of"]
 
 DISCOVERY_FIX = "give the package a world, or point at the one it has"
-_SEAHAVEN_DIR = Path(seahaven.__file__).resolve().parent
+# The framework's own directory: this file is seahaven/check/locate.py.
+_SEAHAVEN_DIR = Path(__file__).resolve().parent.parent
 # The framework modules that wrap a failed import in a WorldBug of their own.
 _WRAPPERS = frozenset({_SEAHAVEN_DIR / "discovery.py", _SEAHAVEN_DIR / "registry.py"})
 

@@ -15,11 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from seahaven.check.package import WorldPackage
+from seahaven.check.schema_db import SchemaDatabase
+from seahaven.check.source import SourceModule, parse_package
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
-    from seahaven.check.schema_db import SchemaDatabase
-    from seahaven.check.source import SourceModule
     from seahaven.composition import Composition
     from seahaven.world import World
 
@@ -115,55 +116,6 @@ class Rule:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class WorldPackage:
-    """The code a world is made of: its package directory, or the one module it lives in."""
-
-    # The dotted package name; for a world in a lone top-level module, that module's name.
-    name: str
-    # The package directory, or ``None`` for a lone module.
-    directory: Path | None
-    # The lone module's file, when there is no package directory.
-    module_file: Path | None = None
-
-    @property
-    def location(self) -> Path:
-        """Where a finding with nowhere more precise to point goes."""
-        if self.directory is not None:
-            return self.directory
-        assert self.module_file is not None
-        return self.module_file
-
-    def python_files(self) -> list[Path]:
-        """Every ``*.py`` file of the world's code, sorted."""
-        if self.directory is None:
-            return [self.module_file] if self.module_file is not None else []
-        return sorted(
-            path
-            for path in self.directory.rglob("*.py")
-            if not any(
-                part == "__pycache__" or part.startswith(".")
-                for part in path.relative_to(self.directory).parts
-            )
-        )
-
-    def module_name(self, path: Path) -> str:
-        """The dotted module name of one of this package's files."""
-        if self.directory is None:
-            return self.name
-        parts = list(path.relative_to(self.directory).with_suffix("").parts)
-        if parts and parts[-1] == "__init__":
-            parts.pop()
-        return ".".join([self.name, *parts])
-
-    def subdirectory(self, path: Path) -> str | None:
-        """The first directory under the package that ``path`` sits in, such as ``tools``."""
-        if self.directory is None:
-            return None
-        parts = path.relative_to(self.directory).parts
-        return parts[0] if len(parts) > 1 else None
-
-
 @dataclass(eq=False)
 class CheckContext:
     """Everything a rule may read. Inputs that could not be had are ``None``.
@@ -184,16 +136,13 @@ class CheckContext:
     @cached_property
     def sources(self) -> list[SourceModule]:
         """Every module of the world's code, parsed; a file that does not parse is left out."""
-        from seahaven.check.source import parse_package
-
         return [] if self.package is None else parse_package(self.package)
 
     @cached_property
     def schema(self) -> SchemaDatabase | None:
         """The world's schema applied to a blank in-memory database, or ``None`` without one."""
-        from seahaven.check.schema_db import SchemaDatabase
-
-        return SchemaDatabase.build(self)
+        world_schema = self.world.schema if self.world is not None else None
+        return SchemaDatabase.build(self.package, world_schema, self.schema_failure)
 
     def relative(self, path: Path) -> Path:
         """``path`` relative to the project, or unchanged when it lies outside it.

@@ -19,7 +19,7 @@ from seahaven.check.model import Rule
 from seahaven.check.runner import exit_code, render, run
 from seahaven.check.schema_rules import RULES as SCHEMA_RULES
 from seahaven.check.surface_rules import RULES as SURFACE_RULES
-from seahaven.cli_support import WorldOption, failures, session
+from seahaven.cli.support import WorldOption, failures, session
 from seahaven.hookspecs import hookimpl
 
 __all__ = ["BUILTIN_RULES", "check_command", "seahaven_cli", "seahaven_lint_rules"]

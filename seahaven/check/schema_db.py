@@ -22,7 +22,7 @@ from seahaven.ids import sql_random
 from seahaven.schema import TableInfo, describe
 
 if TYPE_CHECKING:
-    from seahaven.check.model import CheckContext
+    from seahaven.check.package import WorldPackage
 
 __all__ = ["SchemaDatabase", "SchemaFailure", "SchemaObject"]
 
@@ -67,22 +67,28 @@ class SchemaDatabase:
         return found
 
     @classmethod
-    def build(cls, ctx: CheckContext) -> SchemaDatabase | None:
-        """Build the schema the context's world declares; ``None`` when there is none to build."""
-        package = ctx.package
+    def build(
+        cls, package: WorldPackage | None, world_schema: str | None, schema_failure: str | None
+    ) -> SchemaDatabase | None:
+        """Build the schema a world declares; ``None`` when there is none to build.
+
+        ``world_schema`` is the imported world's schema, when it imported;
+        ``schema_failure`` is SQLite's message when importing failed because the
+        schema does not execute.
+        """
         if package is None:
             return None
         fallback = package.location
         directory = package.directory
         ordered = _schema_files(directory)
         everything = _all_sql_files(directory, ordered)
-        if ctx.schema_failure is not None:
+        if schema_failure is not None:
             # The world did not import because its schema does not execute: say where,
             # from the files when they are the culprit, else at the package.
-            failure = _pinpoint(ordered) or SchemaFailure(ctx.schema_failure, fallback, None)
+            failure = _pinpoint(ordered) or SchemaFailure(schema_failure, fallback, None)
             return cls(failure=failure, sql_files=everything, fallback=fallback)
-        if ctx.world is not None:
-            text = ctx.world.schema
+        if world_schema is not None:
+            text = world_schema
         elif ordered:
             text = "\n".join(path.read_text(encoding="utf-8") for path in ordered)
         else:

@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from seahaven.check.model import WorldPackage
+from seahaven.check.package import WorldPackage
 
 __all__ = ["SourceModule", "parse_package"]
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from seahaven.cli_support import WorldOption, failures, session
+from seahaven.cli.support import WorldOption, failures, session
 from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
 from seahaven.errors import WorldBug
 from seahaven.hookspecs import hookimpl

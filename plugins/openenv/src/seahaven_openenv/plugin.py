@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from seahaven.cli_support import fail, failures, session
+from seahaven.cli.support import fail, failures, session
 from seahaven.hookspecs import hookimpl
 
 __all__ = ["seahaven_cli", "serve_command"]

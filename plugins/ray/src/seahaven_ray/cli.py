@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from seahaven.cli_support import Progress, fail, failures, session
+from seahaven.cli.support import Progress, fail, failures, session
 from seahaven.extras import EXTRAS
 from seahaven_ray.episodes import Episode, EpisodeResult, WorldLoader, run_in_process
 from seahaven_ray.files import EpisodeFileError, read_done, read_episodes

@@ -1,7 +1,9 @@
 """Reading rows into the models the tools return.
 
 The SELECT fragments here are shared by every tool that returns a user, a
-channel or a message, so one kind of record always has one shape.
+channel or a message, so one kind of record always has one shape. Each
+fragment names its columns as the model names its fields, so
+``seahaven.toolkit.from_row`` builds the model.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import seahaven
+from seahaven.toolkit import from_row
 
 from chat_world.models import Channel, Message, Reaction, User
 
@@ -50,16 +53,7 @@ MESSAGE_SELECT = (
 
 def user_from_row(row: Mapping[str, Any]) -> User:
     """A ``User`` from a row selected with ``USER_COLUMNS``."""
-    return User(
-        id=str(row["id"]),
-        handle=str(row["handle"]),
-        display_name=str(row["display_name"]),
-        title=str(row["title"]),
-        timezone=str(row["timezone"]),
-        role=row["role"],
-        deactivated=bool(row["deactivated"]),
-        created_at=str(row["created_at"]),
-    )
+    return from_row(User, row)
 
 
 def load_user(ctx: seahaven.Ctx, user_id: str) -> User | None:
@@ -70,20 +64,7 @@ def load_user(ctx: seahaven.Ctx, user_id: str) -> User | None:
 
 def channel_from_row(row: Mapping[str, Any]) -> Channel:
     """A ``Channel`` from a row selected with ``CHANNEL_SELECT``."""
-    return Channel(
-        id=str(row["id"]),
-        name=str(row["name"]),
-        is_private=bool(row["is_private"]),
-        is_general=bool(row["is_general"]),
-        is_archived=bool(row["is_archived"]),
-        topic=str(row["topic"]),
-        purpose=str(row["purpose"]),
-        creator_id=str(row["creator_id"]),
-        created_at=str(row["created_at"]),
-        archived_at=row["archived_at"],
-        member_count=int(row["member_count"]),
-        is_member=bool(row["is_member"]),
-    )
+    return from_row(Channel, row)
 
 
 def load_channel(ctx: seahaven.Ctx, channel_id: str, actor_id: str) -> Channel:
@@ -111,18 +92,9 @@ def messages_from_rows(ctx: seahaven.Ctx, rows: Sequence[Mapping[str, Any]]) -> 
         by_emoji = grouped.setdefault(str(reaction["message_id"]), {})
         by_emoji.setdefault(str(reaction["emoji"]), []).append(str(reaction["user_id"]))
     return [
-        Message(
-            id=str(row["id"]),
-            channel_id=str(row["channel_id"]),
-            user_id=str(row["user_id"]),
-            user_handle=str(row["user_handle"]),
-            ts=str(row["ts"]),
-            text=str(row["text"]),
-            thread_root_id=row["thread_root_id"],
-            reply_count=int(row["reply_count"]),
-            last_reply_at=row["last_reply_at"],
-            created_at=str(row["created_at"]),
-            edited_at=row["edited_at"],
+        from_row(
+            Message,
+            row,
             deleted=row["deleted_at"] is not None,
             reactions=[
                 Reaction(emoji=emoji, count=len(users), user_ids=users)

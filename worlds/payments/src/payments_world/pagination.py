@@ -3,8 +3,9 @@
 Rows are ordered by ``created_at`` descending and then by ``id`` descending:
 many rows share an instant (every row one call writes does, and under a fixed
 clock every row does), so the id is the tiebreak that makes the order total.
-A page's cursor is the id of its last object; the next page starts strictly
-after that object's ``(created_at, id)``.
+A page's cursor is the id of its last object, as the product publishes it
+(``starting_after``); the next page starts strictly after that object's
+``(created_at, id)``, read with ``seahaven.toolkit.keyset_page``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 import seahaven
 from payments_world.errors import InvalidInput
 from payments_world.models import Page
+from seahaven.toolkit import keyset_page
 
 __all__ = ["list_page"]
 
@@ -39,8 +41,7 @@ def list_page(
     ``table`` and the SQL in ``where`` come from the tools, never from an
     argument; the values an agent chose are bound, as ``params``.
     """
-    conditions = list(where)
-    bound = list(params)
+    after = None
     if starting_after is not None:
         cursor = ctx.db.one(f"SELECT created_at FROM {table} WHERE id = ?", starting_after)
         if cursor is None:
@@ -49,15 +50,17 @@ def list_page(
                 f"{starting_after} is not an object of this list; pass the "
                 "next_starting_after of the page before",
             )
-        conditions.append("(created_at < ? OR (created_at = ? AND id < ?))")
-        bound.extend([cursor["created_at"], cursor["created_at"], starting_after])
-    sql = f"SELECT * FROM {table}"
-    if conditions:
-        sql += " WHERE " + " AND ".join(conditions)
-    sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
-    rows = ctx.db.rows(sql, *bound, limit + 1)
-    has_more = len(rows) > limit
-    shown = rows[:limit]
+        after = (cursor["created_at"], starting_after)
+    shown, has_more = keyset_page(
+        ctx.db,
+        table=table,
+        where=where,
+        params=params,
+        order_by="created_at",
+        descending=True,
+        limit=limit,
+        after=after,
+    )
     # Built as Page[<the concrete model>], so it serialises with that model's fields.
     page_type: type[Page[Item]] = Page[model]  # type: ignore[valid-type]
     return page_type(

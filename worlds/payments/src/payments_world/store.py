@@ -1,7 +1,9 @@
 """Reading the processor's objects: one lookup per kind that raises ``NOT_FOUND``, and row-to-model.
 
 Tools look a referenced object up here before writing anything, so an agent
-gets this world's own error rather than a refusal from SQLite.
+gets this world's own error rather than a refusal from SQLite. A model is
+built from its row with ``seahaven.toolkit.from_row``, column by field name;
+only what is worked out rather than stored is spelled out here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from payments_world.models import (
     Payout,
     Refund,
 )
+from seahaven.toolkit import from_row
 
 __all__ = [
     "balance_transaction_model",
@@ -70,110 +73,40 @@ def load_metadata(text: str) -> dict[str, str]:
 
 def customer_model(row: dict[str, Any]) -> Customer:
     """A ``customers`` row as the agent sees it."""
-    return Customer(
-        id=row["id"],
-        email=row["email"],
-        name=row["name"],
-        description=row["description"],
-        metadata=load_metadata(row["metadata"]),
-        default_payment_method_id=row["default_payment_method_id"],
-        created_at=row["created_at"],
-    )
+    return from_row(Customer, row, metadata=load_metadata(row["metadata"]))
 
 
 def payment_method_model(row: dict[str, Any]) -> PaymentMethod:
     """A ``payment_methods`` row as the agent sees it. The token itself is never shown."""
-    return PaymentMethod(
-        id=row["id"],
-        customer_id=row["customer_id"],
-        type=row["type"],
-        brand=row["brand"],
-        last4=row["last4"],
-        exp_month=row["exp_month"],
-        exp_year=row["exp_year"],
-        created_at=row["created_at"],
-        detached_at=row["detached_at"],
-    )
+    return from_row(PaymentMethod, row)
 
 
 def charge_model(row: dict[str, Any]) -> Charge:
     """A ``charges`` row as the agent sees it, with what is still refundable worked out."""
-    return Charge(
-        id=row["id"],
-        customer_id=row["customer_id"],
-        payment_method_id=row["payment_method_id"],
-        amount=row["amount"],
-        amount_captured=row["amount_captured"],
-        amount_refunded=row["amount_refunded"],
+    return from_row(
+        Charge,
+        row,
         amount_refundable=row["amount_captured"] - row["amount_refunded"],
-        currency=row["currency"],
-        status=row["status"],
-        failure_code=row["failure_code"],
-        failure_message=row["failure_message"],
-        description=row["description"],
         metadata=load_metadata(row["metadata"]),
-        balance_transaction_id=row["balance_transaction_id"],
-        created_at=row["created_at"],
-        captured_at=row["captured_at"],
-        canceled_at=row["canceled_at"],
     )
 
 
 def refund_model(row: dict[str, Any]) -> Refund:
     """A ``refunds`` row as the agent sees it."""
-    return Refund(
-        id=row["id"],
-        charge_id=row["charge_id"],
-        amount=row["amount"],
-        currency=row["currency"],
-        reason=row["reason"],
-        status=row["status"],
-        balance_transaction_id=row["balance_transaction_id"],
-        created_at=row["created_at"],
-    )
+    return from_row(Refund, row)
 
 
 def balance_transaction_model(row: dict[str, Any], now: str) -> BalanceTransaction:
     """A ledger row as the agent sees it; ``status`` compares ``available_on`` with ``now``."""
-    return BalanceTransaction(
-        id=row["id"],
-        type=row["type"],
-        source_id=row["source_id"],
-        amount=row["amount"],
-        fee=row["fee"],
-        net=row["net"],
-        currency=row["currency"],
-        description=row["description"],
-        created_at=row["created_at"],
-        available_on=row["available_on"],
-        status="available" if row["available_on"] <= now else "pending",
-    )
+    status = "available" if row["available_on"] <= now else "pending"
+    return from_row(BalanceTransaction, row, status=status)
 
 
 def bank_account_model(row: dict[str, Any]) -> BankAccount:
     """A ``bank_accounts`` row as the agent sees it."""
-    return BankAccount(
-        id=row["id"],
-        currency=row["currency"],
-        account_holder_name=row["account_holder_name"],
-        routing_number=row["routing_number"],
-        last4=row["last4"],
-        default_for_currency=bool(row["default_for_currency"]),
-        created_at=row["created_at"],
-    )
+    return from_row(BankAccount, row)
 
 
 def payout_model(row: dict[str, Any]) -> Payout:
     """A ``payouts`` row as the agent sees it."""
-    return Payout(
-        id=row["id"],
-        bank_account_id=row["bank_account_id"],
-        amount=row["amount"],
-        currency=row["currency"],
-        status=row["status"],
-        arrival_date=row["arrival_date"],
-        description=row["description"],
-        balance_transaction_id=row["balance_transaction_id"],
-        created_at=row["created_at"],
-        canceled_at=row["canceled_at"],
-    )
+    return from_row(Payout, row)

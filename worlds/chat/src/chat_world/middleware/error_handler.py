@@ -1,7 +1,7 @@
 """The chat world's outermost layer: it decides every error the agent can read.
 
 It is registered ahead of every other middleware, so the rest of the chain runs
-inside it. Three outcomes:
+inside it. It is ``seahaven.toolkit.error_handler``, with three outcomes:
 
 * argument errors from the framework become ``INVALID_INPUT``, one entry per
   violation, each explained with the argument's own description where it has one;
@@ -13,39 +13,19 @@ inside it. Three outcomes:
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import seahaven
-from seahaven.world import Handler
+import seahaven.toolkit
 
 from chat_world.errors import Internal, InvalidInput
 from chat_world.world import world
 
 __all__ = ["error_handler"]
 
-_log = logging.getLogger("chat_world")
 
-
-@world.middleware
-def error_handler(ctx: seahaven.Ctx, call: seahaven.Call, next_: Handler) -> Any:
-    """Let the call run; turn what it raises into something the agent may read."""
-    try:
-        return next_(ctx, call)
-    except seahaven.ArgumentError as refused:
-        raise InvalidInput.from_violations(refused.violations, _descriptions(call)) from refused
-    except (seahaven.WorldBug, seahaven.ToolError) as raised:
-        if not isinstance(raised, seahaven.DbError):
-            raise
-        # The engine refused SQL this world wrote; the agent cannot act on its text.
-        raise _hidden(ctx, call, "database error", raised) from raised
-    except Exception as raised:
-        raise _hidden(ctx, call, "unexpected error", raised) from raised
-
-
-def _hidden(ctx: seahaven.Ctx, call: seahaven.Call, kind: str, raised: Exception) -> Internal:
-    """Keep a defect's traceback in the log, and hand back what the agent is told instead."""
-    _log.error("%s: %s under %s", ctx.instance.id, kind, call.name, exc_info=raised)
-    return Internal()
+def _restated(refused: seahaven.ArgumentError, call: seahaven.Call) -> InvalidInput:
+    """The framework's argument violations in this product's shape, with each description."""
+    return InvalidInput.from_violations(refused.violations, _descriptions(call))
 
 
 def _descriptions(call: seahaven.Call) -> dict[str, str]:
@@ -56,3 +36,12 @@ def _descriptions(call: seahaven.Call) -> dict[str, str]:
         for name, spec in properties.items()
         if isinstance(spec, dict) and "description" in spec
     }
+
+
+error_handler = world.middleware(
+    seahaven.toolkit.error_handler(
+        logger=logging.getLogger("chat_world"),
+        invalid_arguments=_restated,
+        internal=Internal,
+    )
+)

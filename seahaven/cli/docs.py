@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from seahaven.cli_support import failures
+from seahaven.cli.support import failures
 from seahaven.errors import WorldBug
 from seahaven.hookspecs import hookimpl
 
@@ -20,7 +20,8 @@ __all__ = ["docs_directory", "seahaven_cli"]
 
 def docs_directory() -> Path:
     """The bundled docs directory of the running seahaven; a ``WorldBug`` if it is missing."""
-    directory = (Path(__file__).resolve().parent / "docs").resolve()
+    # This file is seahaven/cli/docs.py; the docs are seahaven/docs.
+    directory = (Path(__file__).resolve().parent.parent / "docs").resolve()
     if not directory.is_dir():
         raise WorldBug(
             f"the bundled docs are missing ({directory} is not a directory); reinstall seahaven"

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli_support import Progress, WorldOption, failures, one_line, session
+from seahaven.cli.support import Progress, WorldOption, failures, one_line, session
 from seahaven.clock import parse_instant
 from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
-from seahaven.fixtures import (
+from seahaven.fixture_store import (
     copy_state_file,
     fixture_directory,
     fixture_ids,
@@ -37,7 +37,7 @@ from seahaven.names import check_fixture_id
 
 if TYPE_CHECKING:
     from seahaven.composition import Composition
-    from seahaven.fixtures import Fixture
+    from seahaven.fixture_store import Fixture
     from seahaven.world import World
 
 __all__ = ["seahaven_cli"]

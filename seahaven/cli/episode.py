@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from pydantic_core import to_jsonable_python
 
-from seahaven.cli_support import fail, failures, plural, session
+from seahaven.cli.support import fail, failures, plural, session
 from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
 from seahaven.errors import ToolError, WorldBug
 from seahaven.hookspecs import hookimpl

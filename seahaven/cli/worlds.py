@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli_support import failures, one_line, session
+from seahaven.cli.support import failures, one_line, session
 from seahaven.composition import ROOT_PATH
 from seahaven.errors import SeahavenError
 from seahaven.hookspecs import hookimpl

@@ -1,8 +1,13 @@
-"""The ``seahaven`` command line.
+"""The ``seahaven`` command line: the app, and ``main``.
 
 The app itself holds only ``--version``: every command, the framework's own
-included, is added by a plugin through the ``seahaven_cli`` hook (the
-framework's are the modules in ``seahaven.plugins.DEFAULT_PLUGINS``).
+included, is added by a plugin through the ``seahaven_cli`` hook. The
+framework's are this package's modules, one per command group (``worlds``,
+``fixture``, ``docs``, ``episode``; ``check`` is ``seahaven.check.plugin``),
+listed in ``seahaven.plugins.DEFAULT_PLUGINS``. What every command shares,
+the session and failure reporting, is ``seahaven.cli.support``, which is
+also the import path for a plugin's own commands.
+
 ``main(argv)`` is the whole command. A failure is one line on stderr and exit
 status 1, a usage error exits 2, and no traceback is ever printed.
 """
@@ -14,10 +19,10 @@ from typing import Annotated
 
 import typer
 
-import seahaven
-from seahaven.cli_support import CliSession, one_line
+from seahaven.cli.support import CliSession, one_line
 from seahaven.discovery import find_world
 from seahaven.plugins import PluginManager, plugin_manager
+from seahaven.version import VERSION
 
 __all__ = ["build_app", "find_world", "main"]
 
@@ -26,7 +31,7 @@ PROG_NAME = "seahaven"
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"seahaven {seahaven.__version__}")
+        typer.echo(f"seahaven {VERSION}")
         raise typer.Exit()
 
 
@@ -108,7 +113,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

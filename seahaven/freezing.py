@@ -1,0 +1,103 @@
+"""Freezing: minting a fixture from a live instance.
+
+Freezing sits above the instance, because it reads one: under the instance's
+lock it checks every store still has its world's schema, checkpoints each
+store and copies it with ``VACUUM INTO`` into a ``FixtureWriter``'s pending
+directory, then writes the sidecar and publishes the fixture in one rename.
+What touches the disk is ``seahaven.fixture_store``'s; what is read from the
+instance is its documented interface (``lock``, ``check_usable``, ``runtimes``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from seahaven.clock import format_instant
+from seahaven.errors import WorldBug
+from seahaven.fixture_store import Fixture, FixtureWriter, load
+from seahaven.names import check_fixture_id
+from seahaven.schema import describe
+
+if TYPE_CHECKING:
+    from seahaven.instance import Instance
+
+__all__ = ["freeze", "freeze_instance"]
+
+
+def freeze_instance(instance: Instance, fixture_id: str, description: str) -> Fixture:
+    """``inst.freeze(id, description)``: freeze into the world's own fixtures directory."""
+    instance.check_usable()
+    instance.refuse_inside("freeze cannot run inside bulk() or a call; leave the block first")
+    # A freeze is a use of the tree, so a tree that no longer seals is refused here.
+    instance.routes()
+    return freeze(instance, fixture_id, description, fixtures_dir=instance.world.fixtures_dir)
+
+
+def freeze(
+    instance: Instance, fixture_id: str, description: str, *, fixtures_dir: Path | str
+) -> Fixture:
+    """Mint a fixture from ``instance``: check, checkpoint, vacuum, hash, publish atomically."""
+    check_fixture_id(fixture_id)
+    if not isinstance(description, str):
+        raise WorldBug("a fixture's description is a string, written for whoever chooses it")
+    writer = FixtureWriter(fixtures_dir, fixture_id)
+    with instance.lock:
+        instance.check_usable()
+        runtimes = instance.runtimes
+        for runtime in runtimes:
+            actual = describe(runtime.conn).hash
+            if actual != runtime.node.world.schema_hash:
+                raise WorldBug(
+                    f"the store at {runtime.path!r} (world {runtime.node.world.name!r}) no longer "
+                    "matches its world's schema, so nothing was frozen; the schema of a store "
+                    "is the world's to change"
+                )
+        with writer:
+            hashes: dict[str, str] = {}
+            for runtime in runtimes:
+                file = writer.state_file(runtime.node.file_name)
+                try:
+                    runtime.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    runtime.conn.execute("VACUUM INTO ?", (str(file),))
+                    hashes[runtime.path] = writer.seal(file)
+                except (apsw.Error, OSError) as error:
+                    reason = error.strerror if isinstance(error, OSError) else None
+                    raise WorldBug(
+                        f"the store at {runtime.path!r} could not be written into "
+                        f"{writer.directory} ({reason or error}), so nothing was frozen; free "
+                        "space on that disk, or freeze into another directory by naming it with "
+                        "World(fixtures_dir=...)"
+                    ) from None
+            world = instance.world
+            fields: dict[str, Any] = {
+                "format_version": 2 if len(runtimes) > 1 else 1,
+                "id": fixture_id,
+                "world": world.name,
+                "world_version": world.version,
+                "schema_hash": world.schema_hash,
+                "now": instance.clock.iso(),
+                "parent_id": instance.fixture,
+                "file_sha256": hashes["main"],
+                "created_at": format_instant(time.time_ns() // 1_000_000),
+                "description": description,
+            }
+            if len(runtimes) > 1:
+                fields["nodes"] = [
+                    {
+                        "path": runtime.path,
+                        "world": runtime.node.world.name,
+                        "world_version": runtime.node.world.version,
+                        "schema_hash": runtime.node.world.schema_hash,
+                        "scope": runtime.node.scope,
+                        "file": runtime.node.file_name,
+                        "file_sha256": hashes[runtime.path],
+                        "aliases": list(runtime.node.aliases),
+                    }
+                    for runtime in runtimes[1:]
+                ]
+            target = writer.publish(fields)
+    return load(target)

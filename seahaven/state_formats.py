@@ -1,0 +1,49 @@
+"""The built-in state formats: what each puts under the state document's ``state``.
+
+A format is a function ``(world, instance or None) -> dict``. The built-in ones
+read an instance only through its public methods, as a world's own format
+would, and copy the change log the instance rendered when each call
+committed, so they cost serialisation and no database work. The envelope
+around ``state`` is ``seahaven.state``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from seahaven.instance import Instance
+    from seahaven.world import World
+
+__all__ = ["BUILTIN_FORMATS"]
+
+
+def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
+    """``seahaven.state/1``: every record of the change log."""
+    if instance is None:
+        return {"db": {"log": []}}
+    return {"db": {"log": [record.to_dict() for record in instance.change_log()]}}
+
+
+def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
+    """``seahaven.state+last_step/1``: the records of the most recent call only."""
+    if instance is None or instance.call_count == 0:
+        return {"db": {"log": []}}
+    last = instance.call_count - 1
+    return {"db": {"log": [r.to_dict() for r in instance.change_log() if r.i == last]}}
+
+
+def _with_calls(world: World, instance: Instance | None) -> dict[str, Any]:
+    """``seahaven.state+calls/1``: the whole log, plus the call log."""
+    state = _whole_log(world, instance)
+    state["calls"] = [] if instance is None else [r.to_dict() for r in instance.call_log()]
+    return state
+
+
+BUILTIN_FORMATS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
+    "seahaven.state/1": _whole_log,
+    "seahaven.state+last_step/1": _last_step,
+    "seahaven.state+calls/1": _with_calls,
+}
+"""Every format the framework publishes, by name; a world registers its own beside them."""

@@ -1,0 +1,432 @@
+"""The shape of the package: which way its imports go, read from the source.
+
+Every import is read, at module level and inside functions, except those under
+``if TYPE_CHECKING:`` (types only, never run). The layers below are the ones
+``docs/architecture.md`` draws; an import may reach its own layer or one
+beneath it, and the only imports that reach up are the four public facades,
+each a one-line delegation. The same reading checks that no module imports a
+private name of another, and that only ``seahaven.instance`` reaches into an
+instance's private attributes: the rest of the framework uses the interface
+``Instance`` documents for it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import seahaven
+
+PACKAGE = Path(seahaven.__file__).resolve().parent
+ROOT = PACKAGE.parent
+
+# Bottom first. A module may import from its own layer and the layers before it.
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    (
+        "foundations",
+        frozenset(
+            {
+                "seahaven.changelog",
+                "seahaven.clock",
+                "seahaven.db",
+                "seahaven.errors",
+                "seahaven.fixtures_dir",
+                "seahaven.ids",
+                "seahaven.instances",
+                "seahaven.names",
+                "seahaven.sandbox",
+                "seahaven.schema",
+                "seahaven.version",
+                "seahaven.workdir",
+            }
+        ),
+    ),
+    (
+        "tools and contexts",
+        frozenset({"seahaven.context", "seahaven.state_formats", "seahaven.tool"}),
+    ),
+    ("seal", frozenset({"seahaven.composition"})),
+    ("declaration", frozenset({"seahaven.world"})),
+    ("fixture storage", frozenset({"seahaven.fixture_store"})),
+    ("dispatch", frozenset({"seahaven.dispatch", "seahaven.setup_sql"})),
+    ("instance", frozenset({"seahaven.instance"})),
+    (
+        "above the instance",
+        frozenset(
+            {
+                "seahaven.fixtures",
+                "seahaven.freezing",
+                "seahaven.helpers",
+                "seahaven.state",
+                "seahaven.toolkit",
+            }
+        ),
+    ),
+    (
+        "edges",
+        frozenset(
+            {
+                "seahaven",
+                "seahaven.check",
+                "seahaven.cli",
+                "seahaven.cli_support",
+                "seahaven.discovery",
+                "seahaven.extras",
+                "seahaven.hookspecs",
+                "seahaven.mcp",
+                "seahaven.openenv",
+                "seahaven.plugins",
+                "seahaven.pytest_plugin",
+                "seahaven.ray",
+                "seahaven.registry",
+            }
+        ),
+    ),
+)
+
+# (importer, the function holding the import, imported): the imports that reach upward.
+FACADES = frozenset(
+    {
+        ("seahaven.world", "World.instance", "seahaven.instance"),
+        ("seahaven.world", "World.fixtures", "seahaven.fixture_store"),
+        ("seahaven.instance", "Instance.freeze", "seahaven.freezing"),
+        ("seahaven.instance", "Instance.state", "seahaven.state"),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One ``import`` or ``from ... import`` statement, as the package's source holds it."""
+
+    module: str
+    # The dotted name of the enclosing function or class, or "" at module level.
+    scope: str
+    line: int
+    # The modules it reads from, and each name it takes from them (for ``from`` imports).
+    source: str
+    names: tuple[str, ...]
+    type_checking: bool
+
+
+def module_names() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(ROOT).with_suffix("")
+        if "docs" in relative.parts or "__pycache__" in relative.parts:
+            continue
+        parts = list(relative.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = module_names()
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imports_of(module: str, path: Path) -> Iterator[Import]:
+    """Every import in ``module``, with where it sits and whether only a type checker runs it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+
+    def walk(node: ast.AST, scope: list[str], type_checking: bool) -> Iterator[Import]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for statement in child.body:
+                    yield from walk_one(statement, scope, True)
+                for statement in child.orelse:
+                    yield from walk_one(statement, scope, type_checking)
+            else:
+                yield from walk_one(child, scope, type_checking)
+
+    def walk_one(node: ast.AST, scope: list[str], type_checking: bool) -> Iterator[Import]:
+        where = ".".join(scope)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(module, where, node.lineno, alias.name, (), type_checking)
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(module, is_package, node)
+            names = tuple(alias.name for alias in node.names)
+            yield Import(module, where, node.lineno, source, names, type_checking)
+        inner = [*scope, node.name] if isinstance(node, ast.FunctionDef | ast.ClassDef) else scope
+        yield from walk(node, inner, type_checking)
+
+    yield from walk(tree, [], False)
+
+
+IMPORTS = [found for module, path in MODULES.items() for found in imports_of(module, path)]
+
+
+def targets(found: Import) -> set[str]:
+    """The package's modules an import runs: a submodule named in a ``from``, else the source."""
+    if not found.names:
+        return {found.source} if found.source in MODULES else set()
+    hit = set()
+    for name in found.names:
+        submodule = f"{found.source}.{name}"
+        if submodule in MODULES:
+            hit.add(submodule)
+        elif found.source in MODULES:
+            hit.add(found.source)
+    return hit
+
+
+def edges(*, facades: bool) -> dict[str, set[str]]:
+    """Who imports whom at run time; with ``facades=False`` the four facades are left out."""
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for found in IMPORTS:
+        if found.type_checking:
+            continue
+        for target in targets(found):
+            if target == found.module:
+                continue
+            if not facades and (found.module, found.scope, target) in FACADES:
+                continue
+            graph[found.module].add(target)
+    return graph
+
+
+def layer_of(module: str) -> int:
+    for position, (_, members) in enumerate(LAYERS):
+        if module in members:
+            return position
+    # A subpackage's modules (seahaven.cli.*, seahaven.check.*) live in the subpackage's layer.
+    parent = module.rpartition(".")[0]
+    if parent != "seahaven" and parent in MODULES:
+        return layer_of(parent)
+    raise AssertionError(
+        f"{module} is in no layer; place it in LAYERS here and in docs/architecture.md"
+    )
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph``, as the modules along it, or ``None``."""
+    state: dict[str, int] = {}
+    trail: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        trail.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return [*trail[trail.index(target) :], target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle is not None:
+                    return cycle
+        trail.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            cycle = visit(module)
+            if cycle is not None:
+                return cycle
+    return None
+
+
+# --- the tests ----------------------------------------------------------------------------------
+
+
+def test_the_reading_finds_the_package() -> None:
+    assert {"seahaven.world", "seahaven.instance", "seahaven.cli.support"} <= set(MODULES)
+    assert any(found.scope == "World.instance" for found in IMPORTS)
+    assert any(found.type_checking for found in IMPORTS)
+
+
+def test_no_imports_form_a_cycle_but_the_facades() -> None:
+    cycle = find_cycle(edges(facades=False))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_every_module_sits_in_one_layer() -> None:
+    for module in MODULES:
+        placed = [name for name, members in LAYERS if module in members]
+        assert len(placed) <= 1, f"{module} is in {placed}"
+        layer_of(module)
+
+
+def test_imports_reach_only_their_own_layer_or_below_but_the_facades() -> None:
+    upward = []
+    for found in IMPORTS:
+        if found.type_checking:
+            continue
+        for target in targets(found):
+            if (found.module, found.scope, target) in FACADES:
+                continue
+            if layer_of(target) > layer_of(found.module):
+                upward.append(
+                    f"{found.module}:{found.line} ({LAYERS[layer_of(found.module)][0]}) imports "
+                    f"{target} ({LAYERS[layer_of(target)][0]})"
+                )
+    assert upward == []
+
+
+@pytest.mark.parametrize(("module", "scope", "target"), sorted(FACADES))
+def test_each_facade_is_a_one_line_delegation(module: str, scope: str, target: str) -> None:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    class_name, method_name = scope.split(".")
+    [cls] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    [method] = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method_name]
+    body = method.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    assert len(body) == 2, f"{scope}: an import and a return, nothing else"
+    imported, returned = body
+    assert isinstance(imported, ast.ImportFrom) and imported.module == target
+    assert isinstance(returned, ast.Return) and isinstance(returned.value, ast.Call)
+    called = returned.value.func
+    assert isinstance(called, ast.Name)
+    assert called.id in {alias.asname or alias.name for alias in imported.names}
+
+
+def test_every_facade_named_is_in_the_code() -> None:
+    # So the list of exceptions cannot outlive the code it excuses.
+    present = {
+        (found.module, found.scope, target) for found in IMPORTS for target in targets(found)
+    }
+    assert present >= FACADES
+
+
+def test_no_module_imports_a_private_name() -> None:
+    private = [
+        f"{found.module}:{found.line} imports {name} from {found.source}"
+        for found in IMPORTS
+        for name in found.names
+        if name.startswith("_") and found.source != "__future__"
+    ] + [
+        f"{found.module}:{found.line} imports {found.source}"
+        for found in IMPORTS
+        if not found.names and any(part.startswith("_") for part in found.source.split("."))
+    ]
+    assert private == []
+
+
+def _instance_private_names() -> frozenset[str]:
+    """Every private attribute the instance module's classes define or assign."""
+    tree = ast.parse(MODULES["seahaven.instance"].read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AnnAssign):
+                    name = item.name if isinstance(item, ast.FunctionDef) else None
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        name = item.target.id
+                    if name is not None:
+                        names.add(name)
+                if isinstance(item, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__slots__" for t in item.targets
+                ):
+                    names.update(
+                        element.value
+                        for element in ast.walk(item.value)
+                        if isinstance(element, ast.Constant) and isinstance(element.value, str)
+                    )
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+    return frozenset(name for name in names if name.startswith("_") and not name.endswith("__"))
+
+
+def _private_reaches(path: Path, private: frozenset[str]) -> Iterator[str]:
+    """Each place in ``path`` that reads or writes one of ``private`` on another object."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in private
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            yield f"{path.relative_to(ROOT)}:{node.lineno} .{node.attr}"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in private
+        ):
+            call = f"{node.func.id}(..., {node.args[1].value!r})"
+            yield f"{path.relative_to(ROOT)}:{node.lineno} {call}"
+
+
+def test_only_the_instance_module_reaches_into_an_instances_private_attributes() -> None:
+    private = _instance_private_names()
+    assert {"_lock", "_nodes", "_change_log", "_check_same_nodes"} <= private
+    reaches = [
+        reach
+        for module, path in MODULES.items()
+        if module != "seahaven.instance"
+        for reach in _private_reaches(path, private)
+    ]
+    assert reaches == []
+
+
+PLUGINS = sorted((ROOT / "plugins").glob("*/src/*/**/*.py"))
+
+
+@pytest.mark.skipif(not PLUGINS, reason="the first-party plugins are not in this checkout")
+def test_the_first_party_plugins_use_no_private_name_of_the_framework() -> None:
+    private = _instance_private_names()
+    problems = []
+    for path in PLUGINS:
+        for found in imports_of(path.stem, path):
+            if not found.source.startswith("seahaven"):
+                continue
+            problems.extend(
+                f"{path.relative_to(ROOT)}:{found.line} imports {name} from {found.source}"
+                for name in found.names
+                if name.startswith("_")
+            )
+        problems.extend(_private_reaches(path, private))
+    assert problems == []
+
+
+def _documented_layers() -> dict[str, str]:
+    """Module (or subpackage) to layer, as the table in docs/architecture.md gives them."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text.split("## What each module holds", 1)[1].split("\n## ", 1)[0]
+    documented: dict[str, str] = {}
+    layer = ""
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[1].startswith("`"):
+            continue
+        layer = cells[0] or layer
+        for name in cells[1].replace("`", "").split(","):
+            documented[name.strip().rstrip("/")] = layer
+    return documented
+
+
+def test_docs_architecture_places_every_module_in_its_layer() -> None:
+    documented = _documented_layers()
+    expected: dict[str, str] = {}
+    for module in MODULES:
+        parts = module.split(".")
+        name = "__init__" if len(parts) == 1 else parts[1]
+        expected[name] = LAYERS[layer_of(module if len(parts) < 3 else ".".join(parts[:2]))][0]
+    # A plugin's import path (seahaven.ray) is placed before the checkout has its module.
+    placed = {member.removeprefix("seahaven.") for _, members in LAYERS for member in members}
+    assert {name: documented.get(name) for name in expected} == expected
+    assert set(documented) - set(expected) <= placed
