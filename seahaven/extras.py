@@ -28,6 +28,8 @@ class Extra:
     package: str
     distribution: str
     extra: str
+    # The ``seahaven`` commands the plugin adds, answered with the install command without it.
+    commands: tuple[str, ...] = ()
 
     @property
     def install_command(self) -> str:
@@ -38,10 +40,12 @@ class Extra:
 EXTRAS: dict[str, Extra] = {
     extra.alias: extra
     for extra in (
-        Extra("seahaven.openenv", "seahaven_openenv", "seahaven-openenv", "serve"),
+        Extra(
+            "seahaven.openenv", "seahaven_openenv", "seahaven-openenv", "serve", ("serve", "hub")
+        ),
         Extra("seahaven.http", "seahaven_openenv.http", "seahaven-openenv", "serve"),
-        Extra("seahaven.mcp", "seahaven_mcp", "seahaven-mcp", "mcp"),
-        Extra("seahaven.ray", "seahaven_ray", "seahaven-ray", "ray"),
+        Extra("seahaven.mcp", "seahaven_mcp", "seahaven-mcp", "mcp", ("mcp",)),
+        Extra("seahaven.ray", "seahaven_ray", "seahaven-ray", "ray", ("episodes",)),
     )
 }
 

@@ -153,3 +153,46 @@ def test_the_old_support_path_warns_and_hands_out_the_same_helpers(
     assert old.__all__ == support.__all__
     for name in support.__all__:
         assert getattr(old, name) is getattr(support, name)
+
+
+def test_a_first_party_plugins_command_without_the_plugin_names_the_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from seahaven.cli import build_app
+    from seahaven.plugins import make_plugin_manager
+
+    real_find_spec = importlib.util.find_spec
+    missing = {"seahaven_openenv", "seahaven_mcp", "seahaven_ray"}
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name in missing else real_find_spec(name, *args),
+    )
+    app = build_app(make_plugin_manager(entry_points=False))
+    for argv, plugin, extra in (
+        (["serve", "--world", "payments", "--port", "9"], "seahaven-openenv", "serve"),
+        (["mcp", "--fixture", "x"], "seahaven-mcp", "mcp"),
+        (["episodes", "run", "company"], "seahaven-ray", "ray"),
+    ):
+        result = CliRunner().invoke(app, argv)
+        assert result.exit_code == 1, result.output
+        assert result.output.strip().splitlines() == [
+            f"error: seahaven {argv[0]} comes with the {plugin} plugin, which is not installed; "
+            f'install it with: pip install "seahaven[{extra}]"'
+        ]
+
+
+def test_an_installed_plugin_that_lacks_a_command_says_to_upgrade() -> None:
+    from typer.testing import CliRunner
+
+    from seahaven.cli import build_app
+    from seahaven.plugins import make_plugin_manager
+
+    # The plugins' packages are installed here, but no entry points are loaded.
+    result = CliRunner().invoke(build_app(make_plugin_manager(entry_points=False)), ["mcp"])
+    assert result.exit_code == 1
+    assert "pip install --upgrade" in result.output

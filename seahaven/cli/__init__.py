@@ -14,13 +14,15 @@ status 1, a usage error exits 2, and no traceback is ever printed.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
-from seahaven.cli.support import CliSession, one_line
+from seahaven.cli.support import CliSession, fail, one_line
 from seahaven.discovery import find_world
+from seahaven.extras import EXTRAS, Extra
 from seahaven.plugins import PluginManager, plugin_manager
 from seahaven.version import VERSION
 
@@ -70,10 +72,43 @@ def build_app(manager: PluginManager | None = None) -> typer.Typer:
             typer.echo(f"warning: {one_line(problem)}", err=True)
 
     manager.hook.seahaven_cli(app=app)
+    _name_missing_plugins(app)
     # Plugins are called in an order of pluggy's choosing; the help lists commands by name.
     app.registered_commands.sort(key=_listed_name)
     app.registered_groups.sort(key=_listed_name)
     return app
+
+
+def _name_missing_plugins(app: typer.Typer) -> None:
+    """Answer a first-party plugin's command, when the plugin is not installed, with its install."""
+    present = {_listed_name(info) for info in (*app.registered_commands, *app.registered_groups)}
+    for extra in EXTRAS.values():
+        for name in extra.commands:
+            if name not in present:
+                _add_missing_plugin_command(app, name, extra)
+
+
+def _add_missing_plugin_command(app: typer.Typer, name: str, extra: Extra) -> None:
+    if importlib.util.find_spec(extra.package.partition(".")[0]) is None:
+        message = (
+            f"seahaven {name} comes with the {extra.distribution} plugin, which is not installed; "
+            f"install it with: {extra.install_command}"
+        )
+    else:
+        message = (
+            f"seahaven {name} comes with the {extra.distribution} plugin, and the one installed "
+            f"does not add it (or failed to load: see the warning above); upgrade it with: "
+            f"{extra.install_command.replace('pip install', 'pip install --upgrade')}"
+        )
+
+    @app.command(
+        name,
+        help=f"Not installed: {extra.install_command} adds it.",
+        add_help_option=False,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )
+    def missing(ctx: typer.Context) -> None:
+        fail(message)
 
 
 def _listed_name(info: object) -> str:
