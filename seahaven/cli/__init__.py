@@ -104,7 +104,6 @@ def _add_missing_plugin_command(app: typer.Typer, name: str, extra: Extra) -> No
     @app.command(
         name,
         help=f"Not installed: {extra.install_command} adds it.",
-        add_help_option=False,
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     )
     def missing(ctx: typer.Context) -> None:

@@ -23,9 +23,16 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from pydantic_core import to_jsonable_python
 
-from seahaven.cli.support import fail, failures, plural, session
-from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
-from seahaven.errors import ToolError, WorldBug
+from seahaven.cli.support import (
+    check_clock_mode_option,
+    check_instant_option,
+    fail,
+    failures,
+    plural,
+    session,
+)
+from seahaven.clock import CLOCK_MODES
+from seahaven.errors import ToolError
 from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -103,25 +110,6 @@ def summarise(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _check_clock_mode(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return check_clock_mode(value)
-    except WorldBug as error:
-        raise typer.BadParameter(str(error)) from None
-
-
-def _check_now(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        parse_instant(value)
-    except WorldBug as error:
-        raise typer.BadParameter(str(error)) from None
-    return value
-
-
 def _check_document(value: Path | None) -> Path | None:
     """Refuse a ``--document`` path that could not be written, before the episode runs."""
     if value is None:
@@ -163,7 +151,7 @@ def episode(
         typer.Option(
             "--now",
             metavar="TS",
-            callback=_check_now,
+            callback=check_instant_option,
             help="Where the clock starts, such as 2026-06-01T09:00:00.000Z.",
         ),
     ] = None,
@@ -172,7 +160,7 @@ def episode(
         typer.Option(
             "--clock-mode",
             metavar="MODE",
-            callback=_check_clock_mode,
+            callback=check_clock_mode_option,
             help=f"How the clock moves: {', '.join(CLOCK_MODES)}.",
         ),
     ] = None,

@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli.support import Progress, WorldOption, failures, one_line, session
-from seahaven.clock import parse_instant
+from seahaven.cli.support import (
+    Progress,
+    WorldOption,
+    check_instant_option,
+    failures,
+    one_line,
+    session,
+)
 from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
 from seahaven.fixture_store import (
@@ -68,16 +74,6 @@ def _check_run(value: str) -> str:
             f"{value!r} does not name a generator; write module:function, such as "
             "fixtures_src.generate:empty"
         )
-    return value
-
-
-def _check_now(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        parse_instant(value)
-    except WorldBug as error:
-        raise typer.BadParameter(str(error)) from None
     return value
 
 
@@ -233,7 +229,7 @@ def freeze(
         typer.Option(
             "--now",
             metavar="TS",
-            callback=_check_now,
+            callback=check_instant_option,
             help="Where the blank instance's clock starts (default: the wall clock). Pass it, "
             "and pass the same value every time.",
             show_default=False,

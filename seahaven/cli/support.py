@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO
 
 import typer
 
+from seahaven.clock import check_clock_mode, parse_instant
 from seahaven.errors import SeahavenError, ToolError, WorldBug
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ __all__ = [
     "CliSession",
     "Progress",
     "WorldOption",
+    "check_clock_mode_option",
+    "check_instant_option",
     "fail",
     "failures",
     "one_line",
@@ -184,3 +187,24 @@ class Progress:
             stop.set()
             ticker.join()
             self.clear()
+
+
+def check_clock_mode_option(value: str | None) -> str | None:
+    """A ``--clock-mode`` callback: a mode the clock does not have is a usage error (exit 2)."""
+    if value is None:
+        return None
+    try:
+        return check_clock_mode(value)
+    except WorldBug as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def check_instant_option(value: str | None) -> str | None:
+    """A ``--now`` callback: text that is not an instant is a usage error (exit 2)."""
+    if value is None:
+        return None
+    try:
+        parse_instant(value)
+    except WorldBug as error:
+        raise typer.BadParameter(str(error)) from None
+    return value

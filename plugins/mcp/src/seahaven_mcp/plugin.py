@@ -13,9 +13,14 @@ from typing import Annotated, Any
 
 import typer
 
-from seahaven.cli.support import WorldOption, failures, session
-from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
-from seahaven.errors import WorldBug
+from seahaven.cli.support import (
+    WorldOption,
+    check_clock_mode_option,
+    check_instant_option,
+    failures,
+    session,
+)
+from seahaven.clock import CLOCK_MODES
 from seahaven.hookspecs import hookimpl
 
 __all__ = ["mcp_command", "reset_options_from", "seahaven_cli"]
@@ -23,25 +28,6 @@ __all__ = ["mcp_command", "reset_options_from", "seahaven_cli"]
 # Mirrors seahaven_mcp.server's names, which are not imported here (see above).
 _RESET_KEYS = ("fixture", "seed", "now", "clock_mode", "state_format", "startup", "setup_sql")
 _FLAGS = {"fixture": "--fixture", "seed": "--seed", "now": "--now", "clock_mode": "--clock-mode"}
-
-
-def _check_clock_mode(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return check_clock_mode(value)
-    except WorldBug as error:
-        raise typer.BadParameter(str(error)) from None
-
-
-def _check_now(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        parse_instant(value)
-    except WorldBug as error:
-        raise typer.BadParameter(str(error)) from None
-    return value
 
 
 def reset_options_from(text: str | None, flags: dict[str, Any]) -> dict[str, Any]:
@@ -83,9 +69,9 @@ def reset_options_from(text: str | None, flags: dict[str, Any]) -> dict[str, Any
             param_hint="--reset-options",
         )
     if "clock_mode" in options and isinstance(options["clock_mode"], str):
-        _check_clock_mode(options["clock_mode"])
+        check_clock_mode_option(options["clock_mode"])
     if "now" in options and isinstance(options["now"], str):
-        _check_now(options["now"])
+        check_instant_option(options["now"])
     return options
 
 
@@ -118,7 +104,7 @@ def mcp_command(
             "--now",
             envvar="SEAHAVEN_NOW",
             metavar="ISO",
-            callback=_check_now,
+            callback=check_instant_option,
             help="Where the clock starts, such as 2026-06-01T09:00:00.000Z (default: the "
             "fixture's now, or the time the instance is made).",
             show_default=False,
@@ -130,7 +116,7 @@ def mcp_command(
             "--clock-mode",
             envvar="SEAHAVEN_CLOCK_MODE",
             metavar="MODE",
-            callback=_check_clock_mode,
+            callback=check_clock_mode_option,
             help=f"How the clock moves: {', '.join(CLOCK_MODES)} (default: the world's).",
             show_default=False,
         ),

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TextIO, TypedDict, Unpack
 
 import uvicorn
 from fastapi import FastAPI
@@ -34,7 +34,7 @@ from seahaven_openenv.server import DEFAULT_MAX_CONCURRENT_ENVS, Hub, app_for_wo
 # Allocations between two collections of the youngest generation (Python's default is 700).
 GC_FIRST_THRESHOLD = 20_000
 
-__all__ = ["RunningServer", "addresses", "bind", "build", "running", "serve"]
+__all__ = ["RunningServer", "ServerSettings", "addresses", "bind", "build", "running", "serve"]
 
 
 def addresses(
@@ -74,19 +74,34 @@ class RunningServer:
         return hub
 
 
+class ServerSettings(TypedDict, total=False):
+    """How ``serve``, ``running`` and ``build`` set a server up; every key is optional."""
+
+    #: The address to bind (``127.0.0.1``; ``0.0.0.0`` for every interface).
+    host: str
+    #: The port to bind (``8000`` for ``serve``, ``0``, a free one, for ``running``).
+    port: int
+    #: How many sessions may be open at once (500).
+    max_concurrent_envs: int
+    #: The process's concurrency gate resized to this; ``0`` removes it (unchanged by default).
+    concurrency: int | None
+    #: Seconds of idleness before a session is reaped; ``None`` or ``0``, never (the default).
+    session_timeout: float | None
+    #: Let sessions call the deprecated control tool (``False``).
+    include_control_tools: bool
+    #: Serve the web console at ``/console`` (``True``).
+    console: bool
+    #: uvicorn's log level (``info`` for ``serve``, ``warning`` for ``running``).
+    log_level: str
+
+
 def build(
-    worlds: seahaven.World | Sequence[seahaven.World],
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
-    concurrency: int | None = None,
-    session_timeout: float | None = None,
-    include_control_tools: bool = False,
-    console: bool = True,
-    log_level: str = "info",
+    worlds: seahaven.World | Sequence[seahaven.World], **settings: Unpack[ServerSettings]
 ) -> tuple[list[seahaven.World], FastAPI, uvicorn.Server]:
     """The worlds, their app, and a uvicorn server for it, configured as ``serve`` runs it."""
+    host = settings.get("host", "127.0.0.1")
+    port = settings.get("port", 8000)
+    concurrency = settings.get("concurrency")
     chosen = [worlds] if isinstance(worlds, seahaven.World) else list(worlds)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise WorldBug(f"port must be a number from 0 to 65535, not {port!r}")
@@ -94,17 +109,17 @@ def build(
         set_concurrency(concurrency)
     application = app_for_worlds(
         chosen,
-        include_control_tools=include_control_tools,
-        max_concurrent_envs=max_concurrent_envs,
-        session_timeout=session_timeout,
-        console=console,
+        include_control_tools=settings.get("include_control_tools", False),
+        max_concurrent_envs=settings.get("max_concurrent_envs", DEFAULT_MAX_CONCURRENT_ENVS),
+        session_timeout=settings.get("session_timeout"),
+        console=settings.get("console", True),
     )
     config = uvicorn.Config(
         application,
         host=host,
         port=port,
         workers=1,
-        log_level=log_level,
+        log_level=settings.get("log_level", "info"),
         access_log=False,
         # Compressing every frame costs more CPU than a loopback or data-centre link saves.
         ws_per_message_deflate=False,
@@ -167,33 +182,17 @@ async def _serve_until_stopped(server: uvicorn.Server, sock: socket.socket) -> b
 def serve(
     worlds: seahaven.World | Sequence[seahaven.World],
     *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
-    concurrency: int | None = None,
-    session_timeout: float | None = None,
-    include_control_tools: bool = False,
-    console: bool = True,
-    log_level: str = "info",
     out: TextIO | None = None,
+    **settings: Unpack[ServerSettings],
 ) -> None:
     """Serve ``worlds`` in the foreground until interrupted (Ctrl-C or SIGTERM end it cleanly).
 
-    ``concurrency`` resizes the process's concurrency gate (``0`` removes it);
-    ``None`` keeps its default. The addresses are printed to ``out`` (standard
-    output by default) once the socket is bound, with the port actually bound.
+    ``settings`` are ``ServerSettings``' keys. The addresses are printed to ``out``
+    (standard output by default) once the socket is bound, with the port actually bound.
     """
-    chosen, _, server = build(
-        worlds,
-        host=host,
-        port=port,
-        max_concurrent_envs=max_concurrent_envs,
-        concurrency=concurrency,
-        session_timeout=session_timeout,
-        include_control_tools=include_control_tools,
-        console=console,
-        log_level=log_level,
-    )
+    chosen, _, server = build(worlds, **settings)
+    host, port = settings.get("host", "127.0.0.1"), settings.get("port", 8000)
+    console = settings.get("console", True)
     _show_framework_errors()
     _tune_garbage_collection()
     stream = sys.stdout if out is None else out
@@ -221,15 +220,8 @@ def serve(
 def running(
     worlds: seahaven.World | Sequence[seahaven.World],
     *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
-    concurrency: int | None = None,
-    session_timeout: float | None = None,
-    include_control_tools: bool = False,
-    console: bool = True,
-    log_level: str = "warning",
     startup_timeout: float = 30.0,
+    **settings: Unpack[ServerSettings],
 ) -> Iterator[RunningServer]:
     """Serve ``worlds`` on a background thread for the ``with`` block; a free port by default.
 
@@ -239,19 +231,12 @@ def running(
             with SeahavenClient(base_url=server.base_url) as env:
                 ...
 
-    Leaving the block stops the server and ends every session it still holds.
+    ``settings`` are ``ServerSettings``' keys. Leaving the block stops the server
+    and ends every session it still holds.
     """
-    _, application, server = build(
-        worlds,
-        host=host,
-        port=port,
-        max_concurrent_envs=max_concurrent_envs,
-        concurrency=concurrency,
-        session_timeout=session_timeout,
-        include_control_tools=include_control_tools,
-        console=console,
-        log_level=log_level,
-    )
+    settings = {"port": 0, "log_level": "warning", **settings}
+    _, application, server = build(worlds, **settings)
+    host, port = settings.get("host", "127.0.0.1"), settings.get("port", 0)
     failure: list[BaseException] = []
     sock = bind(host, port)
 
