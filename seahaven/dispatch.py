@@ -38,6 +38,7 @@ __all__ = [
     "Activation",
     "Route",
     "bypasses_gate",
+    "in_world_code",
     "call_nested",
     "call_surface",
     "entered",
@@ -64,9 +65,14 @@ def in_call() -> bool:
     return _local.depth > 0
 
 
+def in_world_code() -> bool:
+    """Whether this thread is inside a call, a middleware, a startup hook or a ``bulk()`` block."""
+    return _local.depth > 0 or _local.bulk > 0
+
+
 def bypasses_gate() -> bool:
     """Nested calls, and calls made inside ``bulk()``, do not take the concurrency gate."""
-    return _local.depth > 0 or _local.bulk > 0
+    return in_world_code()
 
 
 class entered:

@@ -39,7 +39,7 @@ from seahaven.db import (
     run_script,
     use_write_ahead_log,
 )
-from seahaven.dispatch import Activation, Route, call_surface, entered, in_call
+from seahaven.dispatch import Activation, Route, call_surface, entered, in_call, in_world_code
 from seahaven.errors import ArgumentError, WorldBug
 from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
@@ -356,8 +356,14 @@ class Instance:
 
     def destroy(self) -> None:
         """Close everything and remove the directory. Idempotent; waits for a call in flight."""
-        if self.activation is not None and self.activation.thread == threading.get_ident():
-            raise WorldBug("an instance cannot be destroyed from inside its own call or bulk()")
+        activation = self.activation
+        if activation is not None and activation.thread == threading.get_ident():
+            if in_world_code():
+                raise WorldBug("an instance cannot be destroyed from inside its own call or bulk()")
+            # This thread left world code without ending its stretch of work: a Ctrl-C
+            # landed while a call was finishing. Nothing runs in it, so it ends here.
+            activation.end()
+            self.activation = None
         with self._lock:
             if self._destroyed:
                 return

@@ -137,3 +137,38 @@ def test_a_failure_closing_connections_still_removes_the_directory(
     with pytest.raises(OSError):
         inst.destroy()
     assert not directory.exists()
+
+
+def test_a_call_interrupted_while_it_was_finishing_still_lets_the_instance_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Ctrl-C can land between two lines of the code that ends a call; the instance must
+    # still be destroyable (and its directory removed) from the same thread afterwards.
+    import seahaven
+    from seahaven.instance import Instance
+
+    world = seahaven.World(
+        name="interrupted",
+        version="1.0.0",
+        schema="CREATE TABLE t (id INTEGER PRIMARY KEY) STRICT;",
+        state_format="seahaven.state/1",
+    )
+
+    @world.tool
+    def touch(ctx: seahaven.Ctx) -> int:
+        """Write a row."""
+        ctx.db.execute("INSERT INTO t DEFAULT VALUES")
+        return 1
+
+    inst = world.instance()
+    directory = inst.directory
+
+    def interrupted(self: Instance, activation: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Instance, "finish_call", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        inst.call("touch")
+    monkeypatch.undo()
+    inst.destroy()
+    assert not directory.exists()
