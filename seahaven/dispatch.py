@@ -38,11 +38,11 @@ __all__ = [
     "Activation",
     "Route",
     "bypasses_gate",
-    "in_world_code",
     "call_nested",
     "call_surface",
     "entered",
     "in_call",
+    "in_world_code",
 ]
 
 _log = logging.getLogger("seahaven.dispatch")
