@@ -37,6 +37,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "seahaven.cli_fixture",
     "seahaven.cli_docs",
     "seahaven.cli_episode",
+    "seahaven.cli_new",
     "seahaven.check.plugin",
 )
 
