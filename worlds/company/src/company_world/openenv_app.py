@@ -5,7 +5,6 @@ serving plugin. It needs `pip install "seahaven-world-company[serve]"`.
 """
 
 import seahaven.openenv
-
 from company_world import world
 
 app = seahaven.openenv.app(world)

@@ -5,7 +5,6 @@ serving plugin. It needs `pip install "seahaven-world-payments[serve]"`.
 """
 
 import seahaven.openenv
-
 from payments_world import world
 
 app = seahaven.openenv.app(world)
