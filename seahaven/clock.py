@@ -135,6 +135,15 @@ class Clock:
             self._cached_ms = ms
         return self._cached_iso
 
+    def tick(self) -> None:
+        """Move a ``tick`` clock one step (one second) forward, as dispatching a call does.
+
+        For a driver that runs work outside tool calls, such as the HTTP test
+        server of ``seahaven.http`` before each request; the other modes do not
+        count steps, so it changes nothing for them.
+        """
+        self._ticks += 1
+
     def _set_dispatched(self, count: int) -> None:
         # Under `tick`, readings inside call i are start + (i + 1) seconds.
         self._ticks = count

@@ -37,6 +37,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "seahaven.cli.fixture",
     "seahaven.cli.docs",
     "seahaven.cli.episode",
+    "seahaven.cli.new",
     "seahaven.check.plugin",
 )
 

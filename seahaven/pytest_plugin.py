@@ -55,6 +55,28 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+if hasattr(pytest, "Dir"):  # pytest 8 and later collect directories through this hook
+
+    def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        """Collect a project root that holds an ``__init__.py`` as a plain directory.
+
+        ``seahaven hub`` writes the root ``__init__.py`` OpenEnv's layout asks
+        for. pytest would collect such a root as a package and import it under
+        the directory's name, which is usually the world's package name too, so
+        the ``world`` fixture would get the root instead of ``src/<package>``.
+        A directory with a ``pyproject.toml`` and a ``src/`` folder beside its
+        ``__init__.py`` is a project, never a package to import.
+        """
+        if (
+            (path / "__init__.py").is_file()
+            and (path / "pyproject.toml").is_file()
+            and (path / "src").is_dir()
+        ):
+            directory: pytest.Collector = pytest.Dir.from_parent(parent, path=path)
+            return directory
+        return None
+
+
 @pytest.fixture(scope="session")
 def world(request: pytest.FixtureRequest) -> World:
     """The world under test, found once per session."""

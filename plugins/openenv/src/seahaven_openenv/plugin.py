@@ -1,4 +1,4 @@
-"""The serving plugin's hooks: ``seahaven serve``.
+"""The serving plugin's hooks: ``seahaven serve`` and ``seahaven hub``.
 
 This module is loaded every time the ``seahaven`` command line is built, so it
 imports nothing heavy: the server and uvicorn are imported when ``serve`` runs.
@@ -13,7 +13,7 @@ import typer
 from seahaven.cli.support import fail, failures, session
 from seahaven.hookspecs import hookimpl
 
-__all__ = ["seahaven_cli", "serve_command"]
+__all__ = ["hub_command", "seahaven_cli", "serve_command"]
 
 
 def serve_command(
@@ -116,7 +116,27 @@ def serve_command(
         )
 
 
+def hub_command() -> None:
+    """Add the files publishing to a hub needs: openenv.yaml, a Dockerfile, README front matter.
+
+    Run it in a world's project. It never overwrites: if anything it would write
+    is already there, it names each one and writes nothing.
+    """
+    with failures():
+        from seahaven_openenv.hub import publish
+
+        project, written = publish()
+        for path in written:
+            verb = "updated" if path.name == "README.md" else "wrote"
+            typer.echo(f"{verb} {path.relative_to(project.root)}")
+        typer.echo(
+            f"The image serves {project.app} on port 8000; build it with "
+            f"docker build -t {project.package} . and publish it with openenv push."
+        )
+
+
 @hookimpl
 def seahaven_cli(app: typer.Typer) -> None:
-    """Add ``seahaven serve``."""
+    """Add ``seahaven serve`` and ``seahaven hub``."""
     app.command("serve")(serve_command)
+    app.command("hub")(hub_command)

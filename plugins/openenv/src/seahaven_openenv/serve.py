@@ -9,15 +9,9 @@ harness or a test that wants a real server inside its own process.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import gc
 import logging
-import signal
-import socket
 import sys
-import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,14 +21,14 @@ import uvicorn
 from fastapi import FastAPI
 
 import seahaven
-from seahaven.errors import WorldBug
 from seahaven.instances import set_concurrency
+from seahaven_openenv import runner
 from seahaven_openenv.server import DEFAULT_MAX_CONCURRENT_ENVS, Hub, app_for_worlds
 
 # Allocations between two collections of the youngest generation (Python's default is 700).
 GC_FIRST_THRESHOLD = 20_000
 
-__all__ = ["RunningServer", "ServerSettings", "addresses", "bind", "build", "running", "serve"]
+__all__ = ["RunningServer", "ServerSettings", "addresses", "build", "running", "serve"]
 
 
 def addresses(
@@ -103,8 +97,6 @@ def build(
     port = settings.get("port", 8000)
     concurrency = settings.get("concurrency")
     chosen = [worlds] if isinstance(worlds, seahaven.World) else list(worlds)
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise WorldBug(f"port must be a number from 0 to 65535, not {port!r}")
     if concurrency is not None:
         set_concurrency(concurrency)
     application = app_for_worlds(
@@ -114,69 +106,10 @@ def build(
         session_timeout=settings.get("session_timeout"),
         console=settings.get("console", True),
     )
-    config = uvicorn.Config(
-        application,
-        host=host,
-        port=port,
-        workers=1,
-        log_level=settings.get("log_level", "info"),
-        access_log=False,
-        # Compressing every frame costs more CPU than a loopback or data-centre link saves.
-        ws_per_message_deflate=False,
-        lifespan="on",
+    server = runner.server_for(
+        application, host=host, port=port, log_level=settings.get("log_level", "info")
     )
-    return chosen, application, _Server(config)
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, ending cleanly on Ctrl-C or SIGTERM.
-
-    uvicorn shuts down gracefully on a signal and then raises the signal again,
-    so a stopped server would exit as if killed. A server that was asked to stop
-    and did has succeeded: its process exits 0.
-    """
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        stopping = (signal.SIGINT, signal.SIGTERM)
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in stopping}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (``0``: a free port), or a ``WorldBug`` naming the fix.
-
-    The server binds before uvicorn starts, so a port in use is one clear error and
-    the port chosen for ``0`` is known before the first connection.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-    except OSError as error:
-        sock.close()
-        raise WorldBug(
-            f"cannot listen on {host}:{port}: {error.strerror or error}; choose another --port, "
-            "or stop what is using it"
-        ) from None
-    return sock
-
-
-async def _serve_until_stopped(server: uvicorn.Server, sock: socket.socket) -> bool:
-    """Run ``server`` on ``sock``; answer whether it started (uvicorn exits on a failed start)."""
-    try:
-        await server.serve(sockets=[sock])
-    except SystemExit:
-        return False
-    return server.started
+    return chosen, application, server
 
 
 def serve(
@@ -195,25 +128,13 @@ def serve(
     console = settings.get("console", True)
     _show_framework_errors()
     _tune_garbage_collection()
-    stream = sys.stdout if out is None else out
-    sock = bind(host, port)
-    bound = sock.getsockname()[1]
-
-    async def run() -> bool:
-        task = asyncio.create_task(_serve_until_stopped(server, sock))
-        while not server.started and not task.done():
-            await asyncio.sleep(0.01)
-        if server.started:
-            for line in addresses(chosen, host, bound, console=console):
-                print(line, file=stream, flush=True)
-        return await task
-
-    try:
-        started = asyncio.run(run())
-    finally:
-        sock.close()
-    if not started:
-        raise WorldBug(f"the server on {host}:{bound} failed to start; its log above says why")
+    runner.in_foreground(
+        server,
+        host=host,
+        port=port,
+        announce=lambda bound: addresses(chosen, host, bound, console=console),
+        out=out,
+    )
 
 
 @contextmanager
@@ -237,34 +158,10 @@ def running(
     settings = {"port": 0, "log_level": "warning", **settings}
     _, application, server = build(worlds, **settings)
     host, port = settings.get("host", "127.0.0.1"), settings.get("port", 0)
-    failure: list[BaseException] = []
-    sock = bind(host, port)
-
-    def run() -> None:
-        try:
-            asyncio.run(_serve_until_stopped(server, sock))
-        except BaseException as error:  # reported to the caller below
-            failure.append(error)
-
-    thread = threading.Thread(target=run, name="seahaven-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + startup_timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            thread.join(timeout=startup_timeout)
-            sock.close()
-            raise WorldBug(
-                f"the server did not start on {host}:{port}"
-                + (f": {failure[0]!r}" if failure else "")
-            )
-        time.sleep(0.01)
-    try:
-        yield RunningServer(host, sock.getsockname()[1], application)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=60)
-        sock.close()
+    with runner.in_background(
+        server, host=host, port=port, startup_timeout=startup_timeout
+    ) as bound:
+        yield RunningServer(host, bound, application)
 
 
 def _tune_garbage_collection() -> None:

@@ -1,0 +1,276 @@
+"""``seahaven.http``: a world that mocks a REST API, as one handler function and a test server.
+
+A handler is ``handle(ctx, request) -> response``: it reads and writes the
+world's database through ``ctx`` exactly as a tool does, routes the request
+itself, and answers an ``HttpResponse``. A tool calls the handler with its own
+``ctx`` (a plain function call, inside the tool's transaction); the test server
+serves it to software under test, one world instance per id under
+``/worlds/{id}/``.
+
+``HttpRequest`` and ``HttpResponse`` are plain values. ``app(world, handle)``
+builds the server as an ASGI application, ``serve(world, handle)`` runs it under
+uvicorn until stopped, ``running(world, handle)`` runs it on a background thread
+for a ``with`` block, and ``main(world, handle)`` is a whole command line with
+the server's options, for a world's ``serve_http.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from seahaven.context import Ctx
+
+if TYPE_CHECKING:
+    import seahaven
+    from seahaven_openenv.http_server import HttpWorldApp, RunningHttpServer
+
+__all__ = [
+    "DEFAULT_MAX_INSTANCES",
+    "HttpHandler",
+    "HttpRequest",
+    "HttpResponse",
+    "app",
+    "main",
+    "running",
+    "serve",
+]
+
+DEFAULT_MAX_INSTANCES = 100
+"""How many instances the test server holds at once unless told otherwise."""
+
+# RFC 9110's token: what a method and a header name are made of.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_BAD_VALUE = re.compile(r"[\r\n\x00]")
+
+
+def _headers(
+    pairs: Iterable[tuple[str, str]], *, what: str, lower: bool
+) -> tuple[tuple[str, str], ...]:
+    """``pairs`` checked as HTTP header fields, names lower-cased when ``lower``."""
+    if isinstance(pairs, Mapping | str | bytes):
+        raise TypeError(f"{what} headers are (name, value) pairs, such as [('x-id', '7')]")
+    checked = []
+    for pair in pairs:
+        if not (isinstance(pair, tuple | list) and len(pair) == 2):
+            raise TypeError(f"{what} header {pair!r} is not a (name, value) pair")
+        name, value = pair
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+            raise ValueError(f"{what} header name {name!r} is not an HTTP token")
+        if not isinstance(value, str):
+            raise TypeError(f"{what} header {name!r} has the value {value!r}; values are strings")
+        if _BAD_VALUE.search(value):
+            raise ValueError(
+                f"{what} header {name!r} has a line break or NUL in its value, which HTTP "
+                "cannot carry"
+            )
+        if not value.isascii() and not _is_latin1(value):
+            raise ValueError(f"{what} header {name!r} has characters HTTP cannot carry")
+        checked.append((name.lower() if lower else name, value))
+    return tuple(checked)
+
+
+def _is_latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _body(body: bytes | str, *, what: str) -> bytes:
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, bytes | bytearray | memoryview):
+        return bytes(body)
+    raise TypeError(f"{what} body is {type(body).__name__}; give bytes or str")
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class HttpRequest:
+    """One HTTP request to a world: its method, path, raw query, headers and body.
+
+    ``path`` is relative to the instance (``/v1/contacts``) and percent-decoded;
+    ``query`` is the raw query string without the ``?``. The method is kept in
+    upper case and header names in lower case, so a request a tool builds looks
+    exactly like one the server builds.
+    """
+
+    method: str
+    path: str
+    query: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        query: str = "",
+        headers: Iterable[tuple[str, str]] = (),
+        body: bytes | str = b"",
+    ) -> None:
+        if not isinstance(method, str) or not _TOKEN.fullmatch(method):
+            raise ValueError(f"the request method {method!r} is not an HTTP method, such as 'GET'")
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise ValueError(f"the request path {path!r} must start with '/', such as '/v1/items'")
+        if not isinstance(query, str):
+            raise TypeError(f"the request query is {type(query).__name__}; give the raw string")
+        object.__setattr__(self, "method", method.upper())
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "query", query)
+        object.__setattr__(self, "headers", _headers(headers, what="request", lower=True))
+        object.__setattr__(self, "body", _body(body, what="request"))
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (any case), or ``None`` when it is absent."""
+        wanted = name.lower()
+        return next((value for key, value in self.headers if key == wanted), None)
+
+    def json(self) -> Any:
+        """The body parsed as JSON; ``ValueError`` when it is not JSON."""
+        return json.loads(self.body)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class HttpResponse:
+    """One HTTP response from a world's handler: a status, header pairs and a body.
+
+    Headers are ``(name, value)`` pairs, and a name may repeat (``set-cookie``).
+    A ``str`` body is sent UTF-8 encoded; ``body_bytes`` is the body as sent. A
+    response HTTP cannot carry (a header value with a line break, a status
+    outside 100-599) is refused here, where the handler makes it.
+    """
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes | str
+
+    def __init__(
+        self,
+        status: int = 200,
+        headers: Iterable[tuple[str, str]] = (),
+        body: bytes | str = b"",
+    ) -> None:
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+            raise ValueError(f"the response status {status!r} is not an HTTP status (100-599)")
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "headers", _headers(headers, what="response", lower=False))
+        object.__setattr__(
+            self, "body", body if isinstance(body, str) else _body(body, what="response")
+        )
+
+    @property
+    def body_bytes(self) -> bytes:
+        """The body as it is sent: a ``str`` body UTF-8 encoded."""
+        return _body(self.body, what="response")
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (any case), or ``None`` when it is absent."""
+        wanted = name.lower()
+        return next((value for key, value in self.headers if key.lower() == wanted), None)
+
+    @classmethod
+    def json(
+        cls, data: Any, *, status: int = 200, headers: Iterable[tuple[str, str]] = ()
+    ) -> HttpResponse:
+        """A JSON response; ``content-type: application/json`` unless ``headers`` sets one."""
+        pairs = list(headers)
+        if not any(
+            isinstance(p, tuple | list) and str(p[0]).lower() == "content-type" for p in pairs
+        ):
+            pairs.append(("content-type", "application/json"))
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return cls(status, pairs, text.encode("utf-8"))
+
+
+HttpHandler = Callable[[Ctx[Any], HttpRequest], HttpResponse]
+"""A world's REST API: ``handle(ctx, request) -> response``, run inside one transaction."""
+
+
+def app(
+    world: seahaven.World,
+    handle: HttpHandler,
+    *,
+    max_instances: int = DEFAULT_MAX_INSTANCES,
+    reset_options: Mapping[str, Any] | None = None,
+) -> HttpWorldApp:
+    """The test server as an ASGI application, for an ASGI server of your own (one worker).
+
+    ``reset_options`` are the keyword arguments each instance is made with
+    (``fixture``, ``seed``, ``now``, ``clock_mode``, ``state_format``,
+    ``startup``, ``setup_sql``); they are checked, by making and destroying one
+    instance, before this returns. ``max_instances=0`` means no limit.
+    """
+    from seahaven_openenv.http_server import HttpWorldApp
+
+    return HttpWorldApp(world, handle, max_instances=max_instances, reset_options=reset_options)
+
+
+def serve(
+    world: seahaven.World,
+    handle: HttpHandler,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_instances: int = DEFAULT_MAX_INSTANCES,
+    reset_options: Mapping[str, Any] | None = None,
+    log_level: str = "info",
+    out: TextIO | None = None,
+) -> None:
+    """Serve ``handle`` in the foreground until Ctrl-C or SIGTERM, which end it cleanly.
+
+    Prints the base URL a client uses (``http://HOST:PORT/worlds/{id}``) to
+    ``out`` (standard output) once the socket is bound; ``port=0`` picks a free
+    port, and the printed address has it. Stopping destroys every instance.
+    """
+    from seahaven_openenv.http_server import serve_forever
+
+    serve_forever(
+        app(world, handle, max_instances=max_instances, reset_options=reset_options),
+        host=host,
+        port=port,
+        log_level=log_level,
+        out=out,
+    )
+
+
+@contextmanager
+def running(
+    world: seahaven.World,
+    handle: HttpHandler,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    max_instances: int = DEFAULT_MAX_INSTANCES,
+    reset_options: Mapping[str, Any] | None = None,
+    log_level: str = "warning",
+) -> Iterator[RunningHttpServer]:
+    """The test server on a background thread for the ``with`` block, on a free port by default.
+
+    Yields where it listens (``server.url("test1")`` is an instance's base URL);
+    leaving the block stops it and destroys every instance.
+    """
+    from seahaven_openenv.http_server import run_in_background
+
+    application = app(world, handle, max_instances=max_instances, reset_options=reset_options)
+    with run_in_background(application, host=host, port=port, log_level=log_level) as server:
+        yield server
+
+
+def main(world: seahaven.World, handle: HttpHandler, argv: Sequence[str] | None = None) -> NoReturn:
+    """The test server's command line, for a world's ``serve_http.py``; exits when it stops.
+
+    Options: ``--host``, ``--port``, ``--max-instances`` and the reset options
+    ``--fixture``, ``--seed``, ``--now``, ``--clock-mode`` (or all of them at once
+    as ``--reset-options JSON``), each of the last five also read from its
+    ``SEAHAVEN_*`` variable. A failure is one line on stderr and exit status 1; a
+    malformed option exits 2.
+    """
+    from seahaven_openenv.http_server import command_line
+
+    raise SystemExit(command_line(world, handle, argv))

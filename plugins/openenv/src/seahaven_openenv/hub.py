@@ -1,0 +1,217 @@
+"""``seahaven hub``: add what publishing a world to a hub (a Hugging Face Space) needs.
+
+The five files ``openenv push`` checks for go at the project's root:
+``openenv.yaml``, a ``Dockerfile``, an ``__init__.py``, ``client.py`` and
+``models.py``. ``README.md`` gains the Space's settings as front matter and a
+section on connecting, after its ``## Using it`` section (or at its end); a
+missing README is created with both. The project is found from its
+``pyproject.toml`` alone, and the world is never imported.
+
+Nothing is ever overwritten: every file is checked first, and if any of the
+five exists, or the README already has front matter or the section, each one is
+named and nothing is written. The files are written beside their targets under
+temporary names and renamed into place, so a failure leaves the project as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from seahaven.discovery import declared_worlds, nearest_pyproject, project_package
+from seahaven.errors import WorldBug
+
+__all__ = [
+    "CONNECTING_HEADING",
+    "HUB_FILES",
+    "HubProject",
+    "connect_section",
+    "find_project",
+    "publish",
+    "with_hub_readme",
+]
+
+HUB_FILES = ("openenv.yaml", "Dockerfile", "__init__.py", "client.py", "models.py")
+"""The files ``openenv push`` checks a directory for, in the order ``seahaven hub`` writes them."""
+
+CONNECTING_HEADING = "## Connecting to the published world"
+"""The heading of the section ``seahaven hub`` adds to ``README.md``."""
+
+USING_HEADING = "## Using it"
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass(frozen=True, slots=True)
+class HubProject:
+    """A world's project as ``seahaven hub`` reads it from ``pyproject.toml``."""
+
+    root: Path
+    package: str
+    world: str
+    version: str
+
+    @property
+    def app(self) -> str:
+        """The ASGI import string the image serves."""
+        return f"{self.package}.openenv_app:app"
+
+
+def find_project(start: Path | None = None) -> HubProject:
+    """The project at or above ``start`` (default: here), or a ``WorldBug`` naming the fix."""
+    here = Path.cwd() if start is None else start
+    pyproject = nearest_pyproject(here)
+    if pyproject is None:
+        raise WorldBug(
+            f"no pyproject.toml at or above {here}; run seahaven hub in a world's project, "
+            "such as one seahaven new made"
+        )
+    root = pyproject.parent
+    declared = declared_worlds(pyproject)
+    if len(declared) > 1:
+        raise WorldBug(
+            f"{pyproject} publishes {len(declared)} worlds ({', '.join(sorted(declared))}); "
+            "a hub image serves one, so publish each from a project of its own"
+        )
+    if declared:
+        [(world, value)] = declared.items()
+        package = value.partition(":")[0].partition(".")[0]
+    else:
+        package = project_package(pyproject)
+        world = package
+    app_file = root / "src" / package / "openenv_app.py"
+    if not app_file.is_file():
+        raise WorldBug(
+            f"{app_file.relative_to(root)} is missing; the Dockerfile and openenv.yaml serve "
+            f"{package}.openenv_app:app, so add that module (app = seahaven.openenv.app(world)) "
+            "and run seahaven hub again"
+        )
+    return HubProject(root, package, world, _project_version(pyproject))
+
+
+def connect_section() -> str:
+    """The README section on connecting to the published world."""
+    return _template("connecting.md")
+
+
+def with_hub_readme(text: str | None, project: HubProject) -> str:
+    """``text`` (a README, or ``None`` for none) with the front matter and the section added."""
+    front = _fill(_template("front_matter"), project)
+    section = connect_section().rstrip("\n") + "\n"
+    if text is None:
+        return f"{front}# {project.world}\n\nA Seahaven world.\n\n{section}"
+    lines = text.splitlines(keepends=True)
+    insert_at = _after_using_section(lines)
+    if insert_at is None:
+        insert_at = len(lines)
+    before, after = "".join(lines[:insert_at]), "".join(lines[insert_at:])
+    before = before.rstrip("\n") + "\n\n" if before.strip() else ""
+    return f"{front}{before}{section}{chr(10) if after else ''}{after}"
+
+
+def problems(project: HubProject) -> list[str]:
+    """Everything already there that ``seahaven hub`` would have to overwrite, one line each."""
+    found = [name for name in HUB_FILES if (project.root / name).exists()]
+    said = [f"{name} exists" for name in found]
+    readme = project.root / "README.md"
+    if readme.is_file():
+        text = readme.read_text(encoding="utf-8")
+        if _has_front_matter(text):
+            said.append("README.md already has front matter")
+        if any(line.strip() == CONNECTING_HEADING for line in text.splitlines()):
+            said.append(f"README.md already has the section {CONNECTING_HEADING!r}")
+    elif readme.exists():
+        said.append("README.md is not a file")
+    return said
+
+
+def publish(start: Path | None = None) -> tuple[HubProject, list[Path]]:
+    """Add the hub files to the project at or above ``start``; answer what was written.
+
+    Raises ``WorldBug`` naming every file in the way, having written nothing.
+    """
+    project = find_project(start)
+    in_the_way = problems(project)
+    if in_the_way:
+        raise WorldBug(
+            f"seahaven hub never overwrites, and wrote nothing: {'; '.join(in_the_way)} "
+            f"(in {project.root}); move those away to write them afresh"
+        )
+    readme = project.root / "README.md"
+    planned = {name: _fill(_template(name), project) for name in HUB_FILES}
+    planned["README.md"] = with_hub_readme(
+        readme.read_text(encoding="utf-8") if readme.is_file() else None, project
+    )
+    staged: dict[Path, Path] = {}
+    placed: list[Path] = []
+    try:
+        for name, text in planned.items():
+            target = project.root / name
+            temporary = project.root / f".{name}.{secrets.token_hex(4)}.hub"
+            with temporary.open("x", encoding="utf-8", newline="") as out:
+                out.write(text)
+            staged[target] = temporary
+        for target, temporary in staged.items():
+            if target.name != "README.md" and target.exists():
+                raise WorldBug(f"{target} appeared while seahaven hub ran; nothing was kept")
+            os.replace(temporary, target)
+            placed.append(target)
+    except BaseException:
+        for target in placed:
+            if target.name != "README.md":
+                target.unlink(missing_ok=True)
+        for temporary in staged.values():
+            temporary.unlink(missing_ok=True)
+        raise
+    return project, placed
+
+
+def _after_using_section(lines: list[str]) -> int | None:
+    """The line index just past the ``## Using it`` section, or ``None`` when there is none."""
+    in_fence = False
+    using = False
+    for index, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        heading = line.rstrip()
+        if using and re.match(r"#{1,2} ", heading):
+            return index
+        if heading == USING_HEADING:
+            using = True
+    return len(lines) if using else None
+
+
+def _has_front_matter(text: str) -> bool:
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    return first.rstrip() == "---"
+
+
+def _project_version(pyproject: Path) -> str:
+    import tomllib
+
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise WorldBug(f"{pyproject} cannot be read: {error}") from None
+    version = project.get("version") if isinstance(project, dict) else None
+    return version if isinstance(version, str) and version else "0.1.0"
+
+
+def _template(name: str) -> str:
+    return files("seahaven_openenv").joinpath("hub_templates", f"{name}.tmpl").read_text("utf-8")
+
+
+def _fill(text: str, project: HubProject) -> str:
+    # JSON strings are YAML strings, so a name YAML would read as a number stays a name.
+    return (
+        text.replace("__NAME__", json.dumps(project.world))
+        .replace("__VERSION__", json.dumps(project.version))
+        .replace("__PACKAGE__", project.package)
+    )
