@@ -45,9 +45,9 @@ from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
 from seahaven.names import check_fixture_id
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
-from seahaven.schema import TableInfo, describe
+from seahaven.schema import TableInfo, blank_image, describe
 from seahaven.setup_sql import run_setup_sql
-from seahaven.workdir import instance_directory, remove_directory
+from seahaven.workdir import instance_directory, remove_directory, write_new_file
 
 if TYPE_CHECKING:
     from seahaven.fixture_store import Fixture
@@ -366,7 +366,7 @@ class Instance:
                 self._close_connections()
             finally:
                 # Whatever closing met, the directory goes: nothing else will remove it.
-                remove_directory(self._directory)
+                remove_directory(self._directory, self._file_names())
                 _live_instances.discard(self)
 
     def __enter__(self) -> Instance:
@@ -554,6 +554,10 @@ class Instance:
             raise
         return conn
 
+    def _file_names(self) -> list[str]:
+        """The files an instance leaves in its directory once its connections are closed."""
+        return [runtime.file.name for runtime in getattr(self, "_nodes", ())]
+
     def _close_connections(self) -> None:
         readers = [db.conn for db in (self._inspect_db, self._control_db) if db is not None]
         self._inspect_db = self._control_db = None
@@ -686,7 +690,7 @@ def create_instance(
     except BaseException:
         instance._destroyed = True
         instance._close_connections()
-        remove_directory(instance._directory)
+        remove_directory(instance._directory, instance._file_names())
         raise
     _live_instances.add(instance)
     return instance
@@ -734,15 +738,24 @@ def _materialise(
     instance._nodes = runtimes
     for node in composition.nodes:
         target = instance._directory / node.file_name
+        image = None
         if prepared is not None:
             copy_state_file(prepared.files[node.path], target)
+        else:
+            # The schema built once per process and copied, as a fixture's file is.
+            image = blank_image(node.world.name, node.world.schema)
+            if image is not None:
+                write_new_file(target, image)
         seed = node_seed(instance.seed, node.path)
         conn = open_connection(
             target, clock=instance._clock, seed=seed, purpose="main", defer_journal=True
         )
         runtime = NodeRuntime(instance, node, target, conn, seed)
         runtimes.append(runtime)
-        if prepared is None:
+        if prepared is None and image is None:
+            # A schema whose rows read the clock or random() runs on the instance's own
+            # connection, after the journal is set up so that nothing waits on the disk.
+            runtime.ensure_journal()
             try:
                 run_script(conn, node.world.schema)
             except apsw.Error as error:
