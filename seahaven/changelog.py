@@ -9,6 +9,7 @@ node per call. When the call commits, its changesets are rendered into
 from __future__ import annotations
 
 import base64
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
@@ -19,7 +20,7 @@ from pydantic_core import to_jsonable_python
 from seahaven.errors import ToolError
 from seahaven.schema import TableInfo
 
-__all__ = ["CallRecord", "LogRecord", "json_value", "render_changeset"]
+__all__ = ["CallRecord", "LogRecord", "json_text", "json_value", "render_changeset"]
 
 Op = Literal["insert", "update", "delete"]
 _OPS: dict[str, Op] = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
@@ -81,25 +82,68 @@ class LogRecord(NamedTuple):
 
 _new_record = tuple.__new__
 
+# JSON text of a string, escaped as ``json.dumps(..., ensure_ascii=False)`` escapes it.
+_encode_text: Callable[[str], str] = json.encoder.encode_basestring
+_int_text = int.__repr__
+_float_text = float.__repr__
+
+
+def json_text(value: Any) -> str:
+    """A SQLite value as ``json.dumps(json_value(value), ensure_ascii=False)`` writes it."""
+    kind = type(value)
+    if kind is int:
+        return _int_text(value)
+    if kind is str:
+        return _encode_text(value)
+    if value is None:
+        return "null"
+    if kind is float:
+        return "null" if math.isinf(value) else _float_text(value)
+    if kind is bytes:
+        return '"' + base64.b64encode(value).decode("ascii") + '"'
+    return json.dumps(value, ensure_ascii=False)
+
+
+class _Shape:
+    """What rendering one table's changes needs, worked out once per changeset."""
+
+    __slots__ = ("columns", "key_columns", "names", "prefixes")
+
+    def __init__(self, path: str, name: str, table: TableInfo) -> None:
+        self.columns = table.columns
+        self.key_columns = table.primary_key
+        # Each column's name as a JSON object key, with its colon.
+        self.names = tuple(_encode_text(column) + ":" for column in table.columns)
+        where = f'"world":{_encode_text(path)},"table":{_encode_text(name)},"op":'
+        self.prefixes = {op: f'{where}"{op}","key":{{' for op in ("insert", "update", "delete")}
+
+
+def _object_text(names: tuple[str, ...], indexes: Any, row: Any) -> str:
+    return "{" + ",".join([names[index] + json_text(row[index]) for index in indexes]) + "}"
+
 
 def render_changeset(
     path: str,
     changeset: bytes,
     ordinal: int | None,
     describe_table: Callable[[str], TableInfo],
-) -> list[tuple[tuple[Any, ...], LogRecord]]:
-    """Turn one node's changeset into records, each with the key it sorts by."""
-    rendered: list[tuple[tuple[Any, ...], LogRecord]] = []
-    tables: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+) -> list[tuple[tuple[Any, ...], LogRecord, str]]:
+    """Turn one node's changeset into records, each with the key it sorts by and its JSON.
+
+    The JSON text is the record's ``to_dict()`` as ``json.dumps(...,
+    separators=(",", ":"), ensure_ascii=False)`` writes it, so the state
+    document's JSON is assembled from the texts and never re-encoded.
+    """
+    rendered: list[tuple[tuple[Any, ...], LogRecord, str]] = []
+    shapes: dict[str, _Shape] = {}
+    opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
     for change in apsw.Changeset.iter(changeset):
         name = change.name
-        shape = tables.get(name)
+        shape = shapes.get(name)
         if shape is None:
-            table = describe_table(name)
-            shape = tables[name] = (table.columns, table.primary_key)
-        columns, key_columns = shape
-        if not key_columns:
-            key_columns = tuple(sorted(change.pk_columns))
+            shape = shapes[name] = _Shape(path, name, describe_table(name))
+        columns, names = shape.columns, shape.names
+        key_columns = shape.key_columns or tuple(sorted(change.pk_columns))
         op = _OPS[change.op]
         if op == "insert":
             row = change.new
@@ -107,12 +151,14 @@ def render_changeset(
             raw_key = [row[index] for index in key_columns]
             before = None
             after = dict(zip(columns, map(json_value, row), strict=True))
+            changes = ',"before":null,"after":' + _object_text(names, range(len(row)), row)
         elif op == "delete":
             row = change.old
             assert row is not None
             raw_key = [row[index] for index in key_columns]
             before = dict(zip(columns, map(json_value, row), strict=True))
             after = None
+            changes = ',"before":' + _object_text(names, range(len(row)), row) + ',"after":null'
         else:
             old, new = change.old, change.new
             assert old is not None and new is not None
@@ -124,13 +170,26 @@ def render_changeset(
             ]
             before = {columns[index]: json_value(old[index]) for index in changed}
             after = {columns[index]: json_value(new[index]) for index in changed}
+            changes = (
+                ',"before":'
+                + _object_text(names, changed, old)
+                + ',"after":'
+                + _object_text(names, changed, new)
+            )
         key = {
             columns[index]: json_value(value)
             for index, value in zip(key_columns, raw_key, strict=True)
         }
+        key_text = ",".join(
+            [
+                names[index] + json_text(value)
+                for index, value in zip(key_columns, raw_key, strict=True)
+            ]
+        )
         sort_key = (path, name, tuple(map(_sort_part, raw_key)))
         record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after))
-        rendered.append((sort_key, record))
+        text = opening + shape.prefixes[op] + key_text + "}" + changes + "}"
+        rendered.append((sort_key, record, text))
     return rendered
 
 

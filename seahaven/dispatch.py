@@ -93,7 +93,16 @@ class entered:
 class Activation:
     """One activation of an instance, and the sessions and records it holds."""
 
-    __slots__ = ("_worlds", "alive", "ordinal", "recording", "records", "sessions", "thread")
+    __slots__ = (
+        "_worlds",
+        "alive",
+        "ordinal",
+        "recording",
+        "records",
+        "sessions",
+        "texts",
+        "thread",
+    )
 
     def __init__(self, *, recording: bool) -> None:
         self.thread = threading.get_ident()
@@ -103,6 +112,8 @@ class Activation:
         self.sessions: dict[int, tuple[NodeRuntime, apsw.Session]] = {}
         self.ordinal: int | None = None
         self.records: list[LogRecord] = []
+        # Each record's JSON text, in step with ``records``.
+        self.texts: list[str] = []
         self._worlds: dict[int, Worlds] = {}
 
     def touch(self, runtime: NodeRuntime) -> None:
@@ -122,7 +133,7 @@ class Activation:
         if not self.sessions:
             return []
         touched = [runtime for runtime, _ in self.sessions.values()]
-        rendered: list[tuple[tuple[Any, ...], LogRecord]] = []
+        rendered: list[tuple[tuple[Any, ...], LogRecord, str]] = []
         for runtime, session in self.sessions.values():
             try:
                 changeset = session.changeset()
@@ -134,8 +145,10 @@ class Activation:
                 )
         self.sessions.clear()
         if rendered:
-            rendered.sort(key=_first)
-            self.records.extend(record for _, record in rendered)
+            if len(rendered) > 1:
+                rendered.sort(key=_first)
+            self.records.extend([record for _, record, _ in rendered])
+            self.texts.extend([text for _, _, text in rendered])
         return touched
 
     def discard(self) -> None:
@@ -175,7 +188,7 @@ class Activation:
         )
 
 
-def _first(item: tuple[tuple[Any, ...], LogRecord]) -> tuple[Any, ...]:
+def _first(item: tuple[tuple[Any, ...], LogRecord, str]) -> tuple[Any, ...]:
     return item[0]
 
 

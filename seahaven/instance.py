@@ -178,6 +178,7 @@ class Instance:
     _lock: threading.RLock
     _call_log: list[CallRecord]
     _change_log: list[LogRecord]
+    _change_texts: list[str]
     _nodes: list[NodeRuntime]
     _route_cache: tuple[Composition, dict[str, Route]] | None
     _inspect_db: Db | None
@@ -291,6 +292,18 @@ class Instance:
         """What the calls on this instance changed: a record per row per call, oldest first."""
         return list(self._change_log)
 
+    def state_json(self, format: str | None = None) -> str:
+        """The state document as compact JSON text, assembled from records encoded once.
+
+        The text is what ``json.dumps(inst.state(format), separators=(",", ":"),
+        ensure_ascii=False, allow_nan=False)`` writes, byte for byte, without
+        building the document's dicts: each change-log record was encoded when
+        its call ended. A format of the world's own is encoded when asked for.
+        """
+        from seahaven.state import document_json
+
+        return document_json(self, format)
+
     def call_log(self) -> list[CallRecord]:
         """Every dispatched call, in dispatch order, so ``[i]`` is call ``i``."""
         return list(self._call_log)
@@ -326,12 +339,12 @@ class Instance:
                         _roll_back_quietly(runtime.conn)
                     raise
                 activation.flush()
-                self._commit_bulk(activation.records)
+                self._commit_bulk(activation.records, activation.texts)
             finally:
                 activation.end()
                 self.activation = None
 
-    def _commit_bulk(self, records: list[LogRecord]) -> None:
+    def _commit_bulk(self, records: list[LogRecord], texts: list[str]) -> None:
         # One node at a time, the root last; a failed commit keeps what committed before it.
         ordered = [*self._nodes[1:], self._nodes[0]]
         committed: set[str] = set()
@@ -341,10 +354,14 @@ class Instance:
             except apsw.Error as error:
                 for remaining in ordered[position:]:
                     _roll_back_quietly(remaining.conn)
-                self._change_log.extend(record for record in records if record.world in committed)
+                for record, text in zip(records, texts, strict=True):
+                    if record.world in committed:
+                        self._change_log.append(record)
+                        self._change_texts.append(text)
                 raise db_error(error) from error
             committed.add(runtime.path)
         self._change_log.extend(records)
+        self._change_texts.extend(texts)
 
     def freeze(self, id: str, description: str) -> Fixture:
         """Mint a fixture from the current state, into the world's fixtures directory."""
@@ -395,6 +412,10 @@ class Instance:
     def lock(self) -> threading.RLock:
         """The instance lock: a call, ``bulk()``, ``state()`` and a freeze each hold it."""
         return self._lock
+
+    def change_log_texts(self) -> list[str]:
+        """Each change-log record's JSON text, in step with ``change_log()`` (a copy)."""
+        return list(self._change_texts)
 
     @property
     def caller_seed(self) -> int | None:
@@ -481,7 +502,9 @@ class Instance:
                 left_open.append(runtime.path)
         try:
             activation.flush()
-            self._change_log.extend(activation.records)
+            if activation.records:
+                self._change_log.extend(activation.records)
+                self._change_texts.extend(activation.texts)
         finally:
             activation.end()
             self.activation = None
@@ -661,6 +684,7 @@ def create_instance(
     instance.activation = None
     instance._call_log = []
     instance._change_log = []
+    instance._change_texts = []
     instance._nodes = []
     instance._route_cache = None
     instance._inspect_db = None
