@@ -20,7 +20,15 @@ from pydantic_core import to_jsonable_python
 from seahaven.errors import ToolError
 from seahaven.schema import TableInfo
 
-__all__ = ["CallRecord", "LogRecord", "json_text", "json_value", "render_changeset"]
+__all__ = [
+    "CallRecord",
+    "LogRecord",
+    "Shape",
+    "json_text",
+    "json_value",
+    "render_changeset",
+    "sort_key",
+]
 
 Op = Literal["insert", "update", "delete"]
 _OPS: dict[str, Op] = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
@@ -104,8 +112,8 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-class _Shape:
-    """What rendering one table's changes needs, worked out once per changeset."""
+class Shape:
+    """What rendering one table's changes needs, worked out once per table and store."""
 
     __slots__ = ("columns", "key_columns", "names", "prefixes")
 
@@ -122,47 +130,40 @@ def _object_text(names: tuple[str, ...], indexes: Any, row: Any) -> str:
     return "{" + ",".join([names[index] + json_text(row[index]) for index in indexes]) + "}"
 
 
+def sort_key(record: LogRecord, raw_key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The order records of one call are kept in: by store, table, then key as SQLite orders it."""
+    return (record.world, record.table, tuple(map(_sort_part, raw_key)))
+
+
 def render_changeset(
     path: str,
     changeset: bytes,
     ordinal: int | None,
     describe_table: Callable[[str], TableInfo],
-) -> list[tuple[tuple[Any, ...], LogRecord, str]]:
-    """Turn one node's changeset into records, each with the key it sorts by and its JSON.
+    shapes: dict[str, Shape],
+) -> list[tuple[LogRecord, str, tuple[Any, ...]]]:
+    """Turn one node's changeset into records, each with its JSON text and its raw key.
 
     The JSON text is the record's ``to_dict()`` as ``json.dumps(...,
     separators=(",", ":"), ensure_ascii=False)`` writes it, so the state
-    document's JSON is assembled from the texts and never re-encoded.
+    document's JSON is assembled from the texts and never re-encoded. The raw
+    key (the key's SQLite values) is what ``sort_key`` orders by. ``shapes``
+    is the store's own cache of each table's ``Shape``, filled as tables appear.
     """
-    rendered: list[tuple[tuple[Any, ...], LogRecord, str]] = []
-    shapes: dict[str, _Shape] = {}
+    rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
     opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
     for change in apsw.Changeset.iter(changeset):
         name = change.name
         shape = shapes.get(name)
         if shape is None:
-            shape = shapes[name] = _Shape(path, name, describe_table(name))
+            shape = shapes[name] = Shape(path, name, describe_table(name))
         columns, names = shape.columns, shape.names
         key_columns = shape.key_columns or tuple(sorted(change.pk_columns))
         op = _OPS[change.op]
-        if op == "insert":
-            row = change.new
-            assert row is not None
-            raw_key = [row[index] for index in key_columns]
-            before = None
-            after = dict(zip(columns, map(json_value, row), strict=True))
-            changes = ',"before":null,"after":' + _object_text(names, range(len(row)), row)
-        elif op == "delete":
-            row = change.old
-            assert row is not None
-            raw_key = [row[index] for index in key_columns]
-            before = dict(zip(columns, map(json_value, row), strict=True))
-            after = None
-            changes = ',"before":' + _object_text(names, range(len(row)), row) + ',"after":null'
-        else:
+        if op == "update":
             old, new = change.old, change.new
             assert old is not None and new is not None
-            raw_key = [old[index] for index in key_columns]
+            source = old
             changed = [
                 index
                 for index, value in enumerate(new)
@@ -176,20 +177,42 @@ def render_changeset(
                 + ',"after":'
                 + _object_text(names, changed, new)
             )
-        key = {
-            columns[index]: json_value(value)
-            for index, value in zip(key_columns, raw_key, strict=True)
-        }
-        key_text = ",".join(
-            [
-                names[index] + json_text(value)
+        else:
+            row = change.new if op == "insert" else change.old
+            assert row is not None
+            source = row
+            values = [json_value(value) for value in row]
+            whole = dict(zip(columns, values, strict=True))
+            # A JSON value's text is the SQLite value's: json_text renders both alike.
+            pairs = zip(names, values, strict=True)
+            text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
+            if op == "insert":
+                before, after = None, whole
+                changes = ',"before":null,"after":' + text
+            else:
+                before, after = whole, None
+                changes = ',"before":' + text + ',"after":null'
+        if len(key_columns) == 1:
+            index = key_columns[0]
+            raw_key: tuple[Any, ...] = (source[index],)
+            key = {columns[index]: json_value(raw_key[0])}
+            key_text = names[index] + json_text(raw_key[0])
+        else:
+            raw_key = tuple([source[index] for index in key_columns])
+            key = {
+                columns[index]: json_value(value)
                 for index, value in zip(key_columns, raw_key, strict=True)
-            ]
-        )
-        sort_key = (path, name, tuple(map(_sort_part, raw_key)))
+            }
+            key_text = ",".join(
+                [
+                    names[index] + json_text(value)
+                    for index, value in zip(key_columns, raw_key, strict=True)
+                ]
+            )
         record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after))
-        text = opening + shape.prefixes[op] + key_text + "}" + changes + "}"
-        rendered.append((sort_key, record, text))
+        rendered.append(
+            (record, opening + shape.prefixes[op] + key_text + "}" + changes + "}", raw_key)
+        )
     return rendered
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from seahaven.changelog import LogRecord, render_changeset
+from seahaven.changelog import LogRecord, render_changeset, sort_key
 from seahaven.composition import SurfaceEntry
 from seahaven.context import Ctx, Worlds
 from seahaven.errors import ToolError, UnknownTool, WorldBug
@@ -133,7 +133,7 @@ class Activation:
         if not self.sessions:
             return []
         touched = [runtime for runtime, _ in self.sessions.values()]
-        rendered: list[tuple[tuple[Any, ...], LogRecord, str]] = []
+        rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
         for runtime, session in self.sessions.values():
             try:
                 changeset = session.changeset()
@@ -141,14 +141,20 @@ class Activation:
                 session.close()
             if changeset:
                 rendered.extend(
-                    render_changeset(runtime.path, changeset, self.ordinal, runtime.describe_table)
+                    render_changeset(
+                        runtime.path,
+                        changeset,
+                        self.ordinal,
+                        runtime.describe_table,
+                        runtime.shapes,
+                    )
                 )
         self.sessions.clear()
         if rendered:
             if len(rendered) > 1:
-                rendered.sort(key=_first)
-            self.records.extend([record for _, record, _ in rendered])
-            self.texts.extend([text for _, _, text in rendered])
+                rendered.sort(key=_sort_key)
+            self.records.extend([record for record, _, _ in rendered])
+            self.texts.extend([text for _, text, _ in rendered])
         return touched
 
     def discard(self) -> None:
@@ -188,8 +194,8 @@ class Activation:
         )
 
 
-def _first(item: tuple[tuple[Any, ...], LogRecord, str]) -> tuple[Any, ...]:
-    return item[0]
+def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
+    return sort_key(item[0], item[2])
 
 
 class Route:

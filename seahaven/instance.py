@@ -28,7 +28,7 @@ import apsw
 from pydantic_core import to_jsonable_python
 
 from seahaven import sandbox
-from seahaven.changelog import CallRecord, LogRecord
+from seahaven.changelog import CallRecord, LogRecord, Shape
 from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.context import Ctx, InstanceInfo
@@ -78,6 +78,7 @@ class NodeRuntime:
         "instance",
         "node",
         "path",
+        "shapes",
         "state",
         "table_filter",
         "tables",
@@ -109,6 +110,8 @@ class NodeRuntime:
             else frozenset(tracked).__contains__
         )
         self._extra_tables: dict[str, TableInfo] = {}
+        # How the change log renders each table this store's calls change, by table name.
+        self.shapes: dict[str, Shape] = {}
 
     @property
     def conn(self) -> apsw.Connection:
