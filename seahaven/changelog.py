@@ -252,7 +252,14 @@ class CallRecord:
 
 
 def _copy_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _copy_value(value) for name, value in arguments.items()}
+    # Only containers are copied, so a scalar skips the call.
+    return {
+        name: _copy_value(value) if type(value) in _CONTAINERS else value
+        for name, value in arguments.items()
+    }
+
+
+_CONTAINERS = (dict, list)
 
 
 def _copy_value(value: Any) -> Any:

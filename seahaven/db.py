@@ -29,6 +29,9 @@ class Exec(NamedTuple):
     last_rowid: int
 
 
+# Exec(...) without the Python frame a NamedTuple's __new__ adds.
+_new_exec = tuple.__new__
+
 # Each APSW exception class, by the primary result code it stands for.
 _CODES: dict[type[Exception], int] = {}
 for _code in range(1, 100):
@@ -214,7 +217,7 @@ class Db:
             for _ in conn.execute(sql, params):
                 pass
             changed = conn.changes() if conn.total_changes() != before else 0
-            return Exec(changed, conn.last_insert_rowid())
+            return _new_exec(Exec, (changed, conn.last_insert_rowid()))
         except apsw.Error as error:
             raise db_error(error, conn) from error
         except (OverflowError, ValueError) as error:
