@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from seahaven.changelog import published
+
 if TYPE_CHECKING:
     from seahaven.instance import Instance
     from seahaven.world import World
@@ -24,7 +26,7 @@ def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
     """``seahaven.state/1``: every record of the change log."""
     if instance is None:
         return {"db": {"log": []}}
-    return {"db": {"log": [record.to_dict() for record in instance.change_log()]}}
+    return {"db": {"log": published(instance.change_log())}}
 
 
 def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
@@ -32,7 +34,7 @@ def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
     if instance is None or instance.call_count == 0:
         return {"db": {"log": []}}
     last = instance.call_count - 1
-    return {"db": {"log": [r.to_dict() for r in instance.change_log() if r.i == last]}}
+    return {"db": {"log": published(r for r in instance.change_log() if r.i == last)}}
 
 
 def _with_calls(world: World, instance: Instance | None) -> dict[str, Any]:
