@@ -235,7 +235,7 @@ def _run_chain(
     call: Call,
 ) -> Any:
     if position == len(layers):
-        return _run_tool(activation, owner, tool, call)
+        return _run_tool(activation, owner, tool, call.name, call.arguments, call.node)
     middleware, runtime = layers[position]
 
     def next_(ctx: object, next_call: Call) -> Any:
@@ -248,9 +248,16 @@ def _run_chain(
     return middleware(activation.ctx(runtime, call), call, next_)
 
 
-def _run_tool(activation: Activation, owner: NodeRuntime, tool: Tool, call: Call) -> Any:
-    values = tool.validate(call.arguments)
-    ctx = activation.ctx(owner, Call(call.name, values, tool, call.node))
+def _run_tool(
+    activation: Activation,
+    owner: NodeRuntime,
+    tool: Tool,
+    name: str,
+    arguments: dict[str, Any],
+    node: str,
+) -> Any:
+    values = tool.validate(arguments)
+    ctx = activation.ctx(owner, Call(name, values, tool, node))
     if not tool.transaction:
         result = tool.fn(ctx, **values)
         check_result(tool.name, result)
@@ -313,7 +320,8 @@ def _resolve_function(world: str, routes: dict[str, Route], fn: Callable[..., An
 
 
 def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, Any]) -> Any:
-    gated = not bypasses_gate() and gate().acquire()
+    local = _local
+    gated = not (local.depth or local.bulk) and gate().acquire()
     try:
         with instance.lock:
             instance.check_callable()
@@ -332,19 +340,25 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
             for runtime in route.touched:
                 activation.touch(runtime)
             owner = route.owner
-            call = Call(name, arguments, route.entry.tool, owner.path)
+            tool = route.entry.tool
+            layers = route.layers
             started = time.perf_counter()
             failure: BaseException | None = None
             leftover: WorldBug | None = None
-            _local.depth += 1
+            local.depth += 1
             try:
-                result = _run_chain(activation, route.layers, 0, owner, route.entry.tool, call)
+                if layers:
+                    call = Call(name, arguments, tool, owner.path)
+                    result = _run_chain(activation, layers, 0, owner, tool, call)
+                else:
+                    # No middleware on the route: straight to the tool, as the chain's end would.
+                    result = _run_tool(activation, owner, tool, name, arguments, owner.path)
             except BaseException as error:
                 failure = error
                 record._failed(error)
                 raise
             finally:
-                _local.depth -= 1
+                local.depth -= 1
                 if outer:
                     leftover = instance.finish_call(activation)
                 else:
@@ -352,7 +366,9 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                     activation.ordinal = outer_ordinal
                     for runtime in resumed:
                         activation.touch(runtime)
-                _log_call(instance, name, owner.path, started, failure or leftover, internal=False)
+                failure = failure or leftover
+                if failure is not None or _log.isEnabledFor(_INFO):
+                    _log_call(instance, name, owner.path, started, failure, internal=False)
             if leftover is not None:
                 record._failed(leftover)
                 raise leftover

@@ -554,18 +554,24 @@ def _violations(error: ValidationError) -> list[dict[str, Any]]:
 # --- results -----------------------------------------------------------------------------------
 
 
+# The results that need no looking into; a container's scalars are checked in its loop.
+_RESULT_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def check_result(tool_name: str, value: Any) -> None:
     """Refuse a result that cannot be rendered for the wire: bytes and sets, at any depth."""
     kind = type(value)
-    if kind in (str, int, float, bool) or value is None:
+    if kind in _RESULT_SCALARS:
         return
     if kind is dict:
         for item in value.values():
-            check_result(tool_name, item)
+            if type(item) not in _RESULT_SCALARS:
+                check_result(tool_name, item)
         return
     if kind is list or kind is tuple:
         for item in value:
-            check_result(tool_name, item)
+            if type(item) not in _RESULT_SCALARS:
+                check_result(tool_name, item)
         return
     if isinstance(value, bytes | bytearray | memoryview | set | frozenset):
         raise WorldBug(
