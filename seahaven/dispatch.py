@@ -277,9 +277,8 @@ def call_surface(
     instance: Instance, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
 ) -> Any:
     """``inst.call``: resolve over the composite surface, then dispatch as call ``i``."""
-    routes = instance.routes()
     if type(target) is str:
-        route = routes.get(target)
+        route = instance.route(target)
         if route is None:
             if target == CONTROL_TOOL_NAME and instance.control_tools:
                 return instance.run_control_tool(arguments)
@@ -291,11 +290,12 @@ def call_surface(
             )
         name = target
     elif callable(target):
-        route = _resolve_function(instance.world.name, routes, target)
+        route = _resolve_function(instance.world.name, instance.routes(), target)
         name = route.entry.name
         if args:
             arguments = {**route.entry.tool._positional(args), **arguments}
     else:
+        instance.routes()  # a tree that no longer seals is refused first, as for any call
         raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
     return _dispatch(instance, route, name, arguments)
 

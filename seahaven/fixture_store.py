@@ -400,12 +400,16 @@ def refuse_journal(fixture: Fixture, path: str, file: Path) -> None:
     """
     for suffix in COMPANION_SUFFIXES:
         companion = file.with_name(file.name + suffix)
-        if companion.exists() or companion.is_symlink():
-            raise WorldBug(
-                f"fixture {fixture.id!r}, node {path!r} ({file.name}) has a {file.name}{suffix} "
-                "file beside it, so it was opened for writing after freezing; regenerate it "
-                "with seahaven fixture freeze or seahaven fixture fork"
-            )
+        try:
+            # One lstat: anything by that name, a dangling link too, is refused.
+            os.lstat(companion)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        raise WorldBug(
+            f"fixture {fixture.id!r}, node {path!r} ({file.name}) has a {file.name}{suffix} "
+            "file beside it, so it was opened for writing after freezing; regenerate it "
+            "with seahaven fixture freeze or seahaven fixture fork"
+        )
 
 
 def verify(fixture: Fixture) -> None:

@@ -153,6 +153,18 @@ class NodeRuntime:
         return f"NodeRuntime({self.path!r})"
 
 
+class _RouteCache:
+    """The routes an instance resolved against one sealing of its world."""
+
+    __slots__ = ("complete", "composition", "routes")
+
+    def __init__(self, composition: Composition) -> None:
+        self.composition = composition
+        self.routes: dict[str, Route] = {}
+        # Whether ``routes`` holds every surface entry, in surface order.
+        self.complete = False
+
+
 def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
     return any(table.kind in ("shadow", "virtual") for table in tables.values())
 
@@ -183,7 +195,7 @@ class Instance:
     _change_log: list[LogRecord]
     _change_texts: list[str]
     _nodes: list[NodeRuntime]
-    _route_cache: tuple[Composition, dict[str, Route]] | None
+    _route_cache: _RouteCache | None
     _inspect_db: Db | None
     _control_db: Db | None
     _destroyed: bool
@@ -463,19 +475,44 @@ class Instance:
             self._formatting = previous
 
     def routes(self) -> dict[str, Route]:
-        """Every surface name's route, resolved against this instance's stores.
+        """Every surface name's route, resolved against this instance's stores, in surface order.
 
         Kept until the world seals again, and refused with a ``WorldBug`` when the
         world now resolves to other stores than the instance was made with.
         """
-        composition = self._world.composition()
-        cached = self._route_cache
-        if cached is not None and cached[0] is composition:
-            return cached[1]
+        cache = self._routes_of(self._world.composition())
+        if not cache.complete:
+            # route() may have resolved some already: keep them, in surface order.
+            nodes, known = self._nodes, cache.routes
+            cache.routes = {
+                entry.name: known.get(entry.name) or Route(entry, nodes)
+                for entry in cache.composition.surface
+            }
+            cache.complete = True
+        return cache.routes
+
+    def route(self, name: str) -> Route | None:
+        """One surface name's route, resolved the first time it is called; ``None`` if unknown.
+
+        What ``routes()`` holds, without resolving every other tool of the surface
+        for an instance that calls only a few of them.
+        """
+        cache = self._routes_of(self._world.composition())
+        route = cache.routes.get(name)
+        if route is None and not cache.complete:
+            entry = cache.composition.by_name.get(name)
+            if entry is None:
+                return None
+            route = cache.routes[name] = Route(entry, self._nodes)
+        return route
+
+    def _routes_of(self, composition: Composition) -> _RouteCache:
+        cache = self._route_cache
+        if cache is not None and cache.composition is composition:
+            return cache
         self._check_same_nodes(composition)
-        routes = {entry.name: Route(entry, self._nodes) for entry in composition.surface}
-        self._route_cache = (composition, routes)
-        return routes
+        cache = self._route_cache = _RouteCache(composition)
+        return cache
 
     def record_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, CallRecord]:
         """Log a call about to be dispatched; return its ordinal ``i`` and its record."""
@@ -581,8 +618,16 @@ class Instance:
         return conn
 
     def _file_names(self) -> list[str]:
-        """The files an instance leaves in its directory once its connections are closed."""
-        return [runtime.file.name for runtime in getattr(self, "_nodes", ())]
+        """The files an instance leaves in its directory once its connections are closed.
+
+        A store's connection closes without checkpointing, so a store that was used
+        leaves its write-ahead log and its index beside it.
+        """
+        return [
+            runtime.file.name + suffix
+            for runtime in getattr(self, "_nodes", ())
+            for suffix in ("-wal", "-shm", "")
+        ]
 
     def _close_connections(self) -> None:
         readers = [db.conn for db in (self._inspect_db, self._control_db) if db is not None]
@@ -777,6 +822,8 @@ def _materialise(
         conn = open_connection(
             target, clock=instance._clock, seed=seed, purpose="main", defer_journal=True
         )
+        # Closing must not copy the write-ahead log back into a file that is deleted next.
+        conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         runtime = NodeRuntime(instance, node, target, conn, seed)
         runtimes.append(runtime)
         if prepared is None and image is None:
