@@ -10,7 +10,8 @@ SQLite, 0.5 half as fast. Run it with
 
 It prints one line per case and, with ``--markdown``, a table for the README.
 Nothing here asserts: the machines are shared and noisy, so targets are
-checked by reading the figures, never by a test.
+checked by reading the figures, never by a test. The targets are issue 18's,
+written as ratios (docs/performance.md says how).
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ def case_write(count: int, rounds: int) -> Result:
 
             framework_us, bare_us = _alternate(framework, bare_write, count=count, rounds=rounds)
             bare.close()
-    return Result("write call (one row)", framework_us, bare_us, ">= 0.55")
+    return Result("write call (one row)", framework_us, bare_us, ">= 0.66")
 
 
 def case_read(count: int, rounds: int) -> Result:
@@ -216,7 +217,7 @@ def case_read(count: int, rounds: int) -> Result:
 
             framework_us, bare_us = _alternate(framework, bare_read, count=count, rounds=rounds)
             bare.close()
-    return Result("read call (one indexed row)", framework_us, bare_us, ">= 0.12")
+    return Result("read call (one indexed row)", framework_us, bare_us, ">= 0.145")
 
 
 def _bare_blank_pair(scratch: Path) -> Callable[[int], object]:
@@ -416,7 +417,7 @@ def case_composite_write(count: int, rounds: int) -> Result:
             framework_us, bare_us = _alternate(framework, bare_pair, count=count, rounds=rounds)
             orders.close()
             entries.close()
-    return Result("composite write (two stores)", framework_us, bare_us, ">= 0.45")
+    return Result("composite write (two stores)", framework_us, bare_us, ">= 0.71")
 
 
 def case_composite_fixture(count: int, rounds: int) -> Result:
