@@ -191,6 +191,7 @@ class _Image:
 
 
 _images: dict[str, _Image] = {}
+_KEEP_IMAGES = 256
 _images_lock = threading.Lock()
 # Bytes 18 and 19 of a database file: the write and read versions, 2 for write-ahead logging.
 _WAL_VERSIONS = b"\x02\x02"
@@ -213,7 +214,11 @@ def blank_image(world_name: str, schema: str) -> bytes | None:
         with _images_lock:
             image = _images.get(key)
             if image is None:
-                image = _images[key] = _Image(_build_image(world_name, schema))
+                image = _Image(_build_image(world_name, schema))
+                if len(_images) >= _KEEP_IMAGES:
+                    # A process that makes worlds without end keeps the newest images only.
+                    del _images[next(iter(_images))]
+                _images[key] = image
     return image.data
 
 
