@@ -84,7 +84,7 @@ def test_a_schema_whose_rows_read_the_clock_or_random_runs_per_instance(
     world = make_world(tmp_path, TABLE + schema)
     values = []
     for seed, now in ((1, NOW), (2, "2032-01-01T00:00:00.000Z")):
-        with world.instance(seed=seed, now=now) as inst:
+        with world.instance(seed=seed, now=now, clock_mode="fixed") as inst:
             values.append(inst.call("rows", table="made")[0]["value"])
             # The same statement on a connection of its own gives the instance's own value.
             expected = inst.db.one(f"SELECT {expression} AS value")
