@@ -6,7 +6,9 @@ document and a close. The server is ``seahaven serve`` in its own process; the
 clients are raw WebSockets in this one. The baseline does the same episode in
 process, on one thread, with ``world.instance(...)`` and ``inst.call(...)``:
 what the frames would cost with no server in the way. Rounds alternate
-between the cases and medians are printed.
+between the cases and medians are printed, with the CPU the server process
+spent a session (from /proc, so Linux only): the figure a shared machine's
+noise moves least.
 
     .venv/bin/python benchmarks/serving.py --markdown
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import tempfile
@@ -56,6 +59,13 @@ def in_process_rate(episodes: int) -> float:
     return frames / (time.perf_counter() - started)
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU a process has used so far, from /proc (Linux)."""
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -64,6 +74,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     results: dict[int, list[LoadResult]] = {n: [] for n in args.sessions}
+    server_cpu: dict[int, list[float]] = {n: [] for n in args.sessions}
     baseline: list[float] = []
     with (
         tempfile.TemporaryDirectory() as scratch,
@@ -73,7 +84,10 @@ def main(argv: list[str]) -> int:
         in_process_rate(20)
         for round_number in range(args.rounds):
             for sessions in args.sessions:
+                cpu = process_cpu_seconds(server.process.pid)
                 result = run_load(server.ws_url, sessions)
+                cpu = process_cpu_seconds(server.process.pid) - cpu
+                server_cpu[sessions].append(cpu / sessions * 1000)
                 if result.problems:
                     print("\n".join(result.problems[:5]), file=sys.stderr)
                     return 1
@@ -87,23 +101,25 @@ def main(argv: list[str]) -> int:
         fps = statistics.median(r.frames_per_second for r in runs)
         p50 = statistics.median(r.p50 for r in runs)
         p99 = statistics.median(r.p99 for r in runs)
-        rows.append((sessions, fps, p50, p99))
+        rows.append((sessions, fps, p50, p99, statistics.median(server_cpu[sessions])))
     if args.markdown:
         print(
             "| sessions at once | frames/s | p50 frame latency | p99 frame latency | "
-            "in-process frames/s (same work, one thread) | served / in process |"
+            "in-process frames/s (same work, one thread) | served / in process | "
+            "server CPU a session |"
         )
-        print("|---|---|---|---|---|---|")
-        for sessions, fps, p50, p99 in rows:
+        print("|---|---|---|---|---|---|---|")
+        for sessions, fps, p50, p99, cpu in rows:
             print(
                 f"| {sessions} | {fps:,.0f} | {p50 * 1000:.0f} ms | {p99 * 1000:.0f} ms | "
-                f"{in_process:,.0f} | {fps / in_process:.2f} |"
+                f"{in_process:,.0f} | {fps / in_process:.2f} | {cpu:.2f} ms |"
             )
     else:
-        for sessions, fps, p50, p99 in rows:
+        for sessions, fps, p50, p99, cpu in rows:
             print(
                 f"{sessions} sessions: {fps:.0f} frames/s, p50 {p50 * 1000:.1f} ms, "
-                f"p99 {p99 * 1000:.1f} ms; in process {in_process:.0f} frames/s"
+                f"p99 {p99 * 1000:.1f} ms, server CPU {cpu:.2f} ms a session; "
+                f"in process {in_process:.0f} frames/s"
             )
     return 0
 

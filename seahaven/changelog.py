@@ -9,8 +9,9 @@ node per call. When the call commits, its changesets are rendered into
 from __future__ import annotations
 
 import base64
+import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
 import apsw
@@ -19,7 +20,16 @@ from pydantic_core import to_jsonable_python
 from seahaven.errors import ToolError
 from seahaven.schema import TableInfo
 
-__all__ = ["CallRecord", "LogRecord", "json_value", "render_changeset"]
+__all__ = [
+    "CallRecord",
+    "LogRecord",
+    "Shape",
+    "json_text",
+    "json_value",
+    "published",
+    "render_changeset",
+    "sort_key",
+]
 
 Op = Literal["insert", "update", "delete"]
 _OPS: dict[str, Op] = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
@@ -82,41 +92,96 @@ class LogRecord(NamedTuple):
 _new_record = tuple.__new__
 
 
+def published(records: Iterable[LogRecord]) -> list[dict[str, Any]]:
+    """Each record's ``to_dict()``, built in one loop without a method call per record."""
+    return [
+        {
+            "i": i,
+            "world": world,
+            "table": table,
+            "op": op,
+            "key": key.copy(),
+            "before": None if before is None else before.copy(),
+            "after": None if after is None else after.copy(),
+        }
+        for i, world, table, op, key, before, after in records
+    ]
+
+
+# JSON text of a string, escaped as ``json.dumps(..., ensure_ascii=False)`` escapes it.
+_encode_text: Callable[[str], str] = json.encoder.encode_basestring
+_int_text = int.__repr__
+_float_text = float.__repr__
+
+
+def json_text(value: Any) -> str:
+    """A SQLite value as ``json.dumps(json_value(value), ensure_ascii=False)`` writes it."""
+    kind = type(value)
+    if kind is int:
+        return _int_text(value)
+    if kind is str:
+        return _encode_text(value)
+    if value is None:
+        return "null"
+    if kind is float:
+        return "null" if math.isinf(value) else _float_text(value)
+    if kind is bytes:
+        return '"' + base64.b64encode(value).decode("ascii") + '"'
+    return json.dumps(value, ensure_ascii=False)
+
+
+class Shape:
+    """What rendering one table's changes needs, worked out once per table and store."""
+
+    __slots__ = ("columns", "key_columns", "names", "prefixes")
+
+    def __init__(self, path: str, name: str, table: TableInfo) -> None:
+        self.columns = table.columns
+        self.key_columns = table.primary_key
+        # Each column's name as a JSON object key, with its colon.
+        self.names = tuple(_encode_text(column) + ":" for column in table.columns)
+        where = f'"world":{_encode_text(path)},"table":{_encode_text(name)},"op":'
+        self.prefixes = {op: f'{where}"{op}","key":{{' for op in ("insert", "update", "delete")}
+
+
+def _object_text(names: tuple[str, ...], indexes: Any, row: Any) -> str:
+    return "{" + ",".join([names[index] + json_text(row[index]) for index in indexes]) + "}"
+
+
+def sort_key(record: LogRecord, raw_key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The order records of one call are kept in: by store, table, then key as SQLite orders it."""
+    return (record.world, record.table, tuple(map(_sort_part, raw_key)))
+
+
 def render_changeset(
     path: str,
     changeset: bytes,
     ordinal: int | None,
     describe_table: Callable[[str], TableInfo],
-) -> list[tuple[tuple[Any, ...], LogRecord]]:
-    """Turn one node's changeset into records, each with the key it sorts by."""
-    rendered: list[tuple[tuple[Any, ...], LogRecord]] = []
-    tables: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+    shapes: dict[str, Shape],
+) -> list[tuple[LogRecord, str, tuple[Any, ...]]]:
+    """Turn one node's changeset into records, each with its JSON text and its raw key.
+
+    The JSON text is the record's ``to_dict()`` as ``json.dumps(...,
+    separators=(",", ":"), ensure_ascii=False)`` writes it, so the state
+    document's JSON is assembled from the texts and never re-encoded. The raw
+    key (the key's SQLite values) is what ``sort_key`` orders by. ``shapes``
+    is the store's own cache of each table's ``Shape``, filled as tables appear.
+    """
+    rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
+    opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
     for change in apsw.Changeset.iter(changeset):
         name = change.name
-        shape = tables.get(name)
+        shape = shapes.get(name)
         if shape is None:
-            table = describe_table(name)
-            shape = tables[name] = (table.columns, table.primary_key)
-        columns, key_columns = shape
-        if not key_columns:
-            key_columns = tuple(sorted(change.pk_columns))
+            shape = shapes[name] = Shape(path, name, describe_table(name))
+        columns, names = shape.columns, shape.names
+        key_columns = shape.key_columns or tuple(sorted(change.pk_columns))
         op = _OPS[change.op]
-        if op == "insert":
-            row = change.new
-            assert row is not None
-            raw_key = [row[index] for index in key_columns]
-            before = None
-            after = dict(zip(columns, map(json_value, row), strict=True))
-        elif op == "delete":
-            row = change.old
-            assert row is not None
-            raw_key = [row[index] for index in key_columns]
-            before = dict(zip(columns, map(json_value, row), strict=True))
-            after = None
-        else:
+        if op == "update":
             old, new = change.old, change.new
             assert old is not None and new is not None
-            raw_key = [old[index] for index in key_columns]
+            source = old
             changed = [
                 index
                 for index, value in enumerate(new)
@@ -124,13 +189,48 @@ def render_changeset(
             ]
             before = {columns[index]: json_value(old[index]) for index in changed}
             after = {columns[index]: json_value(new[index]) for index in changed}
-        key = {
-            columns[index]: json_value(value)
-            for index, value in zip(key_columns, raw_key, strict=True)
-        }
-        sort_key = (path, name, tuple(map(_sort_part, raw_key)))
+            changes = (
+                ',"before":'
+                + _object_text(names, changed, old)
+                + ',"after":'
+                + _object_text(names, changed, new)
+            )
+        else:
+            row = change.new if op == "insert" else change.old
+            assert row is not None
+            source = row
+            values = [json_value(value) for value in row]
+            whole = dict(zip(columns, values, strict=True))
+            # A JSON value's text is the SQLite value's: json_text renders both alike.
+            pairs = zip(names, values, strict=True)
+            text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
+            if op == "insert":
+                before, after = None, whole
+                changes = ',"before":null,"after":' + text
+            else:
+                before, after = whole, None
+                changes = ',"before":' + text + ',"after":null'
+        if len(key_columns) == 1:
+            index = key_columns[0]
+            raw_key: tuple[Any, ...] = (source[index],)
+            key = {columns[index]: json_value(raw_key[0])}
+            key_text = names[index] + json_text(raw_key[0])
+        else:
+            raw_key = tuple([source[index] for index in key_columns])
+            key = {
+                columns[index]: json_value(value)
+                for index, value in zip(key_columns, raw_key, strict=True)
+            }
+            key_text = ",".join(
+                [
+                    names[index] + json_text(value)
+                    for index, value in zip(key_columns, raw_key, strict=True)
+                ]
+            )
         record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after))
-        rendered.append((sort_key, record))
+        rendered.append(
+            (record, opening + shape.prefixes[op] + key_text + "}" + changes + "}", raw_key)
+        )
     return rendered
 
 
@@ -170,7 +270,14 @@ class CallRecord:
 
 
 def _copy_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _copy_value(value) for name, value in arguments.items()}
+    # Only containers are copied, so a scalar skips the call.
+    return {
+        name: _copy_value(value) if type(value) in _CONTAINERS else value
+        for name, value in arguments.items()
+    }
+
+
+_CONTAINERS = (dict, list)
 
 
 def _copy_value(value: Any) -> Any:

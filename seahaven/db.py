@@ -29,6 +29,9 @@ class Exec(NamedTuple):
     last_rowid: int
 
 
+# Exec(...) without the Python frame a NamedTuple's __new__ adds.
+_new_exec = tuple.__new__
+
 # Each APSW exception class, by the primary result code it stands for.
 _CODES: dict[type[Exception], int] = {}
 for _code in range(1, 100):
@@ -214,7 +217,7 @@ class Db:
             for _ in conn.execute(sql, params):
                 pass
             changed = conn.changes() if conn.total_changes() != before else 0
-            return Exec(changed, conn.last_insert_rowid())
+            return _new_exec(Exec, (changed, conn.last_insert_rowid()))
         except apsw.Error as error:
             raise db_error(error, conn) from error
         except (OverflowError, ValueError) as error:
@@ -251,9 +254,12 @@ def use_write_ahead_log(conn: apsw.Connection) -> None:
     """WAL, so inspect() reads alongside the writer, and no syncing.
 
     An instance is thrown away at the end of its run, so surviving a power cut
-    buys nothing. Both pragmas read the file, creating the -wal and -shm files.
+    buys nothing. ``synchronous=OFF`` comes first: switching a file that is not
+    yet in WAL mode rewrites its header in a transaction, and under SQLite's
+    default setting that transaction waits for the disk three times. Both
+    pragmas read the file, creating the -wal and -shm files.
     """
-    run_script(conn, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF")
+    run_script(conn, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL")
 
 
 def run_script(conn: apsw.Connection, sql: str) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from seahaven.changelog import LogRecord, render_changeset
+from seahaven.changelog import LogRecord, render_changeset, sort_key
 from seahaven.composition import SurfaceEntry
 from seahaven.context import Ctx, Worlds
 from seahaven.errors import ToolError, UnknownTool, WorldBug
@@ -99,7 +99,16 @@ class entered:
 class Activation:
     """One activation of an instance, and the sessions and records it holds."""
 
-    __slots__ = ("_worlds", "alive", "ordinal", "recording", "records", "sessions", "thread")
+    __slots__ = (
+        "_worlds",
+        "alive",
+        "ordinal",
+        "recording",
+        "records",
+        "sessions",
+        "texts",
+        "thread",
+    )
 
     def __init__(self, *, recording: bool) -> None:
         self.thread = threading.get_ident()
@@ -109,6 +118,8 @@ class Activation:
         self.sessions: dict[int, tuple[NodeRuntime, apsw.Session]] = {}
         self.ordinal: int | None = None
         self.records: list[LogRecord] = []
+        # Each record's JSON text, in step with ``records``.
+        self.texts: list[str] = []
         self._worlds: dict[int, Worlds] = {}
 
     def touch(self, runtime: NodeRuntime) -> None:
@@ -128,7 +139,7 @@ class Activation:
         if not self.sessions:
             return []
         touched = [runtime for runtime, _ in self.sessions.values()]
-        rendered: list[tuple[tuple[Any, ...], LogRecord]] = []
+        rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
         for runtime, session in self.sessions.values():
             try:
                 changeset = session.changeset()
@@ -136,12 +147,20 @@ class Activation:
                 session.close()
             if changeset:
                 rendered.extend(
-                    render_changeset(runtime.path, changeset, self.ordinal, runtime.describe_table)
+                    render_changeset(
+                        runtime.path,
+                        changeset,
+                        self.ordinal,
+                        runtime.describe_table,
+                        runtime.shapes,
+                    )
                 )
         self.sessions.clear()
         if rendered:
-            rendered.sort(key=_first)
-            self.records.extend(record for _, record in rendered)
+            if len(rendered) > 1:
+                rendered.sort(key=_sort_key)
+            self.records.extend([record for record, _, _ in rendered])
+            self.texts.extend([text for _, text, _ in rendered])
         return touched
 
     def discard(self) -> None:
@@ -181,8 +200,8 @@ class Activation:
         )
 
 
-def _first(item: tuple[tuple[Any, ...], LogRecord]) -> tuple[Any, ...]:
-    return item[0]
+def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
+    return sort_key(item[0], item[2])
 
 
 class Route:
@@ -222,7 +241,7 @@ def _run_chain(
     call: Call,
 ) -> Any:
     if position == len(layers):
-        return _run_tool(activation, owner, tool, call)
+        return _run_tool(activation, owner, tool, call.name, call.arguments, call.node)
     middleware, runtime = layers[position]
 
     def next_(ctx: object, next_call: Call) -> Any:
@@ -235,9 +254,16 @@ def _run_chain(
     return middleware(activation.ctx(runtime, call), call, next_)
 
 
-def _run_tool(activation: Activation, owner: NodeRuntime, tool: Tool, call: Call) -> Any:
-    values = tool.validate(call.arguments)
-    ctx = activation.ctx(owner, Call(call.name, values, tool, call.node))
+def _run_tool(
+    activation: Activation,
+    owner: NodeRuntime,
+    tool: Tool,
+    name: str,
+    arguments: dict[str, Any],
+    node: str,
+) -> Any:
+    values = tool.validate(arguments)
+    ctx = activation.ctx(owner, Call(name, values, tool, node))
     if not tool.transaction:
         result = tool.fn(ctx, **values)
         check_result(tool.name, result)
@@ -257,9 +283,8 @@ def call_surface(
     instance: Instance, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
 ) -> Any:
     """``inst.call``: resolve over the composite surface, then dispatch as call ``i``."""
-    routes = instance.routes()
     if type(target) is str:
-        route = routes.get(target)
+        route = instance.route(target)
         if route is None:
             if target == CONTROL_TOOL_NAME and instance.control_tools:
                 return instance.run_control_tool(arguments)
@@ -271,11 +296,12 @@ def call_surface(
             )
         name = target
     elif callable(target):
-        route = _resolve_function(instance.world.name, routes, target)
+        route = _resolve_function(instance.world.name, instance.routes(), target)
         name = route.entry.name
         if args:
             arguments = {**route.entry.tool._positional(args), **arguments}
     else:
+        instance.routes()  # a tree that no longer seals is refused first, as for any call
         raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
     return _dispatch(instance, route, name, arguments)
 
@@ -300,7 +326,8 @@ def _resolve_function(world: str, routes: dict[str, Route], fn: Callable[..., An
 
 
 def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, Any]) -> Any:
-    gated = not bypasses_gate() and gate().acquire()
+    local = _local
+    gated = not (local.depth or local.bulk) and gate().acquire()
     try:
         with instance.lock:
             instance.check_callable()
@@ -319,19 +346,25 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
             for runtime in route.touched:
                 activation.touch(runtime)
             owner = route.owner
-            call = Call(name, arguments, route.entry.tool, owner.path)
+            tool = route.entry.tool
+            layers = route.layers
             started = time.perf_counter()
             failure: BaseException | None = None
             leftover: WorldBug | None = None
-            _local.depth += 1
+            local.depth += 1
             try:
-                result = _run_chain(activation, route.layers, 0, owner, route.entry.tool, call)
+                if layers:
+                    call = Call(name, arguments, tool, owner.path)
+                    result = _run_chain(activation, layers, 0, owner, tool, call)
+                else:
+                    # No middleware on the route: straight to the tool, as the chain's end would.
+                    result = _run_tool(activation, owner, tool, name, arguments, owner.path)
             except BaseException as error:
                 failure = error
                 record._failed(error)
                 raise
             finally:
-                _local.depth -= 1
+                local.depth -= 1
                 if outer:
                     leftover = instance.finish_call(activation)
                 else:
@@ -339,7 +372,9 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                     activation.ordinal = outer_ordinal
                     for runtime in resumed:
                         activation.touch(runtime)
-                _log_call(instance, name, owner.path, started, failure or leftover, internal=False)
+                failure = failure or leftover
+                if failure is not None or _log.isEnabledFor(_INFO):
+                    _log_call(instance, name, owner.path, started, failure, internal=False)
             if leftover is not None:
                 record._failed(leftover)
                 raise leftover

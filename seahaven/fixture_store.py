@@ -15,6 +15,7 @@ and ``copy_state_file``; freezing, which needs an instance, is
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -64,6 +65,7 @@ __all__ = [
     "schema_problems",
     "shape_problems",
     "shared_directory_note",
+    "sync_to_disk",
     "verify",
     "verify_file",
     "world_fixtures",
@@ -398,12 +400,16 @@ def refuse_journal(fixture: Fixture, path: str, file: Path) -> None:
     """
     for suffix in COMPANION_SUFFIXES:
         companion = file.with_name(file.name + suffix)
-        if companion.exists() or companion.is_symlink():
-            raise WorldBug(
-                f"fixture {fixture.id!r}, node {path!r} ({file.name}) has a {file.name}{suffix} "
-                "file beside it, so it was opened for writing after freezing; regenerate it "
-                "with seahaven fixture freeze or seahaven fixture fork"
-            )
+        try:
+            # One lstat: anything by that name, a dangling link too, is refused.
+            os.lstat(companion)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        raise WorldBug(
+            f"fixture {fixture.id!r}, node {path!r} ({file.name}) has a {file.name}{suffix} "
+            "file beside it, so it was opened for writing after freezing; regenerate it "
+            "with seahaven fixture freeze or seahaven fixture fork"
+        )
 
 
 def verify(fixture: Fixture) -> None:
@@ -739,12 +745,16 @@ class FixtureWriter:
         _mark_write_ahead(file)
         digest = _hash_file(file)
         file.chmod(0o444)
+        sync_to_disk(file)
         return digest
 
     def publish(self, fields: dict[str, Any]) -> Path:
         """Write the sidecar holding ``fields`` and move the fixture into place; return it."""
         try:
             (self.pending / SIDECAR).write_text(_render_sidecar(fields), encoding="utf-8")
+            # Everything inside is on the disk before the rename makes it visible.
+            sync_to_disk(self.pending / SIDECAR)
+            sync_to_disk(self.pending)
         except OSError as error:
             raise WorldBug(
                 f"the sidecar could not be written into {self.directory} "
@@ -759,7 +769,28 @@ class FixtureWriter:
                 f"fixture {self.fixture_id!r} could not be published in {self.directory}: "
                 f"{error.strerror or error}"
             ) from None
+        # And the rename itself, so a published fixture stays published after a crash.
+        with contextlib.suppress(OSError):
+            sync_to_disk(self.directory)
         return self.target
+
+
+def sync_to_disk(path: Path) -> None:
+    """Wait until ``path`` (a file, or a directory's entries) is on the disk.
+
+    Freezing is the one path that must survive a crash, so it is the one path
+    that syncs. A platform that cannot open a directory (Windows) skips it.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except (IsADirectoryError, PermissionError):
+        if path.is_dir():
+            return
+        raise
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def remove_stale_pending(fixtures_dir: Path) -> list[Path]:

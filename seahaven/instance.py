@@ -28,7 +28,7 @@ import apsw
 from pydantic_core import to_jsonable_python
 
 from seahaven import sandbox
-from seahaven.changelog import CallRecord, LogRecord
+from seahaven.changelog import CallRecord, LogRecord, Shape
 from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.context import Ctx, InstanceInfo
@@ -45,9 +45,9 @@ from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
 from seahaven.names import check_fixture_id
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
-from seahaven.schema import TableInfo, describe
+from seahaven.schema import TableInfo, blank_image, describe
 from seahaven.setup_sql import run_setup_sql
-from seahaven.workdir import instance_directory, remove_directory
+from seahaven.workdir import instance_directory, remove_directory, write_new_file
 
 if TYPE_CHECKING:
     from seahaven.fixture_store import Fixture
@@ -78,6 +78,7 @@ class NodeRuntime:
         "instance",
         "node",
         "path",
+        "shapes",
         "state",
         "table_filter",
         "tables",
@@ -109,6 +110,8 @@ class NodeRuntime:
             else frozenset(tracked).__contains__
         )
         self._extra_tables: dict[str, TableInfo] = {}
+        # How the change log renders each table this store's calls change, by table name.
+        self.shapes: dict[str, Shape] = {}
 
     @property
     def conn(self) -> apsw.Connection:
@@ -150,6 +153,18 @@ class NodeRuntime:
         return f"NodeRuntime({self.path!r})"
 
 
+class _RouteCache:
+    """The routes an instance resolved against one sealing of its world."""
+
+    __slots__ = ("complete", "composition", "routes")
+
+    def __init__(self, composition: Composition) -> None:
+        self.composition = composition
+        self.routes: dict[str, Route] = {}
+        # Whether ``routes`` holds every surface entry, in surface order.
+        self.complete = False
+
+
 def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
     return any(table.kind in ("shadow", "virtual") for table in tables.values())
 
@@ -178,8 +193,9 @@ class Instance:
     _lock: threading.RLock
     _call_log: list[CallRecord]
     _change_log: list[LogRecord]
+    _change_texts: list[str]
     _nodes: list[NodeRuntime]
-    _route_cache: tuple[Composition, dict[str, Route]] | None
+    _route_cache: _RouteCache | None
     _inspect_db: Db | None
     _control_db: Db | None
     _destroyed: bool
@@ -291,6 +307,18 @@ class Instance:
         """What the calls on this instance changed: a record per row per call, oldest first."""
         return list(self._change_log)
 
+    def state_json(self, format: str | None = None) -> str:
+        """The state document as compact JSON text, assembled from records encoded once.
+
+        The text is what ``json.dumps(inst.state(format), separators=(",", ":"),
+        ensure_ascii=False, allow_nan=False)`` writes, byte for byte, without
+        building the document's dicts: each change-log record was encoded when
+        its call ended. A format of the world's own is encoded when asked for.
+        """
+        from seahaven.state import document_json
+
+        return document_json(self, format)
+
     def call_log(self) -> list[CallRecord]:
         """Every dispatched call, in dispatch order, so ``[i]`` is call ``i``."""
         return list(self._call_log)
@@ -326,12 +354,12 @@ class Instance:
                         _roll_back_quietly(runtime.conn)
                     raise
                 activation.flush()
-                self._commit_bulk(activation.records)
+                self._commit_bulk(activation.records, activation.texts)
             finally:
                 activation.end()
                 self.activation = None
 
-    def _commit_bulk(self, records: list[LogRecord]) -> None:
+    def _commit_bulk(self, records: list[LogRecord], texts: list[str]) -> None:
         # One node at a time, the root last; a failed commit keeps what committed before it.
         ordered = [*self._nodes[1:], self._nodes[0]]
         committed: set[str] = set()
@@ -341,10 +369,14 @@ class Instance:
             except apsw.Error as error:
                 for remaining in ordered[position:]:
                     _roll_back_quietly(remaining.conn)
-                self._change_log.extend(record for record in records if record.world in committed)
+                for record, text in zip(records, texts, strict=True):
+                    if record.world in committed:
+                        self._change_log.append(record)
+                        self._change_texts.append(text)
                 raise db_error(error) from error
             committed.add(runtime.path)
         self._change_log.extend(records)
+        self._change_texts.extend(texts)
 
     def freeze(self, id: str, description: str) -> Fixture:
         """Mint a fixture from the current state, into the world's fixtures directory."""
@@ -372,7 +404,7 @@ class Instance:
                 self._close_connections()
             finally:
                 # Whatever closing met, the directory goes: nothing else will remove it.
-                remove_directory(self._directory)
+                remove_directory(self._directory, self._file_names())
                 _live_instances.discard(self)
 
     def __enter__(self) -> Instance:
@@ -401,6 +433,10 @@ class Instance:
     def lock(self) -> threading.RLock:
         """The instance lock: a call, ``bulk()``, ``state()`` and a freeze each hold it."""
         return self._lock
+
+    def change_log_texts(self) -> list[str]:
+        """Each change-log record's JSON text, in step with ``change_log()`` (a copy)."""
+        return list(self._change_texts)
 
     @property
     def caller_seed(self) -> int | None:
@@ -445,19 +481,44 @@ class Instance:
             self._formatting = previous
 
     def routes(self) -> dict[str, Route]:
-        """Every surface name's route, resolved against this instance's stores.
+        """Every surface name's route, resolved against this instance's stores, in surface order.
 
         Kept until the world seals again, and refused with a ``WorldBug`` when the
         world now resolves to other stores than the instance was made with.
         """
-        composition = self._world.composition()
-        cached = self._route_cache
-        if cached is not None and cached[0] is composition:
-            return cached[1]
+        cache = self._routes_of(self._world.composition())
+        if not cache.complete:
+            # route() may have resolved some already: keep them, in surface order.
+            nodes, known = self._nodes, cache.routes
+            cache.routes = {
+                entry.name: known.get(entry.name) or Route(entry, nodes)
+                for entry in cache.composition.surface
+            }
+            cache.complete = True
+        return cache.routes
+
+    def route(self, name: str) -> Route | None:
+        """One surface name's route, resolved the first time it is called; ``None`` if unknown.
+
+        What ``routes()`` holds, without resolving every other tool of the surface
+        for an instance that calls only a few of them.
+        """
+        cache = self._routes_of(self._world.composition())
+        route = cache.routes.get(name)
+        if route is None and not cache.complete:
+            entry = cache.composition.by_name.get(name)
+            if entry is None:
+                return None
+            route = cache.routes[name] = Route(entry, self._nodes)
+        return route
+
+    def _routes_of(self, composition: Composition) -> _RouteCache:
+        cache = self._route_cache
+        if cache is not None and cache.composition is composition:
+            return cache
         self._check_same_nodes(composition)
-        routes = {entry.name: Route(entry, self._nodes) for entry in composition.surface}
-        self._route_cache = (composition, routes)
-        return routes
+        cache = self._route_cache = _RouteCache(composition)
+        return cache
 
     def record_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, CallRecord]:
         """Log a call about to be dispatched; return its ordinal ``i`` and its record."""
@@ -487,7 +548,9 @@ class Instance:
                 left_open.append(runtime.path)
         try:
             activation.flush()
-            self._change_log.extend(activation.records)
+            if activation.records:
+                self._change_log.extend(activation.records)
+                self._change_texts.extend(activation.texts)
         finally:
             activation.end()
             self.activation = None
@@ -559,6 +622,18 @@ class Instance:
             conn.close()
             raise
         return conn
+
+    def _file_names(self) -> list[str]:
+        """The files an instance leaves in its directory once its connections are closed.
+
+        A store's connection closes without checkpointing, so a store that was used
+        leaves its write-ahead log and its index beside it.
+        """
+        return [
+            runtime.file.name + suffix
+            for runtime in getattr(self, "_nodes", ())
+            for suffix in ("-wal", "-shm", "")
+        ]
 
     def _close_connections(self) -> None:
         readers = [db.conn for db in (self._inspect_db, self._control_db) if db is not None]
@@ -663,6 +738,7 @@ def create_instance(
     instance.activation = None
     instance._call_log = []
     instance._change_log = []
+    instance._change_texts = []
     instance._nodes = []
     instance._route_cache = None
     instance._inspect_db = None
@@ -692,7 +768,7 @@ def create_instance(
     except BaseException:
         instance._destroyed = True
         instance._close_connections()
-        remove_directory(instance._directory)
+        remove_directory(instance._directory, instance._file_names())
         raise
     _live_instances.add(instance)
     return instance
@@ -740,15 +816,26 @@ def _materialise(
     instance._nodes = runtimes
     for node in composition.nodes:
         target = instance._directory / node.file_name
+        image = None
         if prepared is not None:
             copy_state_file(prepared.files[node.path], target)
+        else:
+            # The schema built once per process and copied, as a fixture's file is.
+            image = blank_image(node.world.name, node.world.schema)
+            if image is not None:
+                write_new_file(target, image)
         seed = node_seed(instance.seed, node.path)
         conn = open_connection(
             target, clock=instance._clock, seed=seed, purpose="main", defer_journal=True
         )
+        # Closing must not copy the write-ahead log back into a file that is deleted next.
+        conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         runtime = NodeRuntime(instance, node, target, conn, seed)
         runtimes.append(runtime)
-        if prepared is None:
+        if prepared is None and image is None:
+            # A schema whose rows read the clock or random() runs on the instance's own
+            # connection, after the journal is set up so that nothing waits on the disk.
+            runtime.ensure_journal()
             try:
                 run_script(conn, node.world.schema)
             except apsw.Error as error:

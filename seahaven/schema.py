@@ -10,17 +10,25 @@ from __future__ import annotations
 import hashlib
 import importlib
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import apsw
 
 from seahaven.clock import Clock, ms_to_datetime
 from seahaven.errors import WorldBug
 
-__all__ = ["SchemaInfo", "TableInfo", "build_schema", "normalise_sql", "sql_files"]
+__all__ = [
+    "SchemaInfo",
+    "TableInfo",
+    "blank_image",
+    "build_schema",
+    "normalise_sql",
+    "sql_files",
+]
 
 TableKind = Literal["table", "view", "virtual", "shadow"]
 
@@ -157,6 +165,105 @@ def build_schema(world_name: str, schema: str) -> SchemaInfo:
         return describe(conn)
     finally:
         conn.close()
+
+
+class _WatchedClock(Clock):
+    """A clock that remembers being read: a schema that reads it writes rows of its instant."""
+
+    __slots__ = ("read",)
+
+    def __init__(self) -> None:
+        super().__init__(ms_to_datetime(0), "fixed")
+        self.read = False
+
+    def reading_ms(self) -> int:
+        self.read = True
+        return super().reading_ms()
+
+
+class _Image:
+    """What building one schema text in memory gave: a file's bytes, or ``None``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes | None) -> None:
+        self.data = data
+
+
+_images: dict[str, _Image] = {}
+_KEEP_IMAGES = 256
+_images_lock = threading.Lock()
+# Bytes 18 and 19 of a database file: the write and read versions, 2 for write-ahead logging.
+_WAL_VERSIONS = b"\x02\x02"
+
+
+def blank_image(world_name: str, schema: str) -> bytes | None:
+    """The bytes of a database file holding ``schema`` and nothing an instance makes its own.
+
+    Built once per process for each schema text, in memory, on a connection set
+    up as an instance's is, and marked for write-ahead logging, so a blank
+    instance writes these bytes into its file instead of running the schema's
+    statements, and opens it without rewriting the header. ``None`` when the
+    schema's statements read the clock or ``random()``: their rows then belong
+    to each instance, and the schema runs on each instance's own connection. A
+    schema that does not execute raises ``WorldBug``, and nothing is kept.
+    """
+    key = hashlib.sha256(schema.encode("utf-8")).hexdigest()
+    image = _images.get(key)
+    if image is None:
+        with _images_lock:
+            image = _images.get(key)
+            if image is None:
+                image = _Image(_build_image(world_name, schema))
+                if len(_images) >= _KEEP_IMAGES:
+                    # A process that makes worlds without end keeps the newest images only.
+                    del _images[next(iter(_images))]
+                _images[key] = image
+    return image.data
+
+
+def _build_image(world_name: str, schema: str) -> bytes | None:
+    from seahaven.clock import StatementClock
+    from seahaven.db import run_script
+
+    clock = _WatchedClock()
+    drew = False
+
+    def watched_random() -> int:
+        nonlocal drew
+        drew = True
+        return 0
+
+    def watched_randomblob(size: object) -> bytes:
+        nonlocal drew
+        drew = True
+        return b"\x00"
+
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
+        conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+        conn.execute("PRAGMA foreign_keys=ON")
+        StatementClock(clock).install(conn)
+        flags = apsw.SQLITE_INNOCUOUS
+        conn.create_scalar_function("random", cast(Any, watched_random), 0, flags=flags)
+        conn.create_scalar_function("randomblob", cast(Any, watched_randomblob), 1, flags=flags)
+        try:
+            run_script(conn, schema)
+        except apsw.Error as error:
+            if clock.read or drew:
+                # What failed may be the stand-in values; each instance runs it for real.
+                return None
+            raise WorldBug(
+                f"the schema of world {world_name!r} does not execute: {error}"
+            ) from error
+        if clock.read or drew:
+            return None
+        data = bytearray(conn.serialize("main"))
+    finally:
+        conn.close()
+    data[18:20] = _WAL_VERSIONS
+    return bytes(data)
 
 
 def describe(conn: apsw.Connection, schema_name: str = "main") -> SchemaInfo:

@@ -10,20 +10,25 @@ formatter runs fenced off from writing.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from seahaven.errors import WorldBug
-from seahaven.state_formats import BUILTIN_FORMATS
+from seahaven.state_formats import BUILTIN_FORMATS, BUILTIN_JSON, encode_json
 from seahaven.version import VERSION
 
 if TYPE_CHECKING:
     from seahaven.instance import Instance
     from seahaven.world import World
 
-__all__ = ["BUILTIN_FORMATS", "build_document", "document_without_instance"]
+__all__ = [
+    "BUILTIN_FORMATS",
+    "build_document",
+    "document_json",
+    "document_without_instance",
+]
 
 
 def build_document(instance: Instance, format: str | None) -> dict[str, Any]:
@@ -34,28 +39,71 @@ def build_document(instance: Instance, format: str | None) -> dict[str, Any]:
         instance.check_usable()
         name = instance.state_format if format is None else format
         formatter = instance.world.resolve_state_format(name)
-        fixture_files = instance.fixture_files
-        document: dict[str, Any] = {
-            "format": name,
-            "seahaven_version": VERSION,
-            "world": {"name": instance.world.name, "version": instance.world.version},
-            "composition": {report.path: report.to_dict() for report in instance.composition()},
-            "fixture": None
-            if fixture_files is None
-            else {
-                "id": instance.fixture,
-                "nodes": {path: {"file_sha256": digest} for path, digest in fixture_files.items()},
-            },
-            "episode_id": instance.id,
-            "seed": instance.caller_seed,
-            "now": instance.clock.iso(),
-            "clock_mode": instance.clock.mode,
-            "startup": instance.startup,
-            "setup_sql": instance.setup_sql,
-            "call_count": instance.call_count,
-        }
+        document = _envelope(instance, name)
         document["state"] = run_formatter(instance, name, formatter)
         return document
+
+
+def document_json(
+    instance: Instance, format: str | None = None, *, fields: Mapping[str, Any] | None = None
+) -> str:
+    """``inst.state_json(format)``: the document as compact JSON text, never built as dicts.
+
+    The text is what ``json.dumps(document, separators=(",", ":"),
+    ensure_ascii=False, allow_nan=False)`` writes for the document
+    ``inst.state(format)`` returns, after ``document[key] = value`` for each of
+    ``fields``: a key the document has keeps its place, and a new one follows
+    ``state``. A server that adds fields of its own (an episode id the client
+    chose, a step count) sends the document this way without re-encoding the
+    change log on every frame. A value JSON cannot carry raises ``ValueError``,
+    as ``json.dumps`` would.
+    """
+    instance.check_usable()
+    instance.refuse_inside("state cannot run inside a transaction; read it between calls")
+    with instance.lock:
+        instance.check_usable()
+        name = instance.state_format if format is None else format
+        formatter = instance.world.resolve_state_format(name)
+        envelope = _envelope(instance, name)
+        encoded = BUILTIN_JSON.get(formatter)
+        if encoded is not None:
+            state_text = encoded(instance)
+        else:
+            state_text = encode_json(run_formatter(instance, name, formatter))
+    following: list[str] = []
+    for key, value in (fields or {}).items():
+        if key == "state":
+            state_text = encode_json(value)
+        elif key in envelope:
+            envelope[key] = value
+        else:
+            following.append("," + encode_json(key) + ":" + encode_json(value))
+    head = encode_json(envelope)
+    return head[:-1] + ',"state":' + state_text + "".join(following) + "}"
+
+
+def _envelope(instance: Instance, name: str) -> dict[str, Any]:
+    """Every field of the document but ``state``, in the document's order."""
+    fixture_files = instance.fixture_files
+    return {
+        "format": name,
+        "seahaven_version": VERSION,
+        "world": {"name": instance.world.name, "version": instance.world.version},
+        "composition": {report.path: report.to_dict() for report in instance.composition()},
+        "fixture": None
+        if fixture_files is None
+        else {
+            "id": instance.fixture,
+            "nodes": {path: {"file_sha256": digest} for path, digest in fixture_files.items()},
+        },
+        "episode_id": instance.id,
+        "seed": instance.caller_seed,
+        "now": instance.clock.iso(),
+        "clock_mode": instance.clock.mode,
+        "startup": instance.startup,
+        "setup_sql": instance.setup_sql,
+        "call_count": instance.call_count,
+    }
 
 
 def document_without_instance(world: World, format: str | None = None) -> dict[str, Any]:

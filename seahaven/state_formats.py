@@ -9,21 +9,24 @@ around ``state`` is ``seahaven.state``'s.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from seahaven.changelog import published
 
 if TYPE_CHECKING:
     from seahaven.instance import Instance
     from seahaven.world import World
 
-__all__ = ["BUILTIN_FORMATS"]
+__all__ = ["BUILTIN_FORMATS", "BUILTIN_JSON", "encode_json"]
 
 
 def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
     """``seahaven.state/1``: every record of the change log."""
     if instance is None:
         return {"db": {"log": []}}
-    return {"db": {"log": [record.to_dict() for record in instance.change_log()]}}
+    return {"db": {"log": published(instance.change_log())}}
 
 
 def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
@@ -31,7 +34,7 @@ def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
     if instance is None or instance.call_count == 0:
         return {"db": {"log": []}}
     last = instance.call_count - 1
-    return {"db": {"log": [r.to_dict() for r in instance.change_log() if r.i == last]}}
+    return {"db": {"log": published(r for r in instance.change_log() if r.i == last)}}
 
 
 def _with_calls(world: World, instance: Instance | None) -> dict[str, Any]:
@@ -47,3 +50,43 @@ BUILTIN_FORMATS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
     "seahaven.state+calls/1": _with_calls,
 }
 """Every format the framework publishes, by name; a world registers its own beside them."""
+
+# Compact JSON as the state document's text is written: see ``Instance.state_json``.
+encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+
+
+def _log_text(texts: list[str]) -> str:
+    return '{"db":{"log":[' + ",".join(texts) + "]}"
+
+
+def _whole_log_json(instance: Instance) -> str:
+    return _log_text(instance.change_log_texts()) + "}"
+
+
+def _last_step_json(instance: Instance) -> str:
+    if instance.call_count == 0:
+        return _log_text([]) + "}"
+    last = instance.call_count - 1
+    texts = [
+        text
+        for record, text in zip(instance.change_log(), instance.change_log_texts(), strict=True)
+        if record.i == last
+    ]
+    return _log_text(texts) + "}"
+
+
+def _with_calls_json(instance: Instance) -> str:
+    calls = encode_json([record.to_dict() for record in instance.call_log()])
+    return _log_text(instance.change_log_texts()) + ',"calls":' + calls + "}"
+
+
+BUILTIN_JSON: dict[Callable[[Any, Any], dict[str, Any]], Callable[[Instance], str]] = {
+    _whole_log: _whole_log_json,
+    _last_step: _last_step_json,
+    _with_calls: _with_calls_json,
+}
+"""Each built-in format's function, to the function writing the same ``state`` as JSON text.
+
+The text is assembled from the JSON each change-log record was given when its
+call ended, so the document's text costs a join, not an encoding.
+"""

@@ -78,6 +78,8 @@ class Tool:
         "_fields",
         "_listing",
         "_python_fast_path",
+        "_same_names",
+        "_validate_python",
         "control",
         "description",
         "fn",
@@ -97,6 +99,8 @@ class Tool:
     _fields: tuple[_Field, ...]
     _listing: str
     _python_fast_path: bool
+    _same_names: bool
+    _validate_python: Callable[[Any], BaseModel]
 
     def __init__(self) -> None:
         raise TypeError("build a Tool with Tool.from_function(fn, ...)")
@@ -148,6 +152,11 @@ class Tool:
         tool._python_fast_path = all(
             _json_native(model.model_fields[field.internal].annotation) for field in fields
         )
+        # ``model_validate`` without its Python frame: the same validator, the same errors.
+        tool._validate_python = model.__pydantic_validator__.validate_python
+        # When every field is stored under its parameter's name, the model's own dict,
+        # in field order, is the parameters (a model made per call, so never shared).
+        tool._same_names = all(field.internal == field.parameter for field in fields)
         tool._listing = json.dumps(
             {"name": tool_name, "description": tool.description, "input_schema": schema}
         )
@@ -164,7 +173,7 @@ class Tool:
             if self._python_fast_path:
                 # Every field takes only JSON's own types, where strict Python
                 # validation and strict JSON validation agree, whatever the input.
-                model = self.params.model_validate(
+                model = self._validate_python(
                     arguments if type(arguments) is dict else dict(arguments)
                 )
             elif _is_plain_json(arguments):
@@ -173,7 +182,9 @@ class Tool:
                 model = self.params.model_validate(dict(arguments))
         except ValidationError as error:
             raise ArgumentError(self.name, _violations(error)) from None
-        values = model.__dict__
+        values: dict[str, Any] = model.__dict__
+        if self._same_names:
+            return values
         return {field.parameter: values[field.internal] for field in self._fields}
 
     def listing(self) -> dict[str, Any]:
@@ -543,18 +554,24 @@ def _violations(error: ValidationError) -> list[dict[str, Any]]:
 # --- results -----------------------------------------------------------------------------------
 
 
+# The results that need no looking into; a container's scalars are checked in its loop.
+_RESULT_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def check_result(tool_name: str, value: Any) -> None:
     """Refuse a result that cannot be rendered for the wire: bytes and sets, at any depth."""
     kind = type(value)
-    if kind in (str, int, float, bool) or value is None:
+    if kind in _RESULT_SCALARS:
         return
     if kind is dict:
         for item in value.values():
-            check_result(tool_name, item)
+            if type(item) not in _RESULT_SCALARS:
+                check_result(tool_name, item)
         return
     if kind is list or kind is tuple:
         for item in value:
-            check_result(tool_name, item)
+            if type(item) not in _RESULT_SCALARS:
+                check_result(tool_name, item)
         return
     if isinstance(value, bytes | bytearray | memoryview | set | frozenset):
         raise WorldBug(

@@ -13,11 +13,20 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["instance_directory", "mark_is_live", "process_mark", "remove_directory"]
+__all__ = [
+    "instance_directory",
+    "mark_is_live",
+    "process_mark",
+    "remove_directory",
+    "write_new_file",
+]
 
 _swept: set[Path] = set()
+# Not inherited by child processes, and (on Windows) written as bytes.
+_EXTRA_OPEN_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _lock = threading.Lock()
 
 
@@ -99,6 +108,38 @@ def instance_directory(world_name: str, work_dir: Path | None, instance_id: str)
     return directory
 
 
-def remove_directory(directory: Path) -> None:
-    """Remove an instance directory and everything in it; a missing one is fine."""
+def remove_directory(directory: Path, names: Iterable[str] = ()) -> None:
+    """Remove an instance directory and everything in it; a missing one is fine.
+
+    ``names`` are the files the caller expects inside: they are unlinked and the
+    directory removed directly, which is all an instance usually leaves. Only
+    when something else is there does the removal walk the tree. Nothing is
+    synced: an instance directory need not survive a crash.
+    """
+    for name in names:
+        try:
+            os.unlink(directory / name)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            break
+    try:
+        os.rmdir(directory)
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def write_new_file(target: Path, data: bytes) -> None:
+    """Create ``target``, which must not exist yet, holding ``data``; nothing is synced."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _EXTRA_OPEN_FLAGS
+    descriptor = os.open(target, flags, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+    finally:
+        os.close(descriptor)

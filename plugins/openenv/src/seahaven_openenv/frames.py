@@ -24,6 +24,7 @@ __all__ = [
     "observation_frame",
     "parse",
     "state_frame",
+    "state_frame_text",
 ]
 
 # OpenEnv's WSErrorCode values.
@@ -95,6 +96,14 @@ def observation_frame(data: dict[str, Any]) -> dict[str, Any]:
 def state_frame(data: dict[str, Any]) -> dict[str, Any]:
     """The reply to a state frame."""
     return {"type": "state", "data": data}
+
+
+def state_frame_text(data: str) -> str:
+    """The reply to a state frame, as text, around a document already encoded as ``encode`` would.
+
+    ``state_frame_text(encode(data)) == encode(state_frame(data))``.
+    """
+    return '{"type":"state","data":' + data + "}"
 
 
 def error_frame(code: str, message: str, **extra: Any) -> dict[str, Any]:

@@ -352,7 +352,11 @@ async def _answer(session: Session, hub: Hub, text: str | bytes) -> tuple[str | 
         elif kind == "step":
             reply = frames.observation_frame(await hub.run(session.step, data))
         elif kind == "state":
-            reply = frames.state_frame(await hub.run(session.state))
+            # The document arrives as text: its change log is never re-encoded per frame.
+            try:
+                return frames.state_frame_text(await hub.run(session.state_text)), False
+            except (TypeError, ValueError) as error:
+                return _not_json(error), False
         elif kind == "mcp":
             response = await hub.run(mcp_frames.answer, session, data)
             if response is None:
@@ -365,11 +369,15 @@ async def _answer(session: Session, hub: Hub, text: str | bytes) -> tuple[str | 
     try:
         return frames.encode(reply), False
     except (TypeError, ValueError) as error:
-        # A result JSON cannot carry (NaN, say) is the world's bug: fail the frame loudly.
-        correlation = internal_error_id()
-        _log.error("internal error (%s): the reply is not JSON: %s", correlation, error)
-        message = f"internal error ({correlation})"
-        return frames.encode(frames.error_frame("EXECUTION_ERROR", message)), False
+        return _not_json(error), False
+
+
+def _not_json(error: Exception) -> str:
+    """A result JSON cannot carry (NaN, say) is the world's bug: fail the frame loudly."""
+    correlation = internal_error_id()
+    _log.error("internal error (%s): the reply is not JSON: %s", correlation, error)
+    message = f"internal error ({correlation})"
+    return frames.encode(frames.error_frame("EXECUTION_ERROR", message))
 
 
 def _is_disconnect(error: BaseException) -> bool:

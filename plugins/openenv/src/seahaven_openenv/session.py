@@ -12,6 +12,7 @@ frame's keys, makes the instance, and keeps the episode id the caller chose.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
@@ -22,7 +23,7 @@ from typing import Any
 
 import seahaven
 from seahaven.errors import SeahavenError, ToolError, WorldBug
-from seahaven.state import document_without_instance
+from seahaven.state import document_json, document_without_instance
 
 __all__ = [
     "IGNORED_RESET_KEYS",
@@ -52,6 +53,9 @@ RESET_KEYS: tuple[str, ...] = (
 IGNORED_RESET_KEYS: frozenset[str] = frozenset({"control_tools"})
 
 MAX_EPISODE_ID_LENGTH = 255
+
+# The wire's encoding of a state document, as ``frames.encode`` writes it.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 class FrameError(Exception):
@@ -198,6 +202,31 @@ class Session:
                 raise FrameError("EXECUTION_ERROR", _internal(error, "state")) from None
             document["step_count"] = self.step_count
             return document
+
+    def state_text(self) -> str:
+        """``state()`` as compact JSON text, the change log joined from its records' texts.
+
+        The same text as encoding ``state()`` for the wire (compact, non-ASCII
+        kept, no NaN), without building the document's dicts on every frame. A
+        value JSON cannot carry raises ``ValueError``, as the encoder would.
+        """
+        with self._lock:
+            self._check_open()
+            instance = self.instance
+            try:
+                if instance is None:
+                    document = document_without_instance(self.service.world)
+                else:
+                    return document_json(
+                        instance,
+                        fields={"episode_id": self.episode_id, "step_count": self.step_count},
+                    )
+            except ValueError:
+                raise
+            except Exception as error:
+                raise FrameError("EXECUTION_ERROR", _internal(error, "state")) from None
+            document["step_count"] = self.step_count
+            return _encode(document)
 
     def close(self) -> None:
         """End the session: destroy its instance. Idempotent."""
