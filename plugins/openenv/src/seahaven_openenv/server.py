@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import time
@@ -37,11 +38,39 @@ _log = logging.getLogger("seahaven.openenv")
 DEFAULT_MAX_CONCURRENT_ENVS = 500
 # Worker threads when the concurrency gate is off (``--concurrency 0``).
 UNGATED_WORKERS = 8
+# A kind of frame work whose running average on the event loop passes this runs on a worker
+# thread from then on. The average starts at zero with a kind's second run (the first pays for
+# what is built once) and weighs each run by INLINE_WEIGHT, so one run of 25 ms moves a kind at
+# once, and a stray slow run (a collection, a busy disk) does not.
+INLINE_BUDGET_SECONDS = 0.005
+INLINE_WEIGHT = 0.2
 # WebSocket close codes: 1013 is "try again later"; 4408 marks a session reaped for idleness.
 CLOSE_AT_CAPACITY = 1013
 CLOSE_REAPED = 4408
 
 T = TypeVar("T")
+
+
+class _CollectorClock:
+    """The seconds the garbage collector has spent, so a frame's time can leave them out.
+
+    A full collection under load takes tens of milliseconds, and it lands on whatever
+    frame is running: it says nothing about that frame's work.
+    """
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._observe)
+
+    def _observe(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.spent += time.perf_counter() - self._started
+
+
+_collector = _CollectorClock()
 
 
 class Hub:
@@ -67,9 +96,18 @@ class Hub:
         self.max_concurrent_envs = max_concurrent_envs
         self.session_timeout = session_timeout or None
         self.sessions: dict[Session, WebSocket] = {}
-        # As many frame threads as the gate lets tool calls run at once: more threads
-        # would only queue at the gate, and contend for the interpreter lock meanwhile.
-        self._workers = workers if workers is not None else (concurrency() or UNGATED_WORKERS)
+        gate = concurrency()
+        # The event loop runs quick work itself and holds one of the gate's slots while it
+        # does; the workers get the rest, so a call on the loop never waits at the gate. With
+        # a gate of one slot, tool calls always go to the worker.
+        self.inline_calls = gate != 1
+        if workers is None:
+            workers = UNGATED_WORKERS if gate == 0 else max(1, gate - 1)
+        self._workers = workers
+        # The kinds of work (``tool <name>``, ``reset <fixture>``, ``state``) seen to be slow,
+        # and each kind's running average time on the loop.
+        self.offloaded: set[str] = set()
+        self._inline_seconds: dict[str, float] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._reaper: asyncio.Task[None] | None = None
 
@@ -87,6 +125,39 @@ class Hub:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="seahaven-frame")
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    async def execute(self, work: str | None, fn: Callable[..., T], *args: Any) -> T:
+        """Run a frame's work on the event loop while its kind has been quick, else on a worker.
+
+        On the loop a frame costs no thread hand-off, and on a machine of few cores the
+        interpreter lock passed between the loop and a worker at every SQLite call costs more
+        than the work. So quick work stays on the loop; a kind of work (``work``) whose average
+        time there passes ``INLINE_BUDGET_SECONDS`` runs on a worker from then on, so a slow
+        tool stalls the other sessions twice at most. ``work=None`` always goes to a worker.
+        """
+        if work is None or work in self.offloaded:
+            return await self.run(fn, *args)
+        started = time.perf_counter()
+        collecting = _collector.spent
+        try:
+            return fn(*args)
+        finally:
+            took = time.perf_counter() - started - (_collector.spent - collecting)
+            # A kind's first run pays for what is built once (caches, a first import): the
+            # average starts with its second.
+            average = self._inline_seconds.get(work)
+            if average is None:
+                average = self._inline_seconds[work] = 0.0
+            else:
+                average += INLINE_WEIGHT * (took - average)
+                self._inline_seconds[work] = average
+            if average > INLINE_BUDGET_SECONDS:
+                self.offloaded.add(work)
+                _log.warning(
+                    "%s took %.1f ms on the event loop; it runs on a worker thread from now on",
+                    work,
+                    took * 1e3,
+                )
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: FastAPI) -> AsyncIterator[None]:
@@ -336,7 +407,7 @@ async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub
             _log.error("session %s failed: %s", session.episode_id, error, exc_info=error)
     finally:
         hub.sessions.pop(session, None)
-        await hub.run(session.close)
+        await hub.execute("close", session.close)
         with contextlib.suppress(Exception):
             await websocket.close()
 
@@ -348,17 +419,21 @@ async def _answer(session: Session, hub: Hub, text: str | bytes) -> tuple[str | 
         if kind == "close":
             return None, True
         if kind == "reset":
-            reply = frames.observation_frame(await hub.run(session.reset, data))
+            reply = frames.observation_frame(
+                await hub.execute(_reset_work(data), session.reset, data)
+            )
         elif kind == "step":
-            reply = frames.observation_frame(await hub.run(session.step, data))
+            work = _step_work(data, hub)
+            reply = frames.observation_frame(await hub.execute(work, session.step, data))
         elif kind == "state":
             # The document arrives as text: its change log is never re-encoded per frame.
             try:
-                return frames.state_frame_text(await hub.run(session.state_text)), False
+                text = await hub.execute("state", session.state_text)
             except (TypeError, ValueError) as error:
                 return _not_json(error), False
+            return frames.state_frame_text(text), False
         elif kind == "mcp":
-            response = await hub.run(mcp_frames.answer, session, data)
+            response = await hub.execute(_mcp_work(data, hub), mcp_frames.answer, session, data)
             if response is None:
                 return None, False
             reply = {"type": "mcp", "data": response}
@@ -370,6 +445,29 @@ async def _answer(session: Session, hub: Hub, text: str | bytes) -> tuple[str | 
         return frames.encode(reply), False
     except (TypeError, ValueError) as error:
         return _not_json(error), False
+
+
+def _reset_work(data: Any) -> str | None:
+    """The kind of work a reset is; ``setup_sql`` may run for seconds, so it is never inline."""
+    if not isinstance(data, dict) or data.get("setup_sql") is not None:
+        return None
+    return f"reset {data.get('fixture')}"
+
+
+def _step_work(data: Any, hub: Hub) -> str | None:
+    """The kind of work a step is: a call is its tool's, a listing is quick."""
+    if isinstance(data, dict) and data.get("type") == "call_tool":
+        return f"tool {data.get('tool_name')}" if hub.inline_calls else None
+    return "list_tools"
+
+
+def _mcp_work(data: Any, hub: Hub) -> str | None:
+    """The kind of work an MCP request is: ``tools/call`` is its tool's, the rest is quick."""
+    if isinstance(data, dict) and data.get("method") == "tools/call":
+        params = data.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return f"tool {name}" if hub.inline_calls else None
+    return "mcp"
 
 
 def _not_json(error: Exception) -> str:

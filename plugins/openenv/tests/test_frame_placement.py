@@ -1,0 +1,70 @@
+"""Where a frame's work runs: on the event loop while its kind is quick, else on a worker."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import instance_dirs
+from seahaven_openenv.server import Hub
+
+from seahaven.instances import concurrency, set_concurrency
+
+
+def test_quick_work_stays_on_the_event_loop(served, wire) -> None:
+    ws = wire(served)
+    ws.reset()
+    for _ in range(5):
+        ws.call("add_note", text="quick")
+    ws.state()
+    assert served.hub.offloaded == set()
+
+
+def test_a_slow_tool_moves_to_a_worker_and_the_other_sessions_are_answered_meanwhile(
+    served, wire, beacon_world
+) -> None:
+    slow, other = wire(served), wire(served)
+    slow.reset()
+    other.reset()
+    # The first run is not counted; the second, at 100 ms, is past the budget on its own.
+    for _ in range(2):
+        assert slow.call("wait", seconds=0.1)["data"]["observation"]["result"] == "waited"
+    assert "tool wait" in served.hub.offloaded
+    assert "tool add_note" not in served.hub.offloaded
+    slow.send(
+        {
+            "type": "step",
+            "data": {"type": "call_tool", "tool_name": "wait", "arguments": {"seconds": 3}},
+        }
+    )
+    # While the slow call runs on a worker, another session's frames are answered.
+    assert other.call("add_note", text="meanwhile")["data"]["observation"]["error"] is None
+    with pytest.raises(TimeoutError):
+        slow.connection.recv(timeout=0)
+    assert slow.receive()["data"]["observation"]["result"] == "waited"
+    assert len(instance_dirs(beacon_world)) == 2
+
+
+def test_the_workers_leave_the_loop_a_slot_of_the_gate() -> None:
+    before = concurrency()
+    try:
+        set_concurrency(4)
+        assert Hub()._workers == 3 and Hub().inline_calls
+        # With one slot, a call on the loop could wait behind a worker's: calls all go to it.
+        set_concurrency(1)
+        assert Hub()._workers == 1 and not Hub().inline_calls
+        set_concurrency(0)
+        assert Hub()._workers == 8 and Hub().inline_calls
+    finally:
+        set_concurrency(before)
+
+
+def test_with_one_slot_calls_run_on_the_worker(serving, wire, beacon_world) -> None:
+    before = concurrency()
+    try:
+        set_concurrency(1)
+        server = serving(beacon_world)
+        ws = wire(server)
+        ws.reset()
+        assert ws.call("add_note", text="on the worker")["data"]["observation"]["error"] is None
+        assert server.hub.offloaded == set() and not server.hub.inline_calls
+    finally:
+        set_concurrency(before)
