@@ -67,17 +67,26 @@ class ArgumentError(ToolError):
     def __init__(self, tool: str, violations: Sequence[Mapping[str, Any]]) -> None:
         self.violations: list[dict[str, Any]] = [dict(v) for v in violations]
         count = len(self.violations)
-        summary = "; ".join(_describe_violation(v) for v in self.violations)
+        summary = "; ".join(f"{item['field']}: {item['message']}" for item in self.by_field())
         super().__init__(
             "invalid_arguments",
             f"{count} invalid argument{'s' if count != 1 else ''} for {tool}: {summary}",
             {"tool": tool, "violations": self.violations},
         )
 
+    def by_field(self) -> list[dict[str, str]]:
+        """Each violation as ``{"field": ..., "message": ...}``, the shape most products publish.
 
-def _describe_violation(violation: Mapping[str, Any]) -> str:
-    location = ".".join(str(part) for part in violation.get("loc", ())) or "(arguments)"
-    return f"{location}: {violation.get('msg', 'invalid')}"
+        ``field`` is the argument's dotted path (``address.city``), or
+        ``(arguments)`` for a problem with the call as a whole.
+        """
+        return [
+            {
+                "field": ".".join(str(part) for part in violation.get("loc", ())) or "(arguments)",
+                "message": str(violation.get("msg", "invalid")),
+            }
+            for violation in self.violations
+        ]
 
 
 class DbError(ToolError):

@@ -1,6 +1,6 @@
 """``seahaven.toolkit``: what every world would otherwise write for itself, written once.
 
-Three pieces, each optional, each leaving the product's own words to the world:
+Four pieces, each optional, each leaving the product's own words to the world:
 
 * ``error_handler(...)`` makes the outermost middleware most worlds want: the
   framework's argument errors restated in the world's own error shape, the
@@ -12,6 +12,8 @@ Three pieces, each optional, each leaving the product's own words to the world:
 * ``encode_cursor``/``decode_cursor`` make opaque cursors tied to one listing
   and its filters, and ``keyset_page``/``split_page`` read one page of rows in a
   total order, so a listing never skips or repeats a row between pages.
+* ``rebuild_fixtures(...)`` is the body of a fixture generator's ``main``: it
+  rebuilds the fixtures a world ships inside its own package, parents first.
 
 A world whose product does something else (a Stripe-style ``starting_after``,
 say) keeps its own, and may still use the pieces that fit.
@@ -25,7 +27,10 @@ import functools
 import hashlib
 import json
 import logging
+import shutil
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
@@ -35,8 +40,9 @@ from seahaven.errors import ArgumentError, DbError, ToolError, WorldBug
 if TYPE_CHECKING:
     from seahaven.context import Ctx
     from seahaven.db import Db
+    from seahaven.fixture_store import Fixture
     from seahaven.tool import Call
-    from seahaven.world import Handler, Middleware
+    from seahaven.world import Handler, Middleware, World
 
 __all__ = [
     "CursorError",
@@ -45,6 +51,7 @@ __all__ = [
     "error_handler",
     "from_row",
     "keyset_page",
+    "rebuild_fixtures",
     "split_page",
 ]
 
@@ -237,3 +244,67 @@ def keyset_page(
         sql += " WHERE " + " AND ".join(conditions)
     sql += f" ORDER BY {order_by} {direction}, id {direction} LIMIT ?"
     return split_page(db.rows(sql, *bound, limit + 1), limit)
+
+
+# --- rebuilding shipped fixtures ------------------------------------------------------------------
+
+
+def rebuild_fixtures(
+    world: World,
+    build: Callable[[str], Fixture],
+    known: Sequence[str],
+    requested: Sequence[str] = (),
+    *,
+    into: Path,
+    parents: Mapping[str, str] | None = None,
+) -> int:
+    """Rebuild fixtures a world ships in ``into``, and return the exit status for ``main``.
+
+    ``build(fixture_id)`` freezes one fixture into ``world.fixtures_dir``;
+    ``known`` names every fixture the generator builds and ``requested`` the
+    ones to rebuild now (every one when empty). ``parents`` maps a fixture to
+    the one it is forked from, so a parent being rebuilt is rebuilt first.
+    Each requested fixture's folder is removed and built again, and a line
+    naming it and its file hash is printed. An unknown name returns 2, and a
+    world whose fixtures resolve somewhere else than ``into`` (installed
+    rather than editable, say) returns 1; each says why on standard error and
+    changes nothing.
+    """
+    unknown = [name for name in requested if name not in known]
+    if unknown:
+        print(f"unknown fixture {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
+        return 2
+    # The folder must exist before the world first resolves its fixtures directory,
+    # so that the package's own folder (which travels in the wheel) is the one found.
+    target = into.resolve()
+    made = not target.exists()
+    target.mkdir(exist_ok=True)
+    if world.fixtures_dir.resolve() != target:
+        if made:
+            target.rmdir()
+        print(
+            f"world {world.name!r} resolves its fixtures to {world.fixtures_dir}, not {target}; "
+            "install the world from this checkout (pip install -e .)",
+            file=sys.stderr,
+        )
+        return 1
+    for fixture_id in _parents_first(list(requested or known), parents or {}):
+        shutil.rmtree(target / fixture_id, ignore_errors=True)
+        fixture = build(fixture_id)
+        print(f"built {fixture.id}: {fixture.file_sha256}")
+    return 0
+
+
+def _parents_first(fixture_ids: list[str], parents: Mapping[str, str]) -> list[str]:
+    ordered: list[str] = []
+
+    def visit(fixture_id: str) -> None:
+        parent = parents.get(fixture_id)
+        if parent is not None and parent in fixture_ids:
+            visit(parent)
+        if fixture_id not in ordered:
+            ordered.append(fixture_id)
+
+    for fixture_id in fixture_ids:
+        visit(fixture_id)
+    return ordered

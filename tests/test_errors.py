@@ -84,6 +84,19 @@ def test_argument_error_lists_its_violations() -> None:
     assert error.to_dict()["details"] == {"tool": "add", "violations": violations}
 
 
+def test_argument_error_names_each_field_by_its_dotted_path() -> None:
+    violations = [
+        {"loc": ["address", "city"], "msg": "Field required", "type": "missing"},
+        {"loc": [], "msg": "Unexpected keyword argument", "type": "unexpected_keyword_argument"},
+        {"loc": ["tags", 2], "type": "string_type"},
+    ]
+    assert seahaven.ArgumentError("move", violations).by_field() == [
+        {"field": "address.city", "message": "Field required"},
+        {"field": "(arguments)", "message": "Unexpected keyword argument"},
+        {"field": "tags.2", "message": "invalid"},
+    ]
+
+
 def test_db_error_keeps_sqlites_text_off_the_message() -> None:
     error = seahaven.DbError("UNIQUE constraint failed: memos.id", 1555)
     assert (error.sqlite_message, error.sqlite_code, error.refusals) == (

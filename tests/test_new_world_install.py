@@ -178,6 +178,12 @@ def test_a_new_world_installs_tests_serves_and_publishes(tmp_path: Path) -> None
     listed_fixtures = run([seahaven, "fixture", "list", "--world", WORLD], cwd=tmp_path).stdout
     assert listed_fixtures.startswith("starter\t-\t")
 
+    # The generator itself rebuilds every fixture, and refuses a name it does not build.
+    rebuilt = run([python, "fixtures_src/generate.py"], cwd=project).stdout.splitlines()
+    assert [line.split(":")[0] for line in rebuilt] == ["built empty", "built starter"]
+    refused = run([python, "fixtures_src/generate.py", "nope"], cwd=project, expect=2)
+    assert refused.stderr == "unknown fixture nope; known: empty, starter\n"
+
     # 4. Served: /health, and a reset from the new fixture with a tool call after it.
     serve = [seahaven, "serve", "--world", WORLD, "--port", "0", "--no-console"]
     with background(serve, cwd=tmp_path, log=tmp_path / "serve.log", ready=ADDRESS) as base:

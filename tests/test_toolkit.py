@@ -245,3 +245,76 @@ def test_split_page_keeps_the_limit_and_says_whether_more_followed() -> None:
     assert toolkit.split_page([1, 2, 3], 2) == ([1, 2], True)
     assert toolkit.split_page([1, 2], 2) == ([1, 2], False)
     assert toolkit.split_page([], 2) == ([], False)
+
+
+# --- rebuilding shipped fixtures ------------------------------------------------------------------
+
+
+def _shelf_world(fixtures: Any) -> tuple[seahaven.World, Any]:
+    """A world with two fixtures, ``base`` and ``more`` forked from it, and a builder logging order."""
+    world = seahaven.World(
+        name="shelf",
+        version="1.0.0",
+        schema="CREATE TABLE books (id INTEGER PRIMARY KEY, title TEXT NOT NULL) STRICT;",
+        state_format="seahaven.state/1",
+        fixtures_dir=fixtures,
+    )
+
+    @world.tool
+    def shelve(ctx: seahaven.Ctx, title: str) -> dict[str, object]:
+        """Put a book on the shelf."""
+        return {"id": ctx.db.execute("INSERT INTO books (title) VALUES (?)", title).last_rowid}
+
+    built: list[str] = []
+
+    def build(fixture_id: str) -> seahaven.Fixture:
+        built.append(fixture_id)
+        parent = "base" if fixture_id == "more" else None
+        with world.instance(parent, now="2030-01-01T00:00:00.000Z", clock_mode="fixed") as inst:
+            inst.call("shelve", title=f"a book for {fixture_id}")
+            return inst.freeze(fixture_id, f"The {fixture_id} shelf.")
+
+    return world, (build, built)
+
+
+def test_rebuild_fixtures_builds_parents_first_and_replaces_each_folder(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    into = tmp_path / "fixtures"
+    world, (build, built) = _shelf_world(into)
+    known, parents = ["more", "base"], {"more": "base"}
+    assert toolkit.rebuild_fixtures(world, build, known, into=into, parents=parents) == 0
+    assert built == ["base", "more"]
+    first = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in first] == ["built base", "built more"]
+    (into / "more" / "stray.txt").write_text("left by hand")
+
+    assert toolkit.rebuild_fixtures(world, build, known, ["more"], into=into, parents=parents) == 0
+    assert built == ["base", "more", "more"]
+    assert not (into / "more" / "stray.txt").exists()
+    assert capsys.readouterr().out.splitlines() == [first[1]]
+    assert [fixture.id for fixture in world.fixtures()] == ["base", "more"]
+
+
+def test_rebuild_fixtures_refuses_an_unknown_name_and_builds_nothing(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    into = tmp_path / "fixtures"
+    world, (build, built) = _shelf_world(into)
+    assert toolkit.rebuild_fixtures(world, build, ["base"], ["base", "nope"], into=into) == 2
+    assert built == []
+    assert not into.exists()
+    assert capsys.readouterr().err == "unknown fixture nope; known: base\n"
+
+
+def test_rebuild_fixtures_refuses_a_world_whose_fixtures_live_elsewhere(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world, (build, built) = _shelf_world(tmp_path / "installed" / "fixtures")
+    into = tmp_path / "checkout" / "fixtures"
+    into.parent.mkdir()
+    assert toolkit.rebuild_fixtures(world, build, ["base"], into=into) == 1
+    assert built == []
+    assert not into.exists()
+    error = capsys.readouterr().err
+    assert "resolves its fixtures to" in error and "pip install -e ." in error

@@ -17,7 +17,6 @@ Rebuild every fixture from the world's directory::
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 import seahaven
+import seahaven.toolkit
 
 import chat_world
 from chat_world import store
@@ -945,19 +945,12 @@ def build(fixture_id: str, *, world: seahaven.World = chat_world.world) -> seaha
         return inst.freeze(fixture_id, description)
 
 
-def main() -> None:
-    """Rebuild every fixture into the package's own ``fixtures/``, replacing what is there."""
-    PACKAGE_FIXTURES.mkdir(exist_ok=True)
-    if chat_world.world.fixtures_dir.resolve() != PACKAGE_FIXTURES:
-        sys.exit(
-            f"the chat world resolves its fixtures to {chat_world.world.fixtures_dir}, not "
-            f"{PACKAGE_FIXTURES}; install the world from this checkout (pip install -e .)"
-        )
-    for fixture_id in FIXTURES:
-        shutil.rmtree(PACKAGE_FIXTURES / fixture_id, ignore_errors=True)
-        fixture = build(fixture_id)
-        print(f"{fixture.id}: {fixture.file_sha256}")
+def main(argv: list[str]) -> int:
+    """Rebuild the named fixtures (all of them when none is named) in the package."""
+    return seahaven.toolkit.rebuild_fixtures(
+        chat_world.world, build, list(FIXTURES), argv, into=PACKAGE_FIXTURES
+    )
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(sys.argv[1:]))

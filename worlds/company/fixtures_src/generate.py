@@ -21,7 +21,6 @@ sets it (``act_as``), and the gate then holds each step to that person's role.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import company_world
 from company_world.access import PRINCIPAL_KEY
 
 import seahaven
+import seahaven.toolkit
 
 NOW = "2026-06-01T09:00:00.000Z"
 """Where every fixture's clock stands. Chosen once; never move it."""
@@ -353,28 +353,13 @@ def build(fixture_id: str, *, world: seahaven.World = company_world.world) -> se
 
 def main(argv: list[str]) -> int:
     """Rebuild the named fixtures (all of them when none is named)."""
-    unknown = [name for name in argv if name not in FIXTURES]
-    if unknown:
-        print(
-            f"unknown fixture {', '.join(unknown)}; known: {', '.join(FIXTURES)}", file=sys.stderr
-        )
-        return 2
-    # The package's own folder, so the fixtures travel in the wheel. It must exist
-    # before the world first resolves its fixtures directory.
-    target = Path(company_world.__file__).resolve().parent / "fixtures"
-    target.mkdir(exist_ok=True)
-    world = company_world.world
-    if world.fixtures_dir.resolve() != target:
-        print(
-            f"the world resolves its fixtures to {world.fixtures_dir}, not {target}",
-            file=sys.stderr,
-        )
-        return 1
-    for fixture_id in argv or list(FIXTURES):
-        shutil.rmtree(target / fixture_id, ignore_errors=True)
-        fixture = build(fixture_id)
-        print(f"built {fixture.id}: {fixture.file_sha256}")
-    return 0
+    return seahaven.toolkit.rebuild_fixtures(
+        company_world.world,
+        build,
+        list(FIXTURES),
+        argv,
+        into=Path(company_world.__file__).parent / "fixtures",
+    )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ A rebuild replaces the fixture's directory under ``src/payments_world/fixtures``
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 import payments_world
 
 import seahaven
+import seahaven.toolkit
 
 NOW = "2026-06-01T09:00:00.000Z"
 """Where every fixture's clock stands. Chosen once; never move it."""
@@ -272,45 +272,16 @@ def build(fixture_id: str, *, world: seahaven.World = payments_world.world) -> s
         return inst.freeze(fixture_id, spec.description)
 
 
-def _in_parent_order(fixture_ids: list[str]) -> list[str]:
-    ordered: list[str] = []
-
-    def visit(fixture_id: str) -> None:
-        parent = FIXTURES[fixture_id].parent
-        if parent is not None and parent in fixture_ids:
-            visit(parent)
-        if fixture_id not in ordered:
-            ordered.append(fixture_id)
-
-    for fixture_id in fixture_ids:
-        visit(fixture_id)
-    return ordered
-
-
 def main(argv: list[str]) -> int:
     """Rebuild the named fixtures (all of them when none is named), parents first."""
-    unknown = [name for name in argv if name not in FIXTURES]
-    if unknown:
-        print(
-            f"unknown fixture {', '.join(unknown)}; known: {', '.join(FIXTURES)}", file=sys.stderr
-        )
-        return 2
-    # The package's own folder, so the fixtures travel in the wheel. It must exist
-    # before the world first resolves its fixtures directory.
-    target = Path(payments_world.__file__).resolve().parent / "fixtures"
-    target.mkdir(exist_ok=True)
-    world = payments_world.world
-    if world.fixtures_dir.resolve() != target:
-        print(
-            f"the world resolves its fixtures to {world.fixtures_dir}, not {target}",
-            file=sys.stderr,
-        )
-        return 1
-    for fixture_id in _in_parent_order(argv or list(FIXTURES)):
-        shutil.rmtree(target / fixture_id, ignore_errors=True)
-        fixture = build(fixture_id)
-        print(f"built {fixture.id}: {fixture.file_sha256}")
-    return 0
+    return seahaven.toolkit.rebuild_fixtures(
+        payments_world.world,
+        build,
+        list(FIXTURES),
+        argv,
+        into=Path(payments_world.__file__).parent / "fixtures",
+        parents={name: spec.parent for name, spec in FIXTURES.items() if spec.parent},
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ are their own classes with their own codes, and reach the agent unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import seahaven
@@ -60,20 +60,6 @@ class InvalidInput(CompanyError):
     def on(cls, field: str, message: str) -> InvalidInput:
         """One argument is wrong: name it and say what it must be."""
         return cls([{"field": field, "message": message}])
-
-    @classmethod
-    def from_violations(cls, violations: Iterable[Mapping[str, Any]]) -> InvalidInput:
-        """Restate the framework's argument violations, all of them, in this shape."""
-        return cls(
-            [
-                {
-                    "field": ".".join(str(part) for part in violation.get("loc", ()))
-                    or "(arguments)",
-                    "message": str(violation.get("msg", "invalid")),
-                }
-                for violation in violations
-            ]
-        )
 
 
 class Forbidden(CompanyError):

@@ -7,7 +7,7 @@ details, because a declined charge is still recorded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import seahaven
@@ -68,20 +68,6 @@ class InvalidInput(PaymentsError):
     def on(cls, field: str, message: str) -> InvalidInput:
         """One argument is wrong: name it and say what it must be."""
         return cls([{"field": field, "message": message}])
-
-    @classmethod
-    def from_violations(cls, violations: Iterable[Mapping[str, Any]]) -> InvalidInput:
-        """Restate the framework's argument violations, every one of them, in this shape."""
-        return cls(
-            [
-                {
-                    "field": ".".join(str(part) for part in violation.get("loc", ()))
-                    or "(arguments)",
-                    "message": str(violation.get("msg", "invalid")),
-                }
-                for violation in violations
-            ]
-        )
 
 
 class InvalidState(PaymentsError):

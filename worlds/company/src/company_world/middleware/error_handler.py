@@ -23,7 +23,7 @@ __all__ = ["error_handler"]
 error_handler = world.middleware(
     seahaven.toolkit.error_handler(
         logger=logging.getLogger("company_world"),
-        invalid_arguments=lambda refused, call: InvalidInput.from_violations(refused.violations),
+        invalid_arguments=lambda refused, call: InvalidInput(refused.by_field()),
         internal=Internal,
     )
 )
