@@ -251,7 +251,7 @@ def test_split_page_keeps_the_limit_and_says_whether_more_followed() -> None:
 
 
 def _shelf_world(fixtures: Any) -> tuple[seahaven.World, Any]:
-    """A world with two fixtures, ``base`` and ``more`` forked from it, and a builder logging order."""
+    """A world with fixtures ``base`` and ``more`` (forked from it), and a builder noting order."""
     world = seahaven.World(
         name="shelf",
         version="1.0.0",
