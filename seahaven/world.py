@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from seahaven.instance import Instance
 
 __all__ = [
+    "INSTANCE_OPTIONS",
     "AddedWorld",
     "Handler",
     "Middleware",
@@ -55,6 +56,18 @@ StartupHook: TypeAlias = Callable[..., None]
 
 StateFormatter: TypeAlias = "Callable[[World, Instance | None], dict[str, Any]]"
 """A state format: ``(world, instance or None) -> the value of the document's state``."""
+
+INSTANCE_OPTIONS: tuple[str, ...] = (
+    "fixture",
+    "seed",
+    "now",
+    "clock_mode",
+    "state_format",
+    "startup",
+    "setup_sql",
+)
+"""The keywords of ``World.instance()`` a caller in another process may set, in the order
+messages list them; ``control_tools`` is left to whoever runs the server."""
 
 # A tool function, kept at its own type through ``@world.tool`` so typed calls stay typed.
 _Fn = TypeVar("_Fn", bound=Callable[..., Any])

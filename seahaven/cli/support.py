@@ -12,19 +12,21 @@ This is the public import path for a plugin that adds commands through the
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
 
-from seahaven.clock import check_clock_mode, parse_instant
+from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
 from seahaven.errors import SeahavenError, ToolError, WorldBug
+from seahaven.world import INSTANCE_OPTIONS
 
 if TYPE_CHECKING:
     from seahaven.discovery import FoundWorld
@@ -33,12 +35,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CliSession",
+    "ClockModeOption",
+    "FixtureOption",
+    "NowOption",
     "Progress",
+    "ResetOptionsOption",
+    "SeedOption",
     "WorldOption",
     "check_clock_mode_option",
     "check_instant_option",
     "fail",
     "failures",
+    "instance_options",
     "one_line",
     "plural",
     "session",
@@ -208,3 +216,111 @@ def check_instant_option(value: str | None) -> str | None:
     except WorldBug as error:
         raise typer.BadParameter(str(error)) from None
     return value
+
+
+# --- how a serving command makes its instances ---------------------------------------------------
+
+FixtureOption = Annotated[
+    str | None,
+    typer.Option(
+        "--fixture",
+        envvar="SEAHAVEN_FIXTURE",
+        metavar="NAME",
+        help="The fixture an instance starts from (default: a blank instance).",
+        show_default=False,
+    ),
+]
+SeedOption = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        envvar="SEAHAVEN_SEED",
+        metavar="N",
+        help="The caller seed (default: a random one for each instance).",
+        show_default=False,
+    ),
+]
+NowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--now",
+        envvar="SEAHAVEN_NOW",
+        metavar="ISO",
+        callback=check_instant_option,
+        help="Where the clock starts, such as 2026-06-01T09:00:00.000Z (default: the fixture's "
+        "now, or the time the instance is made).",
+        show_default=False,
+    ),
+]
+ClockModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--clock-mode",
+        envvar="SEAHAVEN_CLOCK_MODE",
+        metavar="MODE",
+        callback=check_clock_mode_option,
+        help=f"How the clock moves: {', '.join(CLOCK_MODES)}.",
+        show_default=False,
+    ),
+]
+ResetOptionsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reset-options",
+        envvar="SEAHAVEN_RESET_OPTIONS",
+        metavar="JSON",
+        help="A JSON object of the keywords world.instance() is called with "
+        f"({', '.join(INSTANCE_OPTIONS)}); not with the four options above.",
+        show_default=False,
+    ),
+]
+
+_FLAGS = {"fixture": "--fixture", "seed": "--seed", "now": "--now", "clock_mode": "--clock-mode"}
+
+
+def instance_options(
+    reset_options: str | None,
+    flags: Mapping[str, Any],
+    *,
+    check: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """The ``world.instance()`` keywords the options spell, or ``typer.BadParameter`` (exit 2).
+
+    ``reset_options`` is ``--reset-options`` (JSON text) and ``flags`` the four
+    convenience options by key, ``None`` when not given; the two ways are never
+    merged. ``check`` is the server's own verdict on the parsed object, raising
+    ``WorldBug`` for a key or value it does not take. A ``clock_mode`` or ``now``
+    in the JSON is checked as its flag would be.
+    """
+    given = {key: value for key, value in flags.items() if value is not None}
+    if reset_options is None:
+        return given
+    if given:
+        spelled = ", ".join(_FLAGS.get(key, key) for key in given)
+        raise typer.BadParameter(
+            f"--reset-options holds every reset option, so it is not taken together with "
+            f"{spelled} (or their SEAHAVEN_* variables); put "
+            f"{', '.join(repr(key) for key in given)} inside the JSON instead",
+            param_hint="--reset-options",
+        )
+    try:
+        parsed = json.loads(reset_options)
+    except ValueError as error:
+        raise typer.BadParameter(
+            f"not JSON ({error}); give an object such as '{{\"seed\": 7}}'",
+            param_hint="--reset-options",
+        ) from None
+    if not isinstance(parsed, dict):
+        raise typer.BadParameter(
+            f"must be a JSON object of world.instance() keywords, not {type(parsed).__name__}",
+            param_hint="--reset-options",
+        )
+    try:
+        options = check(parsed)
+    except WorldBug as error:
+        raise typer.BadParameter(str(error), param_hint="--reset-options") from None
+    if isinstance(options.get("clock_mode"), str):
+        check_clock_mode_option(options["clock_mode"])
+    if isinstance(options.get("now"), str):
+        check_instant_option(options["now"])
+    return options

@@ -10,9 +10,9 @@ import pytest
 import typer
 from mcp import types
 from seahaven_mcp import call_result, check_reset_options, serve
-from seahaven_mcp.plugin import reset_options_from
 
 import seahaven
+from seahaven.cli.support import instance_options
 
 
 def test_reset_options_take_the_instance_keywords_and_nothing_else() -> None:
@@ -34,10 +34,13 @@ def test_serve_refuses_what_is_not_a_world() -> None:
 
 def test_the_command_line_spells_the_same_options() -> None:
     flags: dict[str, Any] = {"fixture": None, "seed": 5, "now": None, "clock_mode": "tick"}
-    assert reset_options_from(None, flags) == {"seed": 5, "clock_mode": "tick"}
-    assert reset_options_from('{"seed": 5}', dict.fromkeys(flags)) == {"seed": 5}
+    check = check_reset_options
+    assert instance_options(None, flags, check=check) == {"seed": 5, "clock_mode": "tick"}
+    assert instance_options('{"seed": 5}', dict.fromkeys(flags), check=check) == {"seed": 5}
     with pytest.raises(typer.BadParameter, match="--seed, --clock-mode"):
-        reset_options_from('{"seed": 5}', flags)
+        instance_options('{"seed": 5}', flags, check=check)
+    with pytest.raises(typer.BadParameter, match="control tool"):
+        instance_options('{"control_tools": false}', dict.fromkeys(flags), check=check)
 
 
 @dataclasses.dataclass

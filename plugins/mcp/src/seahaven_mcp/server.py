@@ -35,6 +35,7 @@ from pydantic_core import to_jsonable_python
 
 import seahaven
 from seahaven.errors import ToolError, WorldBug
+from seahaven_mcp.options import CONVENIENCE_KEYS, RESET_KEYS, check_reset_options
 
 __all__ = [
     "CONVENIENCE_KEYS",
@@ -47,50 +48,8 @@ __all__ = [
 
 _log = logging.getLogger("seahaven.mcp")
 
-# Every keyword of world.instance() an MCP instance may be made with, in the order
-# messages list them. control_tools is not one: this server never has a control tool.
-RESET_KEYS: tuple[str, ...] = (
-    "fixture",
-    "seed",
-    "now",
-    "clock_mode",
-    "state_format",
-    "startup",
-    "setup_sql",
-)
-# The four a command-line flag also spells.
-CONVENIENCE_KEYS: tuple[str, ...] = ("fixture", "seed", "now", "clock_mode")
-
 # The largest seed drawn when none is given: any value world.instance() takes.
 _SEED_BOUND = 2**63
-
-
-def check_reset_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``options`` as keyword arguments for ``world.instance()``, or ``WorldBug`` naming the fix.
-
-    Only the keys in ``RESET_KEYS`` are taken; ``control_tools`` is refused,
-    because an instance served over MCP never has the control tool. The values
-    are the instance's to check.
-    """
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise WorldBug(
-            f"reset_options must be an object of world.instance() keywords, not "
-            f"{type(options).__name__}"
-        )
-    if "control_tools" in options:
-        raise WorldBug(
-            "reset_options may not hold control_tools: an instance served over MCP never has "
-            "the control tool; read the state document (inst.state()) in process instead"
-        )
-    stray = sorted(str(key) for key in options if key not in RESET_KEYS)
-    if stray:
-        raise WorldBug(
-            f"reset_options does not take {', '.join(repr(key) for key in stray)}; it takes "
-            f"{', '.join(RESET_KEYS)}"
-        )
-    return dict(options)
 
 
 def call_result(value: Any) -> types.CallToolResult:

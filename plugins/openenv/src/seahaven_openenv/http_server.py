@@ -32,8 +32,17 @@ from urllib.parse import unquote_to_bytes
 import typer
 
 import seahaven
-from seahaven.cli.support import failures
+from seahaven.cli.support import (
+    ClockModeOption,
+    FixtureOption,
+    NowOption,
+    ResetOptionsOption,
+    SeedOption,
+    failures,
+    instance_options,
+)
 from seahaven.errors import SeahavenError, WorldBug
+from seahaven.world import INSTANCE_OPTIONS
 from seahaven_openenv.http import DEFAULT_MAX_INSTANCES, HttpHandler, HttpRequest, HttpResponse
 
 __all__ = [
@@ -47,15 +56,7 @@ __all__ = [
 
 _log = logging.getLogger("seahaven.http")
 
-RESET_OPTION_KEYS = (
-    "fixture",
-    "seed",
-    "now",
-    "clock_mode",
-    "state_format",
-    "startup",
-    "setup_sql",
-)
+RESET_OPTION_KEYS = INSTANCE_OPTIONS
 """The keyword arguments of ``world.instance()`` a reset option may set."""
 
 _KEY_TYPES: dict[str, tuple[type, ...]] = {
@@ -529,87 +530,19 @@ def command_line(
                 help="How many instances may exist at once; 0 for no limit.",
             ),
         ] = DEFAULT_MAX_INSTANCES,
-        fixture: Annotated[
-            str | None,
-            typer.Option(
-                "--fixture",
-                metavar="NAME",
-                envvar="SEAHAVEN_FIXTURE",
-                help="The fixture each instance starts from (default: a blank instance).",
-                show_default=False,
-            ),
-        ] = None,
-        seed: Annotated[
-            int | None,
-            typer.Option(
-                "--seed",
-                metavar="N",
-                envvar="SEAHAVEN_SEED",
-                help="The caller seed of every instance (default: a random one for each).",
-                show_default=False,
-            ),
-        ] = None,
-        now: Annotated[
-            str | None,
-            typer.Option(
-                "--now",
-                metavar="ISO",
-                envvar="SEAHAVEN_NOW",
-                help="Where each instance's clock starts (default: the fixture's now, or the "
-                "wall clock for a blank instance).",
-                show_default=False,
-            ),
-        ] = None,
-        clock_mode: Annotated[
-            str | None,
-            typer.Option(
-                "--clock-mode",
-                metavar="MODE",
-                envvar="SEAHAVEN_CLOCK_MODE",
-                help="fixed, tick, running or wall (default: wall).",
-                show_default=False,
-            ),
-        ] = None,
-        reset_options: Annotated[
-            str | None,
-            typer.Option(
-                "--reset-options",
-                metavar="JSON",
-                envvar="SEAHAVEN_RESET_OPTIONS",
-                help="Every reset option as one JSON object; not with the four options above.",
-                show_default=False,
-            ),
-        ] = None,
+        fixture: FixtureOption = None,
+        seed: SeedOption = None,
+        now: NowOption = None,
+        clock_mode: ClockModeOption = None,
+        reset_options: ResetOptionsOption = None,
     ) -> None:
         """Serve the world's HTTP API: one instance per id, at /worlds/{id}/..."""
         flags = {"fixture": fixture, "seed": seed, "now": now, "clock_mode": clock_mode}
-        given = {key: value for key, value in flags.items() if value is not None}
-        if clock_mode is not None and clock_mode not in ("fixed", "tick", "running", "wall"):
-            raise typer.BadParameter(
-                f"{clock_mode!r} is not a clock mode; use fixed, tick, running or wall",
-                param_hint="--clock-mode",
-            )
-        if reset_options is not None:
-            if given:
-                spelled = ", ".join("--" + key.replace("_", "-") for key in given)
-                raise typer.BadParameter(
-                    f"--reset-options holds every reset option, so it is not taken together "
-                    f"with {spelled} (or their SEAHAVEN_* variables); put those keys in the JSON",
-                    param_hint="--reset-options",
-                )
-            try:
-                parsed = json.loads(reset_options)
-            except ValueError as error:
-                raise typer.BadParameter(
-                    f"not JSON ({error}); give an object such as '{{\"seed\": 7}}'",
-                    param_hint="--reset-options",
-                ) from None
-            try:
-                options = check_reset_options(parsed, source="--reset-options")
-            except WorldBug as error:
-                raise typer.BadParameter(str(error), param_hint="--reset-options") from None
-        else:
-            options = given
+        options = instance_options(
+            reset_options,
+            flags,
+            check=lambda parsed: check_reset_options(parsed, source="--reset-options"),
+        )
         with failures():
             serve_forever(
                 HttpWorldApp(world, handle, max_instances=max_instances, reset_options=options),
