@@ -308,6 +308,7 @@ def test_reset_from_a_fixture_find_a_tool_fill_its_form_call_it_and_see_the_chan
     page = console.page
     expect(page.locator("#world-title")).to_contain_text("company")
     assert console.fact("Episode") == "no episode yet: start one"
+    assert console.fact("Steps") == "none" and console.fact("Calls") == "none"
 
     # The fixture list has the world's fixtures, each described.
     page.select_option("#reset-fixture", "acme")

@@ -1075,8 +1075,9 @@ function renderState() {
     fact("Seed", doc.seed),
     fact("Clock", running ? `${doc.clock_mode} at ${doc.now}` : null),
     fact("Format", doc.format),
-    fact("Calls", String(doc.call_count ?? 0), "call-count"),
-    fact("Steps", String(doc.step_count ?? 0), "step-count"),
+    // Before the first reset the session has counted its own tool listing: nothing to show.
+    fact("Calls", running ? String(doc.call_count ?? 0) : null, "call-count"),
+    fact("Steps", running ? String(doc.step_count ?? 0) : null, "step-count"),
   );
   const line = running
     ? [
