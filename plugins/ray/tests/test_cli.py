@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need_ray
 from episode_cases import ACME_SCRIPT
 
 from seahaven.cli import main
@@ -198,6 +199,26 @@ def test_ray_without_ray_installed_names_the_install_command(
     )
     assert status == 1
     assert EXTRAS["seahaven.ray"].install_command in one_error_line(stderr)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:9", "ray://127.0.0.1:9"])
+def test_a_cluster_address_nothing_answers_at_is_one_line_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str
+) -> None:
+    ray = need_ray()
+    if ray.is_initialized():
+        ray.shutdown()
+    episodes = write_episodes(tmp_path / "in.jsonl", good_lines(1))
+    out = tmp_path / "out.jsonl"
+    status, _, stderr = run_cli(
+        capsys, "company", "--episodes", str(episodes), "--out", str(out), "--ray", address
+    )
+    assert status == 1
+    line = one_error_line(stderr)
+    assert f"cannot reach the Ray cluster at '{address}'" in line
+    assert "nothing accepts a connection at 127.0.0.1:9" in line
+    assert not ray.is_initialized()
+    assert not out.exists() or out.read_text() == ""
 
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import os
 import secrets
+import socket
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -196,6 +197,13 @@ def _connect(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
     local = address is None or address == "local"
     if not local:
         options.pop("include_dashboard", None)  # a cluster's head decides its own dashboard
+        # Ray retries an address nothing answers at for minutes before it gives up.
+        reason = _unreachable(str(address))
+        if reason is not None:
+            raise SeahavenError(
+                f"cannot reach the Ray cluster at {address!r}: {reason}; check the address "
+                "(ray status shows a running cluster's), or run on a local one"
+            )
     try:
         ray.init(address="local" if local else address, **options)
     except Exception as error:
@@ -205,6 +213,25 @@ def _connect(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
             "the address (ray status shows a running cluster's), or run on a local one"
         ) from error
     return True
+
+
+# How long a cluster's address has to accept a connection before it is called unreachable.
+_PROBE_SECONDS = 5.0
+
+
+def _unreachable(address: str) -> str | None:
+    """Why nothing answers at a ``host:port`` or ``ray://host:port`` address, else ``None``.
+
+    An address Ray resolves itself (``auto``, say) is left to Ray.
+    """
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not host or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_SECONDS):
+            return None
+    except (OSError, OverflowError) as error:
+        return f"nothing accepts a connection at {host}:{port} ({type(error).__name__}: {error})"
 
 
 def _stream(
