@@ -139,13 +139,18 @@ class Activation:
         if not self.sessions:
             return []
         touched = [runtime for runtime, _ in self.sessions.values()]
-        rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
+        taken: list[tuple[NodeRuntime, bytes]] = []
         for runtime, session in self.sessions.values():
             try:
                 changeset = session.changeset()
             finally:
                 session.close()
             if changeset:
+                taken.append((runtime, changeset))
+        self.sessions.clear()
+        rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
+        try:
+            for runtime, changeset in taken:
                 rendered.extend(
                     render_changeset(
                         runtime.path,
@@ -155,7 +160,10 @@ class Activation:
                         runtime.shapes,
                     )
                 )
-        self.sessions.clear()
+        except Exception as error:
+            # The rows are written but cannot be logged: take them back out, so the
+            # instance never holds a change its state document does not show.
+            raise _unrecordable(taken, error) from error
         if rendered:
             if len(rendered) > 1:
                 rendered.sort(key=_sort_key)
@@ -198,6 +206,29 @@ class Activation:
             runtime.info,
             self.worlds(runtime),
         )
+
+
+def _unrecordable(taken: list[tuple[NodeRuntime, bytes]], error: Exception) -> WorldBug:
+    """Undo the changes ``taken`` records, and say why they could not be logged."""
+    why = f"{type(error).__name__}: {error}"
+    stores = ", ".join(runtime.path for runtime, _ in taken)
+    try:
+        for runtime, changeset in reversed(taken):
+            apsw.Changeset.apply(
+                apsw.Changeset.invert(changeset),
+                runtime.conn,
+                conflict=lambda _reason, _change: apsw.SQLITE_CHANGESET_ABORT,
+            )
+    except apsw.Error as undo_error:
+        return WorldBug(
+            f"the change log cannot record what was written to {stores} ({why}), and undoing "
+            f"it failed ({type(undo_error).__name__}: {undo_error}); this instance no longer "
+            "matches its state document: destroy it. Store text as valid UTF-8, or as a BLOB"
+        )
+    return WorldBug(
+        f"the change log cannot record what was written to {stores} ({why}), so it was undone; "
+        "store text as valid UTF-8, or bytes as a BLOB"
+    )
 
 
 def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -368,10 +399,13 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                 if outer:
                     leftover = instance.finish_call(activation)
                 else:
-                    activation.flush()
-                    activation.ordinal = outer_ordinal
-                    for runtime in resumed:
-                        activation.touch(runtime)
+                    try:
+                        activation.flush()
+                    finally:
+                        # The block goes on recording, whatever the call's segment did.
+                        activation.ordinal = outer_ordinal
+                        for runtime in resumed:
+                            activation.touch(runtime)
                 failure = failure or leftover
                 if failure is not None or _log.isEnabledFor(_INFO):
                     _log_call(instance, name, owner.path, started, failure, internal=False)

@@ -353,7 +353,13 @@ class Instance:
                     for runtime in begun:
                         _roll_back_quietly(runtime.conn)
                     raise
-                activation.flush()
+                try:
+                    activation.flush()
+                except WorldBug:
+                    # What the block wrote cannot be logged: none of it is kept.
+                    for runtime in begun:
+                        _roll_back_quietly(runtime.conn)
+                    raise
                 self._commit_bulk(activation.records, activation.texts)
             finally:
                 activation.end()
@@ -546,14 +552,20 @@ class Instance:
             if runtime.conn.in_transaction:
                 _roll_back_quietly(runtime.conn)
                 left_open.append(runtime.path)
+        unrecorded: WorldBug | None = None
         try:
-            activation.flush()
+            try:
+                activation.flush()
+            except WorldBug as error:
+                unrecorded = error
             if activation.records:
                 self._change_log.extend(activation.records)
                 self._change_texts.extend(activation.texts)
         finally:
             activation.end()
             self.activation = None
+        if unrecorded is not None:
+            return unrecorded
         if left_open:
             return WorldBug(
                 f"the call returned with a transaction still open on {', '.join(left_open)}; "
