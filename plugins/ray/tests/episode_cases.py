@@ -137,6 +137,17 @@ class BlockOnce:
         return self.reviewer(tools, seen)
 
 
+class Stalls:
+    """A policy that thinks for ``seconds`` before its first decision: a hang, for a timeout."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Call | None:
+        time.sleep(self.seconds)
+        return None
+
+
 class Explodes:
     """A policy that raises on its second decision."""
 

@@ -228,6 +228,10 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         capsys, "company", "--episodes", str(episodes), "--out", "o", "--workers", "0"
     )[0]
     assert status == 2
+    status, _, stderr = run_cli(
+        capsys, "company", "--episodes", str(episodes), "--out", "o", "--episode-timeout", "5"
+    )
+    assert status == 2 and "needs --ray" in stderr
 
 
 def test_the_command_is_listed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episode_cases import BlockOnce, Explodes, comparable, mixed, scripted
+from episode_cases import BlockOnce, Explodes, Stalls, comparable, mixed, scripted
 from seahaven_ray import ACTOR_NAME_PREFIX, Episode, EpisodeResult, run_in_process
 
 import seahaven
@@ -105,6 +105,23 @@ def test_a_killed_actor_loses_no_episode_and_doubles_none(tmp_path: Path) -> Non
     assert_same_as_in_process(episodes, results)  # the marker exists now: nothing blocks
 
 
+def test_an_episode_past_its_time_limit_is_given_up_and_its_actor_replaced() -> None:
+    episodes = mixed(12)
+    episodes[3] = Episode(
+        episode_id="stalls", world="company", fixture="acme", seed=5, policy=Stalls(120.0)
+    )
+    results = run_on_ray(episodes, workers=2, episode_timeout=15.0)
+    found = by_id(results)
+    stalled = found.pop("stalls")
+    assert stalled.status == "failed" and stalled.error is not None
+    assert stalled.error.kind == "timeout" and stalled.attempts == 1
+    assert "longer than the 15 seconds allowed" in stalled.error.message
+    # The rest ran to their ends, as they do in process, some on the actor started in its place.
+    others = [episode for episode in episodes if episode.episode_id != "stalls"]
+    assert_same_as_in_process(others, list(found.values()))
+    assert len({result.worker for result in found.values()}) >= 2
+
+
 def test_world_and_policy_errors_are_results_and_are_not_retried() -> None:
     episodes = [
         scripted(1),
@@ -151,9 +168,15 @@ def test_a_policy_that_cannot_be_pickled_fails_its_episode_only() -> None:
 def test_bad_arguments_and_a_repeated_id_are_refused() -> None:
     from seahaven_ray import run_episodes
 
-    for options in ({"workers": 0}, {"instances_per_worker": 0}, {"max_attempts": 0}):
+    for options in (
+        {"workers": 0},
+        {"instances_per_worker": 0},
+        {"max_attempts": 0},
+        {"episode_timeout": 0},
+        {"episode_timeout": "10"},
+    ):
         with pytest.raises(seahaven.WorldBug):
-            run_episodes([scripted(1)], **options)  # type: ignore[arg-type]
+            run_episodes([scripted(1)], **options)
     stream = run_episodes([scripted(1), scripted(2), scripted(1)], workers=1)
     with pytest.raises(seahaven.WorldBug, match="given twice"):
         list(stream)

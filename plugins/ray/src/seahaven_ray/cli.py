@@ -107,8 +107,24 @@ def run(
         int,
         typer.Option("--max-attempts", min=1, help="Starts of an episode whose worker dies."),
     ] = 3,
+    episode_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--episode-timeout",
+            metavar="SECONDS",
+            min=0.001,
+            help="With --ray: give up an episode still running after SECONDS, stopping its "
+            "actor (default: no limit).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run every episode of FILE against WORLD and append each result to --out."""
+    if episode_timeout is not None and ray_address is None:
+        raise typer.BadParameter(
+            "needs --ray: an episode running in this process cannot be stopped, an actor can",
+            param_hint="--episode-timeout",
+        )
     with failures():
         try:
             lines = read_episodes(episodes_path, world=world)
@@ -136,6 +152,7 @@ def run(
             workers=workers,
             instances_per_worker=instances_per_worker,
             max_attempts=max_attempts,
+            episode_timeout=episode_timeout,
         )
         progress = Progress()
         written = failed = 0
@@ -177,6 +194,7 @@ def _results(
     workers: int | None,
     instances_per_worker: int,
     max_attempts: int,
+    episode_timeout: float | None,
 ) -> Generator[EpisodeResult, None, None]:
     if ray_address is None:
         from seahaven import World
@@ -198,4 +216,5 @@ def _results(
         workers=workers,
         instances_per_worker=instances_per_worker,
         max_attempts=max_attempts,
+        episode_timeout=episode_timeout,
     )

@@ -27,6 +27,7 @@ import itertools
 import os
 import secrets
 import socket
+import time
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -125,6 +126,19 @@ class _Pool:
             self.replacements_left -= 1
             self.add()
 
+    def stop(self, ray: Any, name: str) -> None:
+        """Kill the actor ``name`` for running too long, and start another in its place.
+
+        A stop is the pool's own decision, not a crash, so it uses none of the
+        replacements kept for actors that die.
+        """
+        slot = self.slots.pop(name, None)
+        if slot is None:
+            return
+        with contextlib.suppress(Exception):  # already gone
+            ray.kill(slot.handle, no_restart=True)
+        self.add()
+
     def free_slot(self, avoid: str | None) -> _Slot | None:
         """The least busy actor with room, preferring any but ``avoid``."""
         open_slots = [slot for slot in self.slots.values() if slot.busy < self.per_actor]
@@ -150,6 +164,7 @@ def run_episodes(
     workers: int | None = None,
     instances_per_worker: int = 1,
     max_attempts: int = 3,
+    episode_timeout: float | None = None,
     init: Mapping[str, Any] | None = None,
 ) -> Generator[EpisodeResult, None, None]:
     """Run ``episodes`` on Ray and yield each result as soon as it is back.
@@ -162,8 +177,14 @@ def run_episodes(
     default; each runs up to ``instances_per_worker`` episodes at once, each in
     an instance of its own. An episode whose actor dies is started again on
     another, ``max_attempts`` starts in all, after which its result has
-    ``status="failed"`` and an error of kind ``worker``. ``init`` holds extra
-    keywords for ``ray.init`` when this call starts or connects to Ray.
+    ``status="failed"`` and an error of kind ``worker``. An episode still
+    running ``episode_timeout`` seconds after it was sent to its actor (for
+    the first episodes of a new actor, that includes the actor starting) is
+    given up:
+    the actor is stopped (a thread cannot be), the episode's result has an
+    error of kind ``timeout`` and is not retried, and whatever else that actor
+    was running starts again elsewhere. ``init`` holds extra keywords for
+    ``ray.init`` when this call starts or connects to Ray.
 
     The episodes are read lazily, so a generator over a large file is fine.
     Every episode yields exactly one result; results come in the order they
@@ -178,12 +199,22 @@ def run_episodes(
         )
     if isinstance(max_attempts, bool) or max_attempts < 1:
         raise WorldBug(f"max_attempts={max_attempts!r}: an episode is started at least once")
+    if episode_timeout is not None and (
+        isinstance(episode_timeout, bool)
+        or not isinstance(episode_timeout, int | float)
+        or not episode_timeout > 0
+    ):
+        raise WorldBug(
+            f"episode_timeout={episode_timeout!r}: give the seconds an episode may run, more "
+            "than 0, or None for no limit"
+        )
     return _stream(
         iter(episodes),
         address=address,
         workers=workers,
         per_actor=instances_per_worker,
         max_attempts=max_attempts,
+        timeout=float(episode_timeout) if episode_timeout is not None else None,
         init=dict(init or {}),
     )
 
@@ -241,6 +272,7 @@ def _stream(
     workers: int | None,
     per_actor: int,
     max_attempts: int,
+    timeout: float | None,
     init: dict[str, Any],
 ) -> Generator[EpisodeResult, None, None]:
     import ray
@@ -268,8 +300,9 @@ def _stream(
             },
             size=size,
             # One episode waits on each actor beyond those it runs, so that an actor never
-            # idles while a result travels back and the next episode travels out.
-            per_actor=per_actor + 1,
+            # idles while a result travels back and the next episode travels out; not with
+            # a time limit, whose clock starts when an episode is sent.
+            per_actor=per_actor + (1 if timeout is None else 0),
             preload=[first.world] if first is not None else [],
             run_id=secrets.token_hex(4),
             replacements_left=size * max_attempts,
@@ -283,6 +316,8 @@ def _stream(
         queue.append(_Pending(first, 1))
         exhausted = False
         in_flight: dict[Any, tuple[_Pending, str]] = {}
+        # When each episode in flight is given up, with a time limit.
+        deadlines: dict[Any, float] = {}
         while True:
             # Hand out work while an actor has room and there is work to hand out.
             while True:
@@ -316,6 +351,8 @@ def _stream(
                     continue
                 slot.busy += 1
                 in_flight[ref] = (pending, slot.name)
+                if timeout is not None:
+                    deadlines[ref] = time.monotonic() + timeout
             if not in_flight:
                 if not queue:
                     return
@@ -330,8 +367,10 @@ def _stream(
                         + (f"; last: {pending.last_error}" if pending.last_error else ""),
                     )
                 continue
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            wait = None if not deadlines else max(0.0, min(deadlines.values()) - time.monotonic())
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=wait)
             for ref in ready:
+                deadlines.pop(ref, None)
                 pending, name = in_flight.pop(ref)
                 slot_or_none = pool.slots.get(name)
                 if slot_or_none is not None:
@@ -353,6 +392,8 @@ def _stream(
                         queue.append(_Pending(pending.episode, pending.attempt + 1, name, message))
                     continue
                 yield result
+            if deadlines:
+                yield from _give_up_overdue(ray, pool, in_flight, deadlines, timeout)
     finally:
         if pool is not None:
             pool.kill_all(ray)
@@ -363,6 +404,28 @@ def _stream(
 def _first_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return " ".join(text[0].split())[:300] if text else type(error).__name__
+
+
+def _give_up_overdue(
+    ray: Any,
+    pool: _Pool,
+    in_flight: dict[Any, tuple[_Pending, str]],
+    deadlines: dict[Any, float],
+    timeout: float | None,
+) -> Iterator[EpisodeResult]:
+    """Fail each episode past its deadline, and stop the actor running it."""
+    now = time.monotonic()
+    for ref in [ref for ref, deadline in deadlines.items() if deadline <= now]:
+        del deadlines[ref]
+        pending, name = in_flight.pop(ref)
+        # The episodes it was running beside this one come back as a dead actor's.
+        pool.stop(ray, name)
+        yield _failed(
+            pending,
+            "timeout",
+            f"episode {pending.episode.episode_id!r} ran longer than the {timeout:g} seconds "
+            f"allowed (episode_timeout) on {name}, which was stopped; it is not run again",
+        )
 
 
 def _failed(pending: _Pending, kind: str, message: str) -> EpisodeResult:

@@ -160,13 +160,15 @@ class EpisodeError(BaseModel):
 
     ``kind`` is ``world`` (the world refused the episode: an unknown fixture, a
     bad startup keyword, an exception in world code), ``policy`` (the policy
-    raised, returned something that is not a call, or would not stop), or
-    ``worker`` (the process running it died, on every attempt allowed).
+    raised, returned something that is not a call, or would not stop),
+    ``worker`` (the process running it died, on every attempt allowed), or
+    ``timeout`` (it ran longer than the run's ``episode_timeout``, and its
+    worker was stopped).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["world", "policy", "worker"]
+    kind: Literal["world", "policy", "worker", "timeout"]
     message: str
 
 
