@@ -245,7 +245,8 @@ class CallRecord:
         self.error: str | None = None
         self.tool_error = False
 
-    def _failed(self, error: BaseException) -> None:
+    def record_failure(self, error: BaseException) -> None:
+        """Note what the call raised: a ``ToolError``'s message, or else the error's text."""
         self.tool_error = isinstance(error, ToolError)
         self.error = (
             error.message if isinstance(error, ToolError) else (str(error) or type(error).__name__)

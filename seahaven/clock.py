@@ -97,7 +97,8 @@ class Clock:
         self._cached_iso = ""
 
     @classmethod
-    def _at(cls, start_ms: int, mode: ClockMode) -> Clock:
+    def starting_at(cls, start_ms: int, mode: ClockMode) -> Clock:
+        """A clock whose first reading is ``start_ms`` (ms since the epoch), for an instance."""
         clock = cls.__new__(cls)
         clock._start_ms = start_ms
         clock._mode = mode
@@ -144,7 +145,8 @@ class Clock:
         """
         self._ticks += 1
 
-    def _set_dispatched(self, count: int) -> None:
+    def set_dispatched(self, count: int) -> None:
+        """Say how many calls the instance has dispatched (what a ``tick`` clock counts)."""
         # Under `tick`, readings inside call i are start + (i + 1) seconds.
         self._ticks = count
 

@@ -330,7 +330,7 @@ def call_surface(
         route = _resolve_function(instance.world.name, instance.routes(), target)
         name = route.entry.name
         if args:
-            arguments = {**route.entry.tool._positional(args), **arguments}
+            arguments = {**route.entry.tool.bind_positional(args), **arguments}
     else:
         instance.routes()  # a tree that no longer seals is refused first, as for any call
         raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
@@ -392,7 +392,7 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                     result = _run_tool(activation, owner, tool, name, arguments, owner.path)
             except BaseException as error:
                 failure = error
-                record._failed(error)
+                record.record_failure(error)
                 raise
             finally:
                 local.depth -= 1
@@ -410,7 +410,7 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                 if failure is not None or _log.isEnabledFor(_INFO):
                     _log_call(instance, name, owner.path, started, failure, internal=False)
             if leftover is not None:
-                record._failed(leftover)
+                record.record_failure(leftover)
                 raise leftover
             return result
     finally:
@@ -442,7 +442,7 @@ def call_nested(
     elif callable(target):
         owner, tool = _resolve_in_subtree(runtime, target)
         if args:
-            arguments = {**tool._positional(args), **arguments}
+            arguments = {**tool.bind_positional(args), **arguments}
     else:
         raise WorldBug(f"handle.call takes a tool name or a tool's function, not {target!r}")
     instance = runtime.instance

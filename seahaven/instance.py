@@ -531,7 +531,7 @@ class Instance:
         ordinal = len(self._call_log)
         record = CallRecord(name, arguments)
         self._call_log.append(record)
-        self._clock._set_dispatched(ordinal + 1)
+        self._clock.set_dispatched(ordinal + 1)
         return ordinal, record
 
     def _check_same_nodes(self, composition: Composition) -> None:
@@ -734,7 +734,7 @@ def create_instance(
         start_ms = prepared.now_ms
     else:
         start_ms = time.time_ns() // 1_000_000
-    clock = Clock._at(start_ms, mode)
+    clock = Clock.starting_at(start_ms, mode)
 
     instance = object.__new__(Instance)
     instance_seed = derive_seed(fixture if fixture is not None else world.name, caller_seed)
@@ -796,7 +796,7 @@ def _check_startup(composition: Composition, startup: Mapping[str, Any] | None) 
         if not isinstance(key, str):
             raise WorldBug(f"startup keyword {key!r} is not a string")
     worlds = {id(node.world): node.world for node in composition.nodes}.values()
-    if any(world._accepts_any_startup_keyword() for world in worlds):
+    if any(world.accepts_any_startup_keyword for world in worlds):
         return keywords
     accepted = frozenset().union(*(world.accepted_startup_kwargs for world in worlds))
     unknown = sorted(key for key in keywords if key not in accepted)
@@ -880,7 +880,7 @@ def _run_startup(
     order = startup_order(composition)
     for node in order:
         available = {**caller_startup, **node.bound_startup}
-        for hook in node.world._startup_hooks:
+        for hook in node.world.startup_hook_infos:
             missing = sorted(hook.required - set(available))
             if missing:
                 raise WorldBug(
@@ -888,7 +888,7 @@ def _run_startup(
                     f"{node.world.name!r} needs startup keyword {', '.join(map(repr, missing))}; "
                     f"pass startup={{{missing[0]!r}: ...}}"
                 )
-    if not any(node.world._startup_hooks for node in order):
+    if not any(node.world.startup_hook_infos for node in order):
         return
     activation = instance.activation = Activation(recording=False)
     runtimes = instance._nodes
@@ -901,7 +901,7 @@ def _run_startup(
             for node in order:
                 runtime = runtimes[node.index]
                 available = {**caller_startup, **node.bound_startup}
-                for hook in node.world._startup_hooks:
+                for hook in node.world.startup_hook_infos:
                     keywords = (
                         available
                         if hook.accepts_any

@@ -192,7 +192,7 @@ class Tool:
         listed: dict[str, Any] = json.loads(self._listing)
         return listed
 
-    def _positional(self, args: tuple[Any, ...]) -> dict[str, Any]:
+    def bind_positional(self, args: tuple[Any, ...]) -> dict[str, Any]:
         """Map positional arguments of a typed call onto wire names, in parameter order."""
         if len(args) > len(self._fields):
             raise WorldBug(

@@ -41,6 +41,7 @@ __all__ = [
     "Handler",
     "Middleware",
     "StartupHook",
+    "StartupHookInfo",
     "StateFormatter",
     "World",
 ]
@@ -102,7 +103,9 @@ class AddedWorld:
 
 
 @dataclass(frozen=True, slots=True)
-class _StartupHookInfo:
+class StartupHookInfo:
+    """One startup hook, and the keywords it names, requires and whether it takes any."""
+
     fn: Callable[..., None]
     keywords: frozenset[str]
     required: frozenset[str]
@@ -183,7 +186,7 @@ class World:
 
         self._tools: dict[str, Tool] = {}
         self._middlewares: list[Callable[..., Any]] = []
-        self._startup_hooks: list[_StartupHookInfo] = []
+        self._startup_hooks: list[StartupHookInfo] = []
         self._state_formats: dict[str, Callable[..., dict[str, Any]]] = {}
         self._added: list[AddedWorld] = []
         self._sealed: tuple[int, Composition] | None = None
@@ -308,7 +311,14 @@ class World:
         """The built schema: its hash and every table SQLite reports."""
         return self._schema_info
 
-    def _accepts_any_startup_keyword(self) -> bool:
+    @property
+    def startup_hook_infos(self) -> tuple[StartupHookInfo, ...]:
+        """Each startup hook with the keywords it takes, in registration order."""
+        return tuple(self._startup_hooks)
+
+    @property
+    def accepts_any_startup_keyword(self) -> bool:
+        """Whether some startup hook takes ``**keywords``, and so any keyword at all."""
         return any(hook.accepts_any for hook in self._startup_hooks)
 
     # --- registration ----------------------------------------------------------------------------
@@ -434,7 +444,7 @@ class World:
             if p.kind is p.KEYWORD_ONLY and p.default is inspect.Parameter.empty
         )
         accepts_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
-        self._startup_hooks.append(_StartupHookInfo(obj, keywords, required, accepts_any))
+        self._startup_hooks.append(StartupHookInfo(obj, keywords, required, accepts_any))
         _Registrations.bump()
         return obj
 
@@ -518,7 +528,7 @@ class World:
         if not isinstance(startup, Mapping | None):
             raise WorldBug(f"add_world(name={child_name!r}): startup must be a mapping")
         bound = dict(startup or {})
-        if not world._accepts_any_startup_keyword():
+        if not world.accepts_any_startup_keyword:
             accepted = world.accepted_startup_kwargs
             unknown = sorted(key for key in bound if key not in accepted)
             if unknown:

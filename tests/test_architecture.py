@@ -328,7 +328,15 @@ def test_no_module_imports_a_private_name() -> None:
 
 def _instance_private_names() -> frozenset[str]:
     """Every private attribute the instance module's classes define or assign."""
-    tree = ast.parse(MODULES["seahaven.instance"].read_text(encoding="utf-8"))
+    return _private_names_of("seahaven.instance", on_any_object=True)
+
+
+def _private_names_of(module: str, *, on_any_object: bool) -> frozenset[str]:
+    """The private attributes ``module``'s classes define, and those it assigns.
+
+    Assignments count on ``self`` and ``cls``, or on any object with ``on_any_object``.
+    """
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
@@ -347,7 +355,14 @@ def _instance_private_names() -> frozenset[str]:
                         for element in ast.walk(item.value)
                         if isinstance(element, ast.Constant) and isinstance(element.value, str)
                     )
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and (
+                on_any_object
+                or (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            )
+        ):
             names.add(node.attr)
     return frozenset(name for name in names if name.startswith("_") and not name.endswith("__"))
 
@@ -383,6 +398,18 @@ def test_only_the_instance_module_reaches_into_an_instances_private_attributes()
         if module != "seahaven.instance"
         for reach in _private_reaches(path, private)
     ]
+    assert reaches == []
+
+
+def test_no_module_reaches_into_private_attributes_only_another_module_defines() -> None:
+    defined = {module: _private_names_of(module, on_any_object=False) for module in MODULES}
+    reaches = []
+    for module, path in MODULES.items():
+        others = (
+            frozenset().union(*(names for other, names in defined.items() if other != module))
+            - defined[module]
+        )
+        reaches.extend(_private_reaches(path, others))
     assert reaches == []
 
 
