@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from world_packages import NOW, composite, fresh_module, write_dist_info, write_module, write_world
 
 import seahaven
@@ -275,6 +276,66 @@ def test_fixture_freeze_and_fork_by_convention(installed: Installed) -> None:
     )
     assert_one_line_failure(failing, "raised ValueError: the generator ran out of notes")
     assert not (fixtures / "broken").exists()
+
+
+def test_fixture_freeze_and_fork_on_a_fixed_clock_build_the_same_bytes_twice(
+    installed: Installed,
+) -> None:
+    fixtures = installed.project / "fixtures"
+    now = "2031-02-03T04:05:06.000Z"
+    steady = ["--clock-mode", "fixed", "--seed", "7"]
+
+    def build() -> dict[str, bytes | dict[str, object]]:
+        shutil.rmtree(fixtures, ignore_errors=True)
+        made = installed.run(
+            "fixture",
+            "freeze",
+            "base",
+            "--run",
+            "generate:seed",
+            "--now",
+            now,
+            "--description",
+            "One note.",
+            *steady,
+        )
+        assert made.returncode == 0, made.stderr
+        forked = installed.run(
+            "fixture",
+            "fork",
+            "base",
+            "child",
+            "--run",
+            "generate:more",
+            "--description",
+            "Two.",
+            *steady,
+        )
+        assert forked.returncode == 0, forked.stderr
+        built: dict[str, bytes | dict[str, object]] = {}
+        for fixture in ("base", "child"):
+            sidecar = yaml.safe_load((fixtures / fixture / "fixture.yaml").read_text())
+            del sidecar["created_at"]  # the wall clock, by design
+            built[fixture] = sidecar
+            built[f"{fixture}.sqlite"] = (fixtures / fixture / "state.sqlite").read_bytes()
+        return built
+
+    first = build()
+    assert first["base"]["now"] == first["child"]["now"] == now  # type: ignore[index]
+    assert build() == first
+    wrong = installed.run(
+        "fixture",
+        "freeze",
+        "odd",
+        "--run",
+        "generate:seed",
+        "--description",
+        "d",
+        "--clock-mode",
+        "sideways",
+    )
+    assert wrong.returncode == 2 and "'sideways' is not a clock mode" in wrong.stderr
+    assert not (fixtures / "odd").exists()
 
 
 def test_fixture_create(installed: Installed, tmp_path: Path) -> None:

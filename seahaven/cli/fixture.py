@@ -19,6 +19,7 @@ import typer
 from seahaven.cli.support import (
     Progress,
     WorldOption,
+    check_clock_mode_option,
     check_instant_option,
     failures,
     one_line,
@@ -88,6 +89,27 @@ RunOption = Annotated[
         metavar="MODULE:FUNCTION",
         callback=_check_run,
         help="The generator: a function taking the live instance and filling it.",
+        show_default=False,
+    ),
+]
+# No SEAHAVEN_* variables here: a variable set for serving must not change how fixtures build.
+BuildClockOption = Annotated[
+    str | None,
+    typer.Option(
+        "--clock-mode",
+        metavar="MODE",
+        callback=check_clock_mode_option,
+        help="How the clock moves while the generator runs (default: the world's). With fixed "
+        "or tick, --now and --seed, a build writes the same bytes every time.",
+        show_default=False,
+    ),
+]
+BuildSeedOption = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        metavar="N",
+        help="The caller seed the generator's ids are drawn from (default: a random one).",
         show_default=False,
     ),
 ]
@@ -166,12 +188,15 @@ def _fill_and_freeze(
     run: str,
     generator: Generator,
     description: str,
-    now: str | None,
+    **making: Any,
 ) -> Fixture:
-    """Make the instance, run the generator on it, freeze it; the instance never survives."""
+    """Make the instance (``making`` is ``world.instance``'s keywords), fill it and freeze it.
+
+    The instance never survives.
+    """
     progress = Progress()
     with progress.working(f"creating an instance of world {world.name!r}"):
-        instance = world.instance(parent, now=now)
+        instance = world.instance(parent, **{k: v for k, v in making.items() if v is not None})
     try:
         with progress.working(f"running {run}"):
             try:
@@ -235,6 +260,8 @@ def freeze(
             show_default=False,
         ),
     ] = None,
+    clock_mode: BuildClockOption = None,
+    seed: BuildSeedOption = None,
     world: WorldOption = None,
 ) -> None:
     """Fill a blank instance with the generator and freeze it to fixtures/<ID>/."""
@@ -242,7 +269,17 @@ def freeze(
         found = session(ctx).find_world(world)
         _refuse_existing(found.world, fixture_id)
         generator = import_generator(run, _project_of(found.project))
-        fixture = _fill_and_freeze(found.world, None, fixture_id, run, generator, description, now)
+        fixture = _fill_and_freeze(
+            found.world,
+            None,
+            fixture_id,
+            run,
+            generator,
+            description,
+            now=now,
+            clock_mode=clock_mode,
+            seed=seed,
+        )
         _report_frozen(fixture)
 
 
@@ -261,6 +298,8 @@ def fork(
     fixture_id: FixtureId,
     run: RunOption,
     description: DescriptionOption,
+    clock_mode: BuildClockOption = None,
+    seed: BuildSeedOption = None,
     world: WorldOption = None,
 ) -> None:
     """Fill an instance of PARENT with the generator and freeze it as <ID>, parent set."""
@@ -269,7 +308,14 @@ def fork(
         _refuse_existing(found.world, fixture_id)
         generator = import_generator(run, _project_of(found.project))
         fixture = _fill_and_freeze(
-            found.world, parent, fixture_id, run, generator, description, None
+            found.world,
+            parent,
+            fixture_id,
+            run,
+            generator,
+            description,
+            clock_mode=clock_mode,
+            seed=seed,
         )
         _report_frozen(fixture)
 
