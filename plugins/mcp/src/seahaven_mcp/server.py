@@ -3,8 +3,8 @@
 ``serve(world, reset_options=...)`` checks the options, makes the instance, and
 answers the client on stdin and stdout until the client leaves (stdin closes) or
 the process is told to stop (SIGTERM, SIGHUP, Ctrl-C); the instance is destroyed
-either way. The server publishes the world's own tools and nothing else: no
-resources, no prompts, no control tool. Tools are listed exactly as
+either way. Only the world's own tools are offered; MCP resources, prompts and the
+control tool are not. Tools are listed exactly as
 ``inst.tools()`` lists them; a call's result is its JSON text (and
 ``structuredContent`` when it is an object); a ``ToolError`` is a result with
 ``isError`` carrying the error's ``{code, message, details}``.

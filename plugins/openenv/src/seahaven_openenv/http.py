@@ -95,9 +95,9 @@ class HttpRequest:
     """One HTTP request to a world: its method, path, raw query, headers and body.
 
     ``path`` is relative to the instance (``/v1/contacts``) and percent-decoded;
-    ``query`` is the raw query string without the ``?``. The method is kept in
-    upper case and header names in lower case, so a request a tool builds looks
-    exactly like one the server builds.
+    ``query`` is the raw query string without the ``?``. The method is normalised
+    to upper case and header names to lower case, which makes a request built in
+    a tool and one received by the server compare equal.
     """
 
     method: str

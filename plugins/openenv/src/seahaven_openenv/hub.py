@@ -1,8 +1,8 @@
 """``seahaven hub``: add what publishing a world to a hub (a Hugging Face Space) needs.
 
-The five files ``openenv push`` checks for go at the project's root:
-``openenv.yaml``, a ``Dockerfile``, an ``__init__.py``, ``client.py`` and
-``models.py``. ``README.md`` gains the Space's settings as front matter and a
+The project's root receives the five files ``openenv push`` looks for
+(``openenv.yaml``, ``Dockerfile``, ``__init__.py``, ``models.py`` and
+``client.py``). ``README.md`` gains the Space's settings as front matter and a
 section on connecting, after its ``## Using it`` section (or at its end); a
 missing README is created with both. The project is found from its
 ``pyproject.toml`` alone, and the world is never imported.
