@@ -181,6 +181,27 @@ def import_generator(spec: str, project: Path | None) -> Generator:
     return target
 
 
+def _build(
+    ctx: typer.Context,
+    world_name: str | None,
+    parent: str | None,
+    fixture_id: str,
+    run: str,
+    description: str,
+    making: dict[str, Any],
+) -> None:
+    """``freeze`` and ``fork``: check, fill and freeze, then say what was frozen."""
+    with failures():
+        found = session(ctx).find_world(world_name)
+        _refuse_existing(found.world, fixture_id)
+        generator = import_generator(run, _project_of(found.project))
+        given = {key: value for key, value in making.items() if value is not None}
+        fixture = _fill_and_freeze(
+            found.world, parent, fixture_id, run, generator, description, given
+        )
+        _report_frozen(fixture)
+
+
 def _fill_and_freeze(
     world: World,
     parent: str | None,
@@ -188,15 +209,15 @@ def _fill_and_freeze(
     run: str,
     generator: Generator,
     description: str,
-    **making: Any,
+    making: dict[str, Any],
 ) -> Fixture:
-    """Make the instance (``making`` is ``world.instance``'s keywords), fill it and freeze it.
+    """Make the instance (``making`` holds ``world.instance``'s keywords), fill it, freeze it.
 
     The instance never survives.
     """
     progress = Progress()
     with progress.working(f"creating an instance of world {world.name!r}"):
-        instance = world.instance(parent, **{k: v for k, v in making.items() if v is not None})
+        instance = world.instance(parent, **making)
     try:
         with progress.working(f"running {run}"):
             try:
@@ -265,22 +286,8 @@ def freeze(
     world: WorldOption = None,
 ) -> None:
     """Fill a blank instance with the generator and freeze it to fixtures/<ID>/."""
-    with failures():
-        found = session(ctx).find_world(world)
-        _refuse_existing(found.world, fixture_id)
-        generator = import_generator(run, _project_of(found.project))
-        fixture = _fill_and_freeze(
-            found.world,
-            None,
-            fixture_id,
-            run,
-            generator,
-            description,
-            now=now,
-            clock_mode=clock_mode,
-            seed=seed,
-        )
-        _report_frozen(fixture)
+    making = {"now": now, "clock_mode": clock_mode, "seed": seed}
+    _build(ctx, world, None, fixture_id, run, description, making)
 
 
 @fixture_app.command("fork")
@@ -303,21 +310,8 @@ def fork(
     world: WorldOption = None,
 ) -> None:
     """Fill an instance of PARENT with the generator and freeze it as <ID>, parent set."""
-    with failures():
-        found = session(ctx).find_world(world)
-        _refuse_existing(found.world, fixture_id)
-        generator = import_generator(run, _project_of(found.project))
-        fixture = _fill_and_freeze(
-            found.world,
-            parent,
-            fixture_id,
-            run,
-            generator,
-            description,
-            clock_mode=clock_mode,
-            seed=seed,
-        )
-        _report_frozen(fixture)
+    making = {"clock_mode": clock_mode, "seed": seed}
+    _build(ctx, world, parent, fixture_id, run, description, making)
 
 
 # --- create --------------------------------------------------------------------------------------
