@@ -37,7 +37,9 @@ __all__ = [
     "CliSession",
     "ClockModeOption",
     "FixtureOption",
+    "HostOption",
     "NowOption",
+    "PortOption",
     "Progress",
     "ResetOptionsOption",
     "SeedOption",
@@ -218,7 +220,22 @@ def check_instant_option(value: str | None) -> str | None:
     return value
 
 
-# --- how a serving command makes its instances ---------------------------------------------------
+# --- what a serving command takes --------------------------------------------------------------
+
+HostOption = Annotated[
+    str,
+    typer.Option(
+        "--host",
+        metavar="HOST",
+        help="The interface to listen on; 0.0.0.0 listens on all of them.",
+    ),
+]
+PortOption = Annotated[
+    int,
+    typer.Option(
+        "--port", metavar="PORT", min=0, max=65535, help="The TCP port; 0 lets the system choose."
+    ),
+]
 
 FixtureOption = Annotated[
     str | None,

@@ -35,7 +35,9 @@ import seahaven
 from seahaven.cli.support import (
     ClockModeOption,
     FixtureOption,
+    HostOption,
     NowOption,
+    PortOption,
     ResetOptionsOption,
     SeedOption,
     failures,
@@ -512,15 +514,8 @@ def command_line(
     """Run the server's command line with ``argv`` (default: the process's); the exit status."""
 
     def command(
-        host: Annotated[
-            str, typer.Option("--host", metavar="HOST", help="The address to bind.")
-        ] = ("127.0.0.1"),
-        port: Annotated[
-            int,
-            typer.Option(
-                "--port", metavar="PORT", min=0, max=65535, help="The port; 0 picks a free one."
-            ),
-        ] = 8000,
+        host: HostOption = "127.0.0.1",
+        port: PortOption = 8000,
         max_instances: Annotated[
             int,
             typer.Option(

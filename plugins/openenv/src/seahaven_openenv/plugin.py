@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from seahaven.cli.support import fail, failures, session
+from seahaven.cli.support import HostOption, PortOption, fail, failures, session
 from seahaven.hookspecs import hookimpl
 
 __all__ = ["hub_command", "seahaven_cli", "serve_command"]
@@ -32,20 +32,8 @@ def serve_command(
         bool,
         typer.Option("--all", help="Serve every installed world, each under /worlds/NAME."),
     ] = False,
-    host: Annotated[
-        str,
-        typer.Option(
-            "--host",
-            metavar="HOST",
-            help="The address to bind; 0.0.0.0 serves on every interface.",
-        ),
-    ] = "127.0.0.1",
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port", metavar="PORT", min=0, max=65535, help="The port to bind; 0 picks a free one."
-        ),
-    ] = 8000,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
     max_concurrent_envs: Annotated[
         int,
         typer.Option(
