@@ -401,6 +401,8 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                 else:
                     try:
                         activation.flush()
+                    except WorldBug as unrecorded:
+                        leftover = unrecorded
                     finally:
                         # The block goes on recording, whatever the call's segment did.
                         activation.ordinal = outer_ordinal

@@ -112,3 +112,9 @@ def test_a_call_inside_bulk_that_fails_so_leaves_the_block_recording() -> None:
             ctx.db.execute("INSERT INTO notes (body) VALUES ('after the refusal')")
         assert inst.call("count") == 1
         assert [(record.i, record.op) for record in inst.change_log()] == [(None, "insert")]
+        [refused, counted] = inst.state(format="seahaven.state+calls/1")["state"]["calls"]
+        assert (refused["tool"], refused["error"], counted["error"]) == (
+            "write",
+            "internal error",
+            None,
+        )
