@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -170,10 +170,6 @@ class Composition:
             )
             for node in self.nodes
         ]
-
-    def entries_for_function(self, fn: Callable[..., Any]) -> list[SurfaceEntry]:
-        """Every surface entry built from ``fn``."""
-        return [entry for entry in self.surface if entry.tool.fn is fn]
 
     def __repr__(self) -> str:
         return f"Composition({self.root.name!r}, nodes={[node.path for node in self.nodes]})"
