@@ -36,7 +36,10 @@ def main(argv: list[str]) -> int:
             flush=True,
         )
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", *targets, *argv], cwd=directory, check=False
+            # -rs: every skip is listed with its reason, so a run shows what it left out.
+            [sys.executable, "-m", "pytest", "-rs", *targets, *argv],
+            cwd=directory,
+            check=False,
         )
         if result.returncode != 0:
             failed.append(label)
