@@ -1,6 +1,6 @@
 """Reading a world's Python for the code rules: parsed modules, with names resolved by import.
 
-A call's dotted name is resolved through the module's own imports, so
+Each call's dotted name is looked up in the imports of the module it sits in, so
 ``datetime.now()`` after ``from datetime import datetime`` and
 ``dt.now()`` after ``from datetime import datetime as dt`` both read as
 ``datetime.datetime.now``. Imports are collected from the whole module,

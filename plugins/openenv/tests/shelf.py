@@ -92,11 +92,11 @@ def handle(ctx: seahaven.Ctx, request: HttpRequest) -> HttpResponse:
 
 
 class ShelfError(seahaven.ToolError):
-    """The API answered a tool with an error status."""
+    """A refusal from the shelf's API, restated for the tool that asked."""
 
     def __init__(self, response: HttpResponse) -> None:
-        error = json.loads(response.body_bytes)["error"]
-        super().__init__(error["type"], error["message"])
+        problem = json.loads(response.body_bytes)["error"]
+        super().__init__(problem["type"], problem["message"])
 
 
 def make_shelf(fixtures_dir: Path | None = None) -> seahaven.World:
