@@ -33,7 +33,9 @@ __all__ = [
 
 Op = Literal["insert", "update", "delete"]
 _OPS: dict[str, Op] = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
-_NO_CHANGE = apsw.no_change
+# Typed as an object: the stubs type a changed value as an instance of no_change, the sentinel
+# being the class itself, which a strict identity check would call non-overlapping.
+_NO_CHANGE: object = apsw.no_change
 
 
 def json_value(value: Any) -> Any:
