@@ -87,7 +87,9 @@ def test_argument_error_lists_its_violations() -> None:
 
 
 def test_an_argument_violation_repeats_no_more_of_the_callers_keys_than_it_needs() -> None:
-    world = seahaven.World(name="memos", version="1.0.0", schema="", state_format="seahaven.state/1")
+    world = seahaven.World(
+        name="memos", version="1.0.0", schema="", state_format="seahaven.state/1"
+    )
 
     @world.tool
     def note(ctx: seahaven.Ctx, tags: dict[str, int]) -> None:

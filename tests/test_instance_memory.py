@@ -82,15 +82,16 @@ def test_refused_calls_leave_nothing_behind_for_the_collector(collector_off: Non
     marker = Marker()
     refs = [weakref.ref(marker)]
     # Arguments the schema refuses, a tool that raises, and an unknown tool.
-    for call in (
-        lambda: inst.call("checkout", amount=[marker]),
-        lambda: inst.call("refuse", note="x", extra=marker),
-        lambda: inst.call("refuse", note="x"),
-        lambda: inst.call("no_such_tool", value=marker),
-    ):
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("checkout", {"amount": [marker]}),
+        ("refuse", {"note": "x", "extra": marker}),
+        ("refuse", {"note": "x"}),
+        ("no_such_tool", {"value": marker}),
+    ]
+    for name, arguments in calls:
         with pytest.raises(seahaven.ToolError):
-            call()
-    del marker, call
+            inst.call(name, **arguments)
+    del marker, calls, arguments
     ended = weakref.ref(inst)
     inst.destroy()
     del inst
