@@ -9,27 +9,18 @@ OpenEnv's own client reconnects into a fresh session without a word.
 from __future__ import annotations
 
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import payments_world
 import pytest
+from conftest import wait_until
 from openenv import GenericEnvClient
 from seahaven_openenv.session import FrameError, WorldService
 from test_serve_command import serving as serving_command
 
 import seahaven
 from seahaven.openenv import SeahavenClient, SessionLost, serve
-
-
-def wait_until(condition: Any, timeout: float = 30) -> None:
-    """Poll ``condition`` until it holds; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail("the condition did not come true in time")
-        time.sleep(0.05)
 
 
 def start_episode(env: Any) -> None:

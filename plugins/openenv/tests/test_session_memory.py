@@ -8,7 +8,6 @@ tests run the server with the collector switched off, and count what is left.
 from __future__ import annotations
 
 import gc
-import time
 import tracemalloc
 import weakref
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import Any
 
 import payments_world
 import pytest
+from conftest import wait_until
 
 import seahaven
 
@@ -30,14 +30,6 @@ def collector_off() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-def wait_until(condition: Any, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail("the condition did not come true in time")
-        time.sleep(0.05)
 
 
 def one_session(server: Any, wire: Any) -> weakref.ref[seahaven.Instance]:
