@@ -2,11 +2,13 @@
 
 One connection to ``/ws`` is one ``Session``. The connection's frames are read
 in order; each frame's work (making an instance, a tool call, a state
-document) runs on a worker thread, so a slow call never stalls the event
-loop, and tool calls pass the framework's fair concurrency gate there. What
-every session shares (the capacity count, the idle reaper, the worker threads)
-is a ``Hub``. One app serves one world at its root, or several worlds each
-under ``/worlds/<name>/``.
+document) runs on the event loop while that kind of work is quick and on a
+worker thread once it is not, so a slow call never stalls the loop; tool calls
+pass the framework's fair concurrency gate. Every frame is the client's and is
+read as hostile: whatever it holds, it is answered with a frame and the session
+goes on. What every session shares (the capacity count, the idle reaper, the
+worker threads) is a ``Hub``. One app serves one world at its root, or several
+worlds each under ``/worlds/<name>/``.
 """
 
 from __future__ import annotations
@@ -66,10 +68,10 @@ COLLECT_INTERVAL_SECONDS = 5.0
 # How often, at most, the log says connections cannot be accepted.
 ACCEPT_WARNING_SECONDS = 10.0
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-# WebSocket close codes: 1013 is "try again later"; 4408 marks a session reaped for idleness.
-CLOSE_NORMAL = 1000
 # The largest body ``POST /mcp`` reads: it only ever answers a refusal.
 MAX_MCP_BODY_BYTES = 64 * 1024
+# WebSocket close codes: 1013 is "try again later"; 4408 marks a session reaped for idleness.
+CLOSE_NORMAL = 1000
 CLOSE_AT_CAPACITY = 1013
 CLOSE_REAPED = 4408
 
@@ -379,6 +381,17 @@ class Inbox:
             self._ahead = asyncio.ensure_future(self.websocket.receive())
         return self._ahead
 
+    def discard(self) -> None:
+        """Stop reading ahead: the connection is over."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return
+        if ahead.done():
+            if not ahead.cancelled():
+                ahead.exception()  # retrieved, so it is never reported as lost
+        else:
+            ahead.cancel()
+
     def ended(self) -> bool:
         """Whether the message read ahead says the connection is over."""
         ahead = self._ahead
@@ -678,6 +691,7 @@ async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub
         if not _is_disconnect(error):
             _log.error("session %s failed: %s", session.episode_id, error, exc_info=error)
     finally:
+        inbox.discard()
         hub.sessions.pop(session, None)
         instance = weakref.ref(session.instance) if session.instance is not None else None
         await hub.execute("close", session.close)
