@@ -7,11 +7,8 @@ on open files, as a machine's default of 1024 (or less) would give it.
 from __future__ import annotations
 
 import json
-import os
 import resource
-import signal
 import socket
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +18,7 @@ from typing import Any
 
 import pytest
 from seahaven_openenv.descriptors import RESERVED_DESCRIPTORS
-from test_serve_command import ADDRESS, command
+from test_serve_command import serving
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -29,37 +26,13 @@ from websockets.sync.client import connect
 @contextmanager
 def limited_server(tmp_path: Path, soft: int, hard: int, *argv: str) -> Iterator[dict[str, Any]]:
     """``seahaven serve ARGV --port 0`` with the open-file limit set to (soft, hard)."""
-    log = tmp_path / "serve.log"
-    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            command("serve", *argv, "--port", "0"),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            preexec_fn=limit,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while not ADDRESS.search(log.read_text()):
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        match = ADDRESS.search(log.read_text())
-        assert match is not None
-        yield {"url": match.group("url"), "process": process, "log": log}
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with serving(tmp_path, *argv, preexec_fn=limit) as server:
+        [url] = server["urls"].values()
+        yield {**server, "url": url}
 
 
 def capacity(url: str) -> dict[str, int]:

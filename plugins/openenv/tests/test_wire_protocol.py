@@ -9,7 +9,7 @@ from typing import Any
 
 import payments_world
 import pytest
-from conftest import Records, instance_dirs
+from conftest import Records, instance_dirs, wait_until
 from openenv.core.env_server.mcp_types import CallToolObservation, ListToolsObservation
 from openenv.core.env_server.types import (
     Observation,
@@ -550,12 +550,3 @@ def test_the_reaper_never_reaps_a_session_in_the_middle_of_a_long_call(
     observation = call_observation(ws.call("wait", seconds=1.2))
     assert observation["result"] == "waited"
     assert ws.state()["call_count"] == 1
-
-
-def wait_until(condition: Any, timeout: float = 10) -> None:
-    """Poll ``condition`` until it holds; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail("the condition did not come true in time")
-        time.sleep(0.02)
