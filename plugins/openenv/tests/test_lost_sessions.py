@@ -47,6 +47,30 @@ def test_a_reaped_session_raises_naming_the_reaper(serving) -> None:
         assert state.episode_id == "ep-2" and state.call_count == 0
 
 
+def test_a_reset_refused_for_its_shape_keeps_the_episode_watched(serving) -> None:
+    server = serving(payments_world.world, session_timeout=1)
+    with SeahavenClient(base_url=server.base_url) as env:
+        start_episode(env)
+        # Refused before anything changed: the episode is still the one to lose.
+        with pytest.raises(RuntimeError, match="reset does not take"):
+            env.reset(fixtrue="small_shop")
+        wait_until(lambda: server.hub.active_sessions == 0)
+        with pytest.raises(SessionLost, match="reaped"):
+            env.state()
+
+
+def test_a_closed_client_says_its_episode_went_with_the_connection(serving) -> None:
+    server = serving(payments_world.world)
+    env = SeahavenClient(base_url=server.base_url)
+    start_episode(env)
+    env.close()
+    with pytest.raises(SessionLost, match="the client closed the connection"):
+        env.state()
+    env.reset(fixture="small_shop")
+    assert env.state().call_count == 0
+    env.close()
+
+
 def test_a_server_restart_raises_naming_the_restart() -> None:
     world = payments_world.world
     with serve.running(world) as first:

@@ -112,11 +112,12 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         whose connection ended raises.
         """
         resetting = message.get("type") == "reset"
-        if resetting:
+        if not resetting:
+            self._check_episode()
+        elif self._lost_reason is not None or not self._episode_alive():
+            # What was lost stays lost; this reset starts over, on a new connection.
             self._episode_socket = None
             self._lost_reason = None
-        else:
-            self._check_episode()
         # A refused session sends an error frame and closes: read the frame if it came.
         with contextlib.suppress(ConnectionClosed):
             await self._send(message)
@@ -128,9 +129,13 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
             raise
         if response.get("type") == "error":
             data = response.get("data") or {}
-            if not resetting and data.get("code") == "SESSION_ERROR" and data.get("lost"):
+            code = data.get("code")
+            if not resetting and code == "SESSION_ERROR" and data.get("lost"):
                 self._lost_reason = f"the server says: {data['lost']}"
                 raise SessionLost(self._lost_reason)
+            if resetting and code != "VALIDATION_ERROR":
+                # A reset refused for its shape changed nothing; any other left no episode.
+                self._episode_socket = None
             raise RuntimeError(
                 f"Server error: {data.get('message', 'Unknown error')} "
                 f"(code: {data.get('code', 'UNKNOWN')})"
@@ -138,6 +143,19 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         if resetting:
             self._episode_socket = self._ws
         return response
+
+    def _episode_alive(self) -> bool:
+        episode = self._episode_socket
+        return (
+            episode is not None
+            and self._ws is episode
+            and episode.state not in (State.CLOSING, State.CLOSED)
+        )
+
+    async def _disconnect_async(self) -> None:
+        if self._episode_socket is not None and self._lost_reason is None:
+            self._lost_reason = "the client closed the connection the episode lived on"
+        await super()._disconnect_async()
 
     def _check_episode(self) -> None:
         """Raise ``SessionLost`` when the connection of the current episode has ended."""
@@ -147,8 +165,8 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
             if self._ws is not episode:
                 # OpenEnv drops a socket whose answer it stopped waiting for.
                 reason = (
-                    "the client stopped waiting for an answer and dropped the connection "
-                    f"(message_timeout_s is {self._message_timeout:g} s)"
+                    "the client dropped the connection the episode lived on (it stops waiting "
+                    f"for an answer after message_timeout_s, {self._message_timeout:g} s)"
                 )
             elif episode.state in (State.CLOSING, State.CLOSED):
                 reason = _why_closed(episode)
