@@ -181,6 +181,9 @@ class Activation:
         """This activation is over: every handle made in it is now stale."""
         self.discard()
         self.alive = False
+        # Each ``Worlds`` refers back to this activation: drop them, so an ended
+        # activation is freed without waiting for the cycle collector.
+        self._worlds.clear()
 
     def worlds(self, runtime: NodeRuntime) -> Worlds:
         """The ``ctx.worlds`` container of ``runtime`` for this activation."""
@@ -411,6 +414,9 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                 failure = failure or leftover
                 if failure is not None or _log.isEnabledFor(_INFO):
                     _log_call(instance, name, owner.path, started, failure, internal=False)
+                # The error's traceback holds this frame: keeping it here too would make a
+                # cycle, and the call's arguments would wait for the cycle collector.
+                failure = None
             if leftover is not None:
                 record.record_failure(leftover)
                 raise leftover
@@ -464,6 +470,7 @@ def call_nested(
         finally:
             _local.depth -= 1
             _log_call(instance, tool.name, owner.path, started, failure, internal=True)
+            failure = None  # as in _dispatch: no cycle through the traceback
 
 
 def _resolve_in_subtree(runtime: NodeRuntime, fn: Callable[..., Any]) -> tuple[NodeRuntime, Tool]:

@@ -65,7 +65,8 @@ class ArgumentError(ToolError):
     error_type: ClassVar[str] = "invalid_args"
 
     def __init__(self, tool: str, violations: Sequence[Mapping[str, Any]]) -> None:
-        self.violations: list[dict[str, Any]] = [dict(v) for v in violations]
+        # Each violation in pydantic's spelling (loc, msg) and the reference's (path, message).
+        self.violations: list[dict[str, Any]] = [_both_spellings(v) for v in violations]
         count = len(self.violations)
         summary = "; ".join(f"{item['field']}: {item['message']}" for item in self.by_field())
         super().__init__(
@@ -87,6 +88,15 @@ class ArgumentError(ToolError):
             }
             for violation in self.violations
         ]
+
+
+def _both_spellings(violation: Mapping[str, Any]) -> dict[str, Any]:
+    spelled = dict(violation)
+    if "loc" in spelled:
+        spelled.setdefault("path", spelled["loc"])
+    if "msg" in spelled:
+        spelled.setdefault("message", spelled["msg"])
+    return spelled
 
 
 class DbError(ToolError):

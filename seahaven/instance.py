@@ -68,6 +68,7 @@ class NodeRuntime:
         "_conn",
         "_db",
         "_extra_tables",
+        "_instance",
         "_journal_ready",
         "children",
         "clock",
@@ -75,7 +76,6 @@ class NodeRuntime:
         "ids",
         "index",
         "info",
-        "instance",
         "node",
         "path",
         "shapes",
@@ -87,7 +87,9 @@ class NodeRuntime:
     def __init__(
         self, instance: Instance, node: Node, file: Path, conn: apsw.Connection, seed: bytes
     ) -> None:
-        self.instance = instance
+        # Weakly: the instance holds its runtimes, and a runtime pointing back would make
+        # every ended instance wait for the cycle collector to be freed.
+        self._instance = weakref.ref(instance)
         self.node = node
         self.index = node.index
         self.path = node.path
@@ -112,6 +114,14 @@ class NodeRuntime:
         self._extra_tables: dict[str, TableInfo] = {}
         # How the change log renders each table this store's calls change, by table name.
         self.shapes: dict[str, Shape] = {}
+
+    @property
+    def instance(self) -> Instance:
+        """The instance this store belongs to."""
+        instance = self._instance()
+        if instance is None:
+            raise WorldBug(f"the instance of store {self.path!r} is gone; make a new one")
+        return instance
 
     @property
     def conn(self) -> apsw.Connection:

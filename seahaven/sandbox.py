@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -67,6 +68,8 @@ __all__ = [
     "Refused",
     "SqlResult",
     "fts5_tables",
+    "interrupt_thread",
+    "interruptible",
     "limit_values",
     "reader_refusal",
     "refusal_kind",
@@ -312,6 +315,9 @@ class Deadline:
         if self.seconds is not None and time.monotonic() >= self._ends:
             self.expired = True
             return True
+        if _interrupted and threading.get_ident() in _interrupted:
+            self.expired = True
+            return True
         return False
 
     def install(self) -> None:
@@ -331,6 +337,43 @@ class Deadline:
         tb: TracebackType | None,
     ) -> None:
         self._conn.set_progress_handler(None)
+
+
+# The threads inside an ``interruptible()`` block, and those of them ``interrupt_thread`` stopped.
+_interruptible: set[int] = set()
+_interrupted: set[int] = set()
+_interrupt_lock = threading.Lock()
+
+
+@contextmanager
+def interruptible() -> Iterator[int]:
+    """A block whose statements another thread may stop with ``interrupt_thread(ident)``.
+
+    Yields this thread's ident. A server runs each piece of a session's work in
+    such a block, so that when the session's client goes or the server stops, a
+    statement running under a ``Deadline`` (``setup_sql``, a SQL door, a reader)
+    ends as if its time had run out, instead of holding the thread for its whole
+    allowance. Leaving the block clears any interruption.
+    """
+    ident = threading.get_ident()
+    with _interrupt_lock:
+        _interruptible.add(ident)
+    try:
+        yield ident
+    finally:
+        with _interrupt_lock:
+            _interruptible.discard(ident)
+            _interrupted.discard(ident)
+
+
+def interrupt_thread(ident: int) -> None:
+    """Stop what runs under a ``Deadline`` on thread ``ident``, inside its ``interruptible()``.
+
+    A thread outside such a block is left alone.
+    """
+    with _interrupt_lock:
+        if ident in _interruptible:
+            _interrupted.add(ident)
 
 
 # --- the actions, by what they do ---------------------------------------------------------------

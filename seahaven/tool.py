@@ -540,15 +540,28 @@ def _is_plain_json(value: Any) -> bool:
     return False
 
 
+# The most characters of one part of a violation's location (a key the caller made up, say)
+# and of its message that a violation repeats: an argument error never grows with its input.
+_ECHO_CHARACTERS = 120
+_MESSAGE_CHARACTERS = 500
+
+
 def _violations(error: ValidationError) -> list[dict[str, Any]]:
     return [
         {
-            "loc": [part if isinstance(part, int | str) else str(part) for part in item["loc"]],
-            "msg": item["msg"],
+            "loc": [
+                part if isinstance(part, int) else _clipped(str(part), _ECHO_CHARACTERS)
+                for part in item["loc"]
+            ],
+            "msg": _clipped(item["msg"], _MESSAGE_CHARACTERS),
             "type": item["type"],
         }
         for item in error.errors(include_url=False, include_context=False, include_input=False)
     ]
+
+
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 # --- results -----------------------------------------------------------------------------------

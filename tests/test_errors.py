@@ -76,12 +76,32 @@ def test_argument_error_lists_its_violations() -> None:
         {"loc": ["b", 0], "msg": "Field required", "type": "missing"},
     ]
     error = seahaven.ArgumentError("add", violations)
-    assert error.violations == violations
+    # Each in pydantic's spelling and in the one clients written for the reference read.
+    both = [{**v, "path": v["loc"], "message": v["msg"]} for v in violations]
+    assert error.violations == both
     assert error.code == "invalid_arguments"
     assert error.message == (
         "2 invalid arguments for add: a: Input should be a valid integer; b.0: Field required"
     )
-    assert error.to_dict()["details"] == {"tool": "add", "violations": violations}
+    assert error.to_dict()["details"] == {"tool": "add", "violations": both}
+
+
+def test_an_argument_violation_repeats_no_more_of_the_callers_keys_than_it_needs() -> None:
+    world = seahaven.World(
+        name="memos", version="1.0.0", schema="", state_format="seahaven.state/1"
+    )
+
+    @world.tool
+    def note(ctx: seahaven.Ctx, tags: dict[str, int]) -> None:
+        """Keep counted tags."""
+
+    key = "k" * 100_000
+    with world.instance() as inst, pytest.raises(seahaven.ArgumentError) as caught:
+        inst.call("note", tags={key: "not a number"})
+    [violation] = caught.value.violations
+    assert violation["path"] == violation["loc"] and violation["loc"][0] == "tags"
+    assert len(violation["loc"][1]) < 200 and violation["loc"][1].startswith("kkk")
+    assert len(caught.value.message) < 1000
 
 
 def test_argument_error_names_each_field_by_its_dotted_path() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -141,3 +142,12 @@ def instance_dirs(world: seahaven.World) -> list[Path]:
     """The instance directories of a world whose work_dir a test set."""
     assert world.work_dir is not None
     return sorted(path for path in world.work_dir.iterdir() if path.is_dir())
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 30) -> None:
+    """Poll ``condition`` until it holds; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail("the condition did not come true in time")
+        time.sleep(0.05)

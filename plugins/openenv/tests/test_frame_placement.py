@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from conftest import instance_dirs
 from seahaven_openenv.server import Hub
@@ -68,3 +70,18 @@ def test_with_one_slot_calls_run_on_the_worker(serving, wire, beacon_world) -> N
         assert server.hub.offloaded == set() and not server.hub.inline_calls
     finally:
         set_concurrency(before)
+
+
+def test_moving_a_kind_of_work_to_a_worker_is_said_at_info(
+    served, wire, server_log, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="seahaven.openenv")
+    ws = wire(served)
+    ws.reset()
+    for _ in range(2):
+        ws.call("wait", seconds=0.05)
+    assert "tool wait" in served.hub.offloaded
+    said = [r for r in caplog.records if "runs on a worker thread" in r.getMessage()]
+    assert [record.levelname for record in said] == ["INFO"]
+    # An expected decision is no warning.
+    assert server_log.records == [], server_log.text()

@@ -134,8 +134,9 @@ def test_post_mcp_is_a_json_rpc_error_inside_a_200(served) -> None:
     JsonRpcResponse.model_validate(body)
     assert body["id"] == 9 and body["error"]["code"] == -32601
     assert "seahaven mcp" in body["error"]["message"]
+    # A body that is not JSON is JSON-RPC's parse error.
     status, body = http(served, "POST", "/mcp", b"not json")
-    assert status == 200 and body["error"]["code"] == -32601 and body["id"] is None
+    assert status == 200 and body["error"]["code"] == -32700 and body["id"] is None
 
 
 def test_ws_mcp_is_refused_the_same_way(served, wire) -> None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,9 +32,16 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @contextmanager
 def serving(
-    tmp_path: Path, *argv: str, expect: int = 1, cwd: Path | None = None
+    tmp_path: Path,
+    *argv: str,
+    expect: int = 1,
+    cwd: Path | None = None,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Run ``seahaven serve ARGV --port 0``; yield the printed addresses and the process."""
+    """Run ``seahaven serve ARGV --port 0``; yield the printed addresses and the process.
+
+    ``preexec_fn`` runs in the child before the command (to lower a limit, say).
+    """
     log = tmp_path / "serve.log"
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
     with log.open("w") as out:
@@ -44,6 +51,7 @@ def serving(
             stderr=subprocess.STDOUT,
             env=env,
             cwd=cwd,
+            preexec_fn=preexec_fn,
         )
     try:
         deadline = time.monotonic() + 60

@@ -9,7 +9,7 @@ from typing import Any
 
 import payments_world
 import pytest
-from conftest import Records, instance_dirs
+from conftest import Records, instance_dirs, wait_until
 from openenv.core.env_server.mcp_types import CallToolObservation, ListToolsObservation
 from openenv.core.env_server.types import (
     Observation,
@@ -162,7 +162,7 @@ def test_the_operator_enables_the_control_tool(serving, wire, beacon_world) -> N
     ("data", "fragment"),
     [
         ({"fixture": "no_such_fixture"}, "no_such_fixture"),
-        ({"seed": "seven"}, "seed"),
+        ({"seed": -7}, "seed"),
         ({"clock_mode": "sideways"}, "sideways"),
         ({"state_format": "seahaven.nothing/9"}, "seahaven.nothing/9"),
         ({"startup": {"lamp": "on"}}, "lamp"),
@@ -417,7 +417,7 @@ def test_state_is_the_in_process_document_plus_step_count(serving, wire) -> None
     assert remote == local
 
 
-def test_step_count_counts_every_step_refused_ones_and_listings_too(served, wire) -> None:
+def test_step_count_counts_every_accepted_step_refused_calls_and_listings_too(served, wire) -> None:
     ws = wire(served)
     ws.ask({"type": "step", "data": {"type": "list_tools"}})
     assert ws.state()["step_count"] == 1
@@ -426,10 +426,15 @@ def test_step_count_counts_every_step_refused_ones_and_listings_too(served, wire
     ws.call("add_note", text="a")
     ws.call("no_such_tool")
     ws.call("add_note")  # invalid arguments
-    ws.ask({"type": "step", "data": {"type": "dance"}})  # refused frame
-    ws.ask("{broken")  # not a step: not counted
+    # Steps the protocol refused are not steps: an unknown action, a malformed call.
+    assert error_of(ws.ask({"type": "step", "data": {"type": "dance"}}))["code"] == (
+        "VALIDATION_ERROR"
+    )
+    ws.ask({"type": "step", "data": {"type": "call_tool", "tool_name": 7}})
+    ws.ask({"type": "step", "data": {"type": "call_tool", "tool_name": "add_note", "x": 1}})
+    ws.ask("{broken")  # not a frame
     document = ws.state()
-    assert document["step_count"] == 5
+    assert document["step_count"] == 4
     assert document["call_count"] == 2  # the unknown tool was never dispatched
 
 
@@ -545,12 +550,3 @@ def test_the_reaper_never_reaps_a_session_in_the_middle_of_a_long_call(
     observation = call_observation(ws.call("wait", seconds=1.2))
     assert observation["result"] == "waited"
     assert ws.state()["call_count"] == 1
-
-
-def wait_until(condition: Any, timeout: float = 10) -> None:
-    """Poll ``condition`` until it holds; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail("the condition did not come true in time")
-        time.sleep(0.02)

@@ -15,7 +15,7 @@ from seahaven_openenv import serve
 from seahaven_openenv.server import app, app_for_worlds
 
 if TYPE_CHECKING:
-    from seahaven_openenv.client import SeahavenClient
+    from seahaven_openenv.client import SeahavenClient, SessionLost
     from seahaven_openenv.environment import SeahavenEnv
     from seahaven_openenv.models import (
         CallToolAction,
@@ -40,6 +40,7 @@ __all__ = [
     "SeahavenEnv",
     "SeahavenObservation",
     "SeahavenState",
+    "SessionLost",
     "WorldRef",
     "app",
     "app_for_worlds",
@@ -48,6 +49,7 @@ __all__ = [
 
 _LAZY = {
     "SeahavenClient": "seahaven_openenv.client",
+    "SessionLost": "seahaven_openenv.client",
     "SeahavenEnv": "seahaven_openenv.environment",
     "CallToolAction": "seahaven_openenv.models",
     "FileRef": "seahaven_openenv.models",

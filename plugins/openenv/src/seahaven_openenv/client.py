@@ -6,10 +6,18 @@ direct in synchronous code, exactly as the stock client is. It adds
 answer into a ``SeahavenObservation`` and the state into a ``SeahavenState``,
 and waits longer before calling a silent server dead: a lost connection loses
 the episode, so its WebSocket ping timeout defaults to 120 s.
+
+An episode lives as long as its connection. OpenEnv's client reconnects
+without a word when its socket has closed, which would carry a harness on in a
+fresh, empty session; this one instead raises ``SessionLost``, naming what
+happened (the server reaped the session, the server stopped or restarted, the
+connection was lost), on the next step or ``state()`` after an episode's
+connection ended. A ``reset()`` starts a new episode on a new connection.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from openenv.core.client_types import StepResult
@@ -17,12 +25,37 @@ from openenv.core.env_client import EnvClient
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction, ListToolsObservation
 from openenv.core.env_server.types import Observation
 from pydantic import BaseModel
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from seahaven_openenv.models import SeahavenObservation, SeahavenState
 
-__all__ = ["DEFAULT_PING_TIMEOUT_S", "SeahavenClient"]
+__all__ = ["DEFAULT_PING_TIMEOUT_S", "SeahavenClient", "SessionLost"]
 
 DEFAULT_PING_TIMEOUT_S = 120.0
+# The close codes a server sends, and what each says happened to the session.
+_REAPED = 4408
+_CLOSED_BY = {
+    1001: "the server went away",
+    1012: "the server stopped or restarted",
+    1013: "the server was at capacity",
+}
+
+
+class SessionLost(RuntimeError):
+    """The episode is gone: its session was reaped, or its connection ended; ``reason`` says how.
+
+    Raised by the first step or ``state()`` after it, and by every one after that
+    until a ``reset()`` starts a new episode.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"the session's episode is gone: {reason}. Its instance and everything the episode "
+            "changed went with it; reset() starts a new episode"
+        )
+        self.reason = reason
 
 
 class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
@@ -36,6 +69,9 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         **kwargs: Any,
     ) -> None:
         super().__init__(base_url, websocket_ping_timeout_s=websocket_ping_timeout_s, **kwargs)
+        # The connection the current episode lives on, and why it ended when it has.
+        self._episode_socket: ClientConnection | None = None
+        self._lost_reason: str | None = None
 
     # --- the conveniences -----------------------------------------------------------------------
 
@@ -65,6 +101,78 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         if not isinstance(observation, ListToolsObservation):
             raise RuntimeError(f"the server answered list_tools with {type(observation).__name__}")
         return [tool.model_dump() for tool in observation.tools]
+
+    # --- the connection an episode lives on ------------------------------------------------------
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One frame and its answer; ``SessionLost`` instead of a silent new session.
+
+        OpenEnv's ``_send`` opens a new connection when the socket has closed; a
+        reset may (it starts an episode anyway), anything else after an episode
+        whose connection ended raises.
+        """
+        resetting = message.get("type") == "reset"
+        if not resetting:
+            self._check_episode()
+        elif self._lost_reason is not None or not self._episode_alive():
+            # What was lost stays lost; this reset starts over, on a new connection.
+            self._episode_socket = None
+            self._lost_reason = None
+        # A refused session sends an error frame and closes: read the frame if it came.
+        with contextlib.suppress(ConnectionClosed):
+            await self._send(message)
+        try:
+            response: dict[str, Any] = await self._receive()
+        except ConnectionClosed:
+            if not resetting:
+                self._check_episode()
+            raise
+        if response.get("type") == "error":
+            data = response.get("data") or {}
+            code = data.get("code")
+            if not resetting and code == "SESSION_ERROR" and data.get("lost"):
+                self._lost_reason = f"the server says: {data['lost']}"
+                raise SessionLost(self._lost_reason)
+            if resetting and code != "VALIDATION_ERROR":
+                # A reset refused for its shape changed nothing; any other left no episode.
+                self._episode_socket = None
+            raise RuntimeError(
+                f"Server error: {data.get('message', 'Unknown error')} "
+                f"(code: {data.get('code', 'UNKNOWN')})"
+            )
+        if resetting:
+            self._episode_socket = self._ws
+        return response
+
+    def _episode_alive(self) -> bool:
+        episode = self._episode_socket
+        return (
+            episode is not None
+            and self._ws is episode
+            and episode.state not in (State.CLOSING, State.CLOSED)
+        )
+
+    async def _disconnect_async(self) -> None:
+        if self._episode_socket is not None and self._lost_reason is None:
+            self._lost_reason = "the client closed the connection the episode lived on"
+        await super()._disconnect_async()
+
+    def _check_episode(self) -> None:
+        """Raise ``SessionLost`` when the connection of the current episode has ended."""
+        reason = self._lost_reason
+        episode = self._episode_socket
+        if reason is None and episode is not None:
+            if self._ws is not episode:
+                # OpenEnv drops a socket whose answer it stopped waiting for.
+                reason = (
+                    "the client dropped the connection the episode lived on (it stops waiting "
+                    f"for an answer after message_timeout_s, {self._message_timeout:g} s)"
+                )
+            elif episode.state in (State.CLOSING, State.CLOSED):
+                reason = _why_closed(episode)
+        if reason is not None:
+            self._lost_reason = reason
+            raise SessionLost(reason)
 
     # --- EnvClient's hooks ------------------------------------------------------------------------
 
@@ -97,3 +205,17 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
 
     def _parse_state(self, payload: dict[str, Any]) -> SeahavenState:
         return SeahavenState.model_validate(payload)
+
+
+def _why_closed(connection: ClientConnection) -> str:
+    """What a closed connection's close frame (or its absence) says happened to the session."""
+    received = connection.protocol.close_rcvd
+    if received is None:
+        return (
+            "the connection was lost with no word from the server (the network failed, the "
+            "server died, or pings went unanswered)"
+        )
+    if received.code == _REAPED:
+        return f"the server reaped the session ({received.reason or 'it was idle too long'})"
+    said = _CLOSED_BY.get(received.code, f"the server closed the connection (code {received.code})")
+    return f"{said}{f': {received.reason}' if received.reason else ''}"

@@ -10,10 +10,12 @@ rendered the way pydantic renders it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from seahaven_openenv.echo import listed, shown
 from seahaven_openenv.session import FrameError
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "error_frame",
     "observation_frame",
     "parse",
+    "read_json",
     "state_frame",
     "state_frame_text",
 ]
@@ -41,6 +44,11 @@ ERROR_CODES = frozenset(
 )
 FRAME_TYPES = ("reset", "step", "state", "close", "mcp")
 
+# The escape of a surrogate code point, in text and in bytes.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 _FRAME_KEYS: dict[str, frozenset[str]] = {
     "reset": frozenset({"type", "data"}),
     "step": frozenset({"type", "data"}),
@@ -51,11 +59,14 @@ _FRAME_KEYS: dict[str, frozenset[str]] = {
 
 
 def parse(text: str | bytes) -> tuple[str, Any]:
-    """A client frame's type and data; ``FrameError`` for a frame that is not one."""
-    try:
-        frame = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise FrameError("INVALID_JSON", f"Invalid JSON: {error}") from None
+    """A client frame's type and data; ``FrameError`` for a frame that is not one.
+
+    Every byte is the client's: a frame nested too deeply to read, or holding a
+    string that is not Unicode (half of a surrogate pair), is refused as
+    ``INVALID_JSON`` like any other text that is not a frame, and the session
+    goes on.
+    """
+    frame = read_json(text)
     if not isinstance(frame, dict):
         raise FrameError("VALIDATION_ERROR", 'a frame is a JSON object, {"type": ..., "data": ...}')
     kind = frame.get("type")
@@ -63,18 +74,67 @@ def parse(text: str | bytes) -> tuple[str, Any]:
     if allowed is None or not isinstance(kind, str):
         raise FrameError(
             "UNKNOWN_TYPE",
-            f"Unknown message type: {kind!r}; the types are {', '.join(FRAME_TYPES)}",
+            f"Unknown message type: {shown(kind)}; the types are {', '.join(FRAME_TYPES)}",
         )
     stray = sorted(key for key in frame if key not in allowed)
     if stray:
         raise FrameError(
             "VALIDATION_ERROR",
-            f"a {kind} frame does not take {', '.join(repr(key) for key in stray)}",
+            f"a {kind} frame does not take {listed(stray)}",
         )
     if kind == "step" and "data" not in frame:
         raise FrameError("VALIDATION_ERROR", "a step frame needs data: the action")
     data = frame.get("data", {})
     return kind, data
+
+
+def read_json(text: str | bytes) -> Any:
+    """``text`` parsed as JSON, or ``FrameError("INVALID_JSON")`` saying why it cannot be."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise FrameError(
+            "INVALID_JSON",
+            "Invalid JSON: the text nests arrays and objects more deeply than the server reads; "
+            "a frame of a few hundred levels is read",
+        ) from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise FrameError("INVALID_JSON", f"Invalid JSON: {error}") from None
+    # A JSON escape of half a surrogate pair reads as a string no encoder can write, so it
+    # would fail the reply instead of the request. Such an escape must be in the text to
+    # be in a value: only then are the strings looked through.
+    pattern = _SURROGATE_ESCAPE if isinstance(text, str) else _SURROGATE_ESCAPE_BYTES
+    if pattern.search(text):  # type: ignore[arg-type]
+        where = _lone_surrogate(value)
+        if where is not None:
+            raise FrameError(
+                "INVALID_JSON",
+                f"Invalid JSON: {where} holds half of a surrogate pair (a \\uD800-\\uDFFF "
+                "escape with no partner), which is not Unicode text; escape a character "
+                "outside the Basic Multilingual Plane as a pair, or send it as it is",
+            )
+    return value
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """Where in ``value`` a string holds an unpaired surrogate (``a key``, ``a string``), or None.
+
+    Iterative, so a deeply nested value cannot exhaust the stack.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return "a string"
+        elif isinstance(item, dict):
+            for key, member in item.items():
+                if _SURROGATE.search(key):
+                    return "a key"
+                pending.append(member)
+        elif isinstance(item, list):
+            pending.extend(item)
+    return None
 
 
 def encode(frame: dict[str, Any]) -> str:

@@ -19,9 +19,17 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from seahaven_openenv.echo import clip
 from seahaven_openenv.session import FrameError, Outcome, Session, internal_error_id
 
-__all__ = ["PROTOCOL_VERSION", "answer", "tool_result"]
+__all__ = [
+    "MAX_ID_CHARACTERS",
+    "PARSE_ERROR",
+    "PROTOCOL_VERSION",
+    "answer",
+    "tool_result",
+    "usable_id",
+]
 
 # The MCP revision this dialect follows; an initialize naming another is answered with this one.
 PROTOCOL_VERSION = "2025-06-18"
@@ -35,12 +43,22 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 SERVER_ERROR = -32000
 
+# The longest string id a response echoes.
+MAX_ID_CHARACTERS = 256
+
 
 def answer(session: Session, message: Any) -> dict[str, Any] | None:
     """The JSON-RPC response to ``message``, or ``None`` for a notification."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return _error(None, INVALID_REQUEST, "an mcp frame carries a JSON-RPC 2.0 request object")
     request_id = message.get("id")
+    if not usable_id(request_id):
+        # An id is echoed whole, so one that is not a short string or a number is not echoed.
+        return _error(
+            None,
+            INVALID_REQUEST,
+            f"a request's id is a string of at most {MAX_ID_CHARACTERS} characters or a number",
+        )
     method = message.get("method")
     if not isinstance(method, str):
         return _error(request_id, INVALID_REQUEST, "the request has no method")
@@ -57,13 +75,22 @@ def answer(session: Session, message: Any) -> dict[str, Any] | None:
     except _RpcError as error:
         return _error(request_id, error.code, error.message)
     except FrameError as error:
-        return _error(request_id, SERVER_ERROR, error.message, {"code": error.code})
+        return _error(request_id, SERVER_ERROR, error.message, {"code": error.code, **error.extra})
     except (TypeError, ValueError) as error:
         # A result JSON cannot carry (NaN, say) is the world's bug, logged under an id.
         correlation = internal_error_id()
         _log.error("internal error (%s): a tools/call result is not JSON: %s", correlation, error)
         return _error(request_id, INTERNAL_ERROR, f"internal error ({correlation})")
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def usable_id(request_id: Any) -> bool:
+    """Whether a JSON-RPC id may be echoed: absent or null, a number, or a short string."""
+    if request_id is None or (
+        isinstance(request_id, int | float) and not isinstance(request_id, bool)
+    ):
+        return True
+    return isinstance(request_id, str) and len(request_id) <= MAX_ID_CHARACTERS
 
 
 def tool_result(outcome: Outcome) -> dict[str, Any]:
@@ -131,7 +158,7 @@ def _dispatch(session: Session, method: str, params: dict[str, Any]) -> dict[str
         return tool_result(session.invoke(name, arguments))
     raise _RpcError(
         METHOD_NOT_FOUND,
-        f"Method not found: {method}; this dialect answers initialize, ping, tools/list and "
+        f"Method not found: {clip(method)}; this dialect answers initialize, ping, tools/list and "
         "tools/call",
     )
 

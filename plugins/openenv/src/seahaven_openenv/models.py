@@ -38,6 +38,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "WorldRef",
+    "observation_schema",
     "schemas",
 ]
 
@@ -140,8 +141,8 @@ class SeahavenState(State):
     step_count: int = Field(
         default=0,
         ge=0,
-        description="Every step the session asked for since its reset, tool listings and refused "
-        "steps included; not call_count",
+        description="Every step the protocol accepted since the reset, tool listings and calls "
+        "the world refused included (a malformed step is not counted); not call_count",
     )
 
 
@@ -149,7 +150,37 @@ def schemas() -> dict[str, Any]:
     """What ``GET /schema`` answers: the action, observation and state models' JSON Schemas."""
     return {
         "action": CallToolAction.model_json_schema(),
-        "observation": SeahavenObservation.model_json_schema(),
+        "observation": observation_schema(),
         "state": SeahavenState.model_json_schema(),
         "reset_observation": Observation.model_json_schema(),
+    }
+
+
+def observation_schema() -> dict[str, Any]:
+    """The JSON Schema of every observation a step answers: a tool call's, or the tool list's.
+
+    A validator checks each step's observation against ``/schema``'s one
+    ``observation``, so it is either model (``anyOf`` the two, each under
+    ``$defs``). The properties of both stay at the top, described, for a reader
+    that generates a client from them.
+    """
+    call = SeahavenObservation.model_json_schema()
+    listing = ListToolsObservation.model_json_schema()
+    definitions = {**call.pop("$defs", {}), **listing.pop("$defs", {})}
+    definitions["SeahavenObservation"] = call
+    definitions["ListToolsObservation"] = listing
+    return {
+        "title": "SeahavenObservation",
+        "description": (
+            "The answer to a step: a tool call's (SeahavenObservation: exactly one of result "
+            "and error is set, and metadata.seahaven_error holds the world's error triple) or "
+            "a tool listing's (ListToolsObservation)."
+        ),
+        "type": "object",
+        "properties": {**call["properties"], **listing["properties"]},
+        "anyOf": [
+            {"$ref": "#/$defs/SeahavenObservation"},
+            {"$ref": "#/$defs/ListToolsObservation"},
+        ],
+        "$defs": definitions,
     }

@@ -6,6 +6,7 @@ imports nothing heavy: the server and uvicorn are imported when ``serve`` runs.
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated
 
 import typer
@@ -13,7 +14,18 @@ import typer
 from seahaven.cli.support import HostOption, PortOption, fail, failures, session
 from seahaven.hookspecs import hookimpl
 
-__all__ = ["hub_command", "seahaven_cli", "serve_command"]
+__all__ = ["LogLevel", "hub_command", "seahaven_cli", "serve_command"]
+
+
+class LogLevel(enum.StrEnum):
+    """``seahaven serve --log-level``: uvicorn's levels."""
+
+    critical = "critical"
+    error = "error"
+    warning = "warning"
+    info = "info"
+    debug = "debug"
+    trace = "trace"
 
 
 def serve_command(
@@ -35,15 +47,16 @@ def serve_command(
     host: HostOption = "127.0.0.1",
     port: PortOption = 8000,
     max_concurrent_envs: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--max_concurrent_envs",
             metavar="N",
             min=1,
             help="How many sessions may be open at once; past it a connection gets "
-            "CAPACITY_REACHED.",
+            "CAPACITY_REACHED (default: 500, or as many as the open-file limit holds).",
+            show_default=False,
         ),
-    ] = 500,
+    ] = None,
     concurrency: Annotated[
         int | None,
         typer.Option(
@@ -74,6 +87,14 @@ def serve_command(
     no_console: Annotated[
         bool, typer.Option("--no-console", help="Do not serve the web console at /console.")
     ] = False,
+    log_level: Annotated[
+        LogLevel,
+        typer.Option(
+            "--log-level",
+            help="How much the server logs: uvicorn's and the framework's loggers.",
+            case_sensitive=False,
+        ),
+    ] = LogLevel.info,
 ) -> None:
     """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
     with failures():
@@ -101,6 +122,7 @@ def serve_command(
             session_timeout=session_timeout or None,
             include_control_tools=include_control_tools,
             console=not no_console,
+            log_level=log_level.value,
         )
 
 

@@ -23,12 +23,29 @@ from fastapi import FastAPI
 import seahaven
 from seahaven.instances import set_concurrency
 from seahaven_openenv import runner
-from seahaven_openenv.server import DEFAULT_MAX_CONCURRENT_ENVS, Hub, app_for_worlds
+from seahaven_openenv.server import Hub, app_for_worlds
 
 # Allocations between two collections of the youngest generation (Python's default is 700).
 GC_FIRST_THRESHOLD = 20_000
+# uvicorn's log levels, as ``--log-level`` takes them, and the logging level each is.
+LOG_LEVELS = {
+    "critical": logging.CRITICAL,
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+    "trace": logging.DEBUG,
+}
 
-__all__ = ["RunningServer", "ServerSettings", "addresses", "build", "running", "serve"]
+__all__ = [
+    "LOG_LEVELS",
+    "RunningServer",
+    "ServerSettings",
+    "addresses",
+    "build",
+    "running",
+    "serve",
+]
 
 
 def addresses(
@@ -75,8 +92,8 @@ class ServerSettings(TypedDict, total=False):
     host: str
     #: The port to bind (``8000`` for ``serve``, ``0``, a free one, for ``running``).
     port: int
-    #: How many sessions may be open at once (500).
-    max_concurrent_envs: int
+    #: How many sessions may be open at once (``None``: 500, or as many as descriptors hold).
+    max_concurrent_envs: int | None
     #: The process's concurrency gate resized to this; ``0`` removes it (unchanged by default).
     concurrency: int | None
     #: Seconds of idleness before a session is reaped; ``None`` or ``0``, never (the default).
@@ -85,7 +102,8 @@ class ServerSettings(TypedDict, total=False):
     include_control_tools: bool
     #: Serve the web console at ``/console`` (``True``).
     console: bool
-    #: uvicorn's log level (``info`` for ``serve``, ``warning`` for ``running``).
+    #: The log level of uvicorn and of the framework's own loggers (``info`` for ``serve``,
+    #: ``warning`` for ``running``).
     log_level: str
 
 
@@ -102,7 +120,7 @@ def build(
     application = app_for_worlds(
         chosen,
         include_control_tools=settings.get("include_control_tools", False),
-        max_concurrent_envs=settings.get("max_concurrent_envs", DEFAULT_MAX_CONCURRENT_ENVS),
+        max_concurrent_envs=settings.get("max_concurrent_envs"),
         session_timeout=settings.get("session_timeout"),
         console=settings.get("console", True),
     )
@@ -126,7 +144,7 @@ def serve(
     chosen, _, server = build(worlds, **settings)
     host, port = settings.get("host", "127.0.0.1"), settings.get("port", 8000)
     console = settings.get("console", True)
-    _show_framework_errors()
+    _show_framework_logs(settings.get("log_level", "info"))
     _tune_garbage_collection()
     runner.in_foreground(
         server,
@@ -179,13 +197,17 @@ def _tune_garbage_collection() -> None:
     gc.set_threshold(GC_FIRST_THRESHOLD, middle, oldest)
 
 
-def _show_framework_errors() -> None:
-    """Give the framework's own loggers a handler, so an internal error's traceback is seen."""
+def _show_framework_logs(level: str) -> None:
+    """Give the framework's own loggers a handler at ``level``, so what they say is seen.
+
+    An internal error's traceback is logged at ERROR, and what the server decides
+    while it runs (a kind of work moving to worker threads, a session reaped) at INFO.
+    """
     logger = logging.getLogger("seahaven")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(LOG_LEVELS[level])
     if logger.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
-    if logger.level == logging.NOTSET:
-        logger.setLevel(logging.WARNING)

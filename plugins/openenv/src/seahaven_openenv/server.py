@@ -2,36 +2,49 @@
 
 One connection to ``/ws`` is one ``Session``. The connection's frames are read
 in order; each frame's work (making an instance, a tool call, a state
-document) runs on a worker thread, so a slow call never stalls the event
-loop, and tool calls pass the framework's fair concurrency gate there. What
-every session shares (the capacity count, the idle reaper, the worker threads)
-is a ``Hub``. One app serves one world at its root, or several worlds each
-under ``/worlds/<name>/``.
+document) runs on the event loop while that kind of work is quick and on a
+worker thread once it is not, so a slow call never stalls the loop; tool calls
+pass the framework's fair concurrency gate. Every frame is the client's and is
+read as hostile: whatever it holds, it is answered with a frame and the session
+goes on. What every session shares (the capacity count, the idle reaper, the
+worker threads) is a ``Hub``. One app serves one world at its root, or several
+worlds each under ``/worlds/<name>/``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
-import json
 import logging
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from fastapi import APIRouter, FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse
 
 import seahaven
+from seahaven import sandbox
 from seahaven.errors import WorldBug
 from seahaven.instances import concurrency
-from seahaven_openenv import card, frames, mcp_frames
+from seahaven_openenv import card, descriptors, frames, mcp_frames
 from seahaven_openenv.console import console_router
 from seahaven_openenv.session import FrameError, Session, WorldService, internal_error_id
 
-__all__ = ["DEFAULT_MAX_CONCURRENT_ENVS", "Hub", "app", "app_for_worlds", "serve_connection"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENT_ENVS",
+    "Hub",
+    "Inbox",
+    "app",
+    "app_for_worlds",
+    "capacity_for",
+    "serve_connection",
+]
 
 _log = logging.getLogger("seahaven.openenv")
 
@@ -44,7 +57,21 @@ UNGATED_WORKERS = 8
 # once, and a stray slow run (a collection, a busy disk) does not.
 INLINE_BUDGET_SECONDS = 0.005
 INLINE_WEIGHT = 0.2
+# Worker threads for the work that passes no gate (resets, state documents, closing a
+# session): enough that several slow resets at once hold up no other session's.
+SESSION_WORKERS = 32
+# The most kinds of work whose time on the event loop is kept; any further kind runs on a
+# worker, so names a client makes up cannot grow the table.
+MAX_KINDS = 1000
+# The shortest time between two collections asked for by sessions whose instances outlived them.
+COLLECT_INTERVAL_SECONDS = 5.0
+# How often, at most, the log says connections cannot be accepted.
+ACCEPT_WARNING_SECONDS = 10.0
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+# The largest body ``POST /mcp`` reads: it only ever answers a refusal.
+MAX_MCP_BODY_BYTES = 64 * 1024
 # WebSocket close codes: 1013 is "try again later"; 4408 marks a session reaped for idleness.
+CLOSE_NORMAL = 1000
 CLOSE_AT_CAPACITY = 1013
 CLOSE_REAPED = 4408
 
@@ -74,7 +101,15 @@ _collector = _CollectorClock()
 
 
 class Hub:
-    """What the sessions of one server share: capacity, worker threads and the idle reaper."""
+    """What the sessions of one server share: capacity, worker threads and the idle reaper.
+
+    Work runs on two pools of threads. Tool calls pass the framework's
+    concurrency gate, so their pool holds all of the gate's slots but the one
+    the event loop uses. Everything else (resets, state documents, closing a
+    session) passes no gate and has a pool of its own, so one session's slow
+    reset (a ``setup_sql`` that runs for its whole allowance) never waits in
+    line in front of another session's.
+    """
 
     def __init__(
         self,
@@ -108,8 +143,14 @@ class Hub:
         # and each kind's running average time on the loop.
         self.offloaded: set[str] = set()
         self._inline_seconds: dict[str, float] = {}
-        self._executor: ThreadPoolExecutor | None = None
+        self._calls: ThreadPoolExecutor | None = None
+        self._others: ThreadPoolExecutor | None = None
+        self._jobs: set[_Job[Any]] = set()
         self._reaper: asyncio.Task[None] | None = None
+        # A collection asked for after a session whose instance outlived its end.
+        self._collection: asyncio.TimerHandle | None = None
+        self._collected_at = -COLLECT_INTERVAL_SECONDS
+        self._accept_failures = _AcceptFailures()
 
     @property
     def active_sessions(self) -> int:
@@ -120,13 +161,50 @@ class Hub:
         """OpenEnv's ``ServerCapacityStatus``: active and maximum sessions."""
         return {"active_sessions": self.active_sessions, "max_sessions": self.max_concurrent_envs}
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` on a worker thread."""
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="seahaven-frame")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+    async def run(
+        self, fn: Callable[..., T], *args: Any, gated: bool = False, inbox: Inbox | None = None
+    ) -> T:
+        """Run ``fn(*args)`` on a worker thread: the gated pool's for a tool call.
 
-    async def execute(self, work: str | None, fn: Callable[..., T], *args: Any) -> T:
+        With ``inbox``, a connection's, the next message is read while the work
+        runs: when it says the client is gone (or the server is stopping, which
+        ends every connection), the work is abandoned: a statement it runs under
+        a ``Deadline`` is stopped, and work not yet started never starts.
+        """
+        executor = self._executor(gated)
+        job = _Job(fn, args)
+        self._jobs.add(job)
+        try:
+            future = asyncio.get_running_loop().run_in_executor(executor, job)
+            if inbox is None:
+                return await future
+            ahead = inbox.read_ahead()
+            await asyncio.wait({future, ahead}, return_when=asyncio.FIRST_COMPLETED)
+            if not future.done() and inbox.ended():
+                job.abandon()
+            return await future
+        finally:
+            self._jobs.discard(job)
+
+    def _executor(self, gated: bool) -> ThreadPoolExecutor:
+        if gated:
+            if self._calls is None:
+                self._calls = ThreadPoolExecutor(self._workers, thread_name_prefix="seahaven-call")
+            return self._calls
+        if self._others is None:
+            self._others = ThreadPoolExecutor(
+                SESSION_WORKERS, thread_name_prefix="seahaven-session"
+            )
+        return self._others
+
+    async def execute(
+        self,
+        work: str | None,
+        fn: Callable[..., T],
+        *args: Any,
+        gated: bool = False,
+        inbox: Inbox | None = None,
+    ) -> T:
         """Run a frame's work on the event loop while its kind has been quick, else on a worker.
 
         On the loop a frame costs no thread hand-off, and on a machine of few cores the
@@ -134,9 +212,14 @@ class Hub:
         than the work. So quick work stays on the loop; a kind of work (``work``) whose average
         time there passes ``INLINE_BUDGET_SECONDS`` runs on a worker from then on, so a slow
         tool stalls the other sessions twice at most. ``work=None`` always goes to a worker.
+        ``gated`` and ``inbox`` are ``run``'s.
         """
-        if work is None or work in self.offloaded:
-            return await self.run(fn, *args)
+        if (
+            work is None
+            or work in self.offloaded
+            or (work not in self._inline_seconds and len(self._inline_seconds) >= MAX_KINDS)
+        ):
+            return await self.run(fn, *args, gated=gated, inbox=inbox)
         started = time.perf_counter()
         collecting = _collector.spent
         try:
@@ -153,15 +236,42 @@ class Hub:
                 self._inline_seconds[work] = average
             if average > INLINE_BUDGET_SECONDS:
                 self.offloaded.add(work)
-                _log.warning(
+                # An expected decision, not a fault: said at INFO.
+                _log.info(
                     "%s took %.1f ms on the event loop; it runs on a worker thread from now on",
                     work,
                     took * 1e3,
                 )
 
+    def ended(self, instance: weakref.ref[seahaven.Instance] | None) -> None:
+        """A session ended: if its instance is still in memory, collect soon.
+
+        An ended instance is freed as soon as nothing refers to it; one held in a
+        reference cycle (a world's own code can make one) waits for the cycle
+        collector, whose full passes the server makes rare. So a collection is
+        asked for, at most one every ``COLLECT_INTERVAL_SECONDS``, and only then.
+        """
+        if instance is None or instance() is None or self._collection is not None:
+            return
+        wait = max(0.0, self._collected_at + COLLECT_INTERVAL_SECONDS - time.monotonic())
+        self._collection = asyncio.get_running_loop().call_later(wait, self._collect)
+
+    def _collect(self) -> None:
+        self._collection = None
+        self._collected_at = time.monotonic()
+        gc.collect()
+
+    def abandon_all(self) -> None:
+        """Stop what every worker runs under a ``Deadline``: the server is stopping."""
+        for job in list(self._jobs):
+            job.abandon()
+
     @contextlib.asynccontextmanager
     async def lifespan(self, app: FastAPI) -> AsyncIterator[None]:
         """Start the reaper with the server; at shutdown end every session and the workers."""
+        loop = asyncio.get_running_loop()
+        previous = loop.get_exception_handler()
+        loop.set_exception_handler(self._accept_failures.handler(previous))
         if self.session_timeout is not None:
             self._reaper = asyncio.create_task(self._reap_forever(self.session_timeout))
         try:
@@ -172,12 +282,18 @@ class Hub:
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._reaper
                 self._reaper = None
+            if self._collection is not None:
+                self._collection.cancel()
+                self._collection = None
+            self.abandon_all()
             for session in list(self.sessions):
                 await self.run(session.close)
             self.sessions.clear()
-            if self._executor is not None:
-                self._executor.shutdown(wait=True)
-                self._executor = None
+            for executor in (self._calls, self._others):
+                if executor is not None:
+                    executor.shutdown(wait=True)
+            self._calls = self._others = None
+            loop.set_exception_handler(previous)
 
     async def _reap_forever(self, timeout: float) -> None:
         interval = max(0.05, min(timeout / 4, 5.0))
@@ -192,9 +308,11 @@ class Hub:
         for session, websocket in list(self.sessions.items()):
             if session.last_activity > deadline or session.instance is None:
                 continue
+            instance = weakref.ref(session.instance)
             if await self.run(session.reap, timeout):
                 reaped += 1
                 _log.info("reaped session %s: idle for %s s", session.episode_id, timeout)
+                self.ended(instance)
                 with contextlib.suppress(Exception):
                     await websocket.close(
                         CLOSE_REAPED, f"idle for more than {timeout:g} s; the session was reaped"
@@ -202,11 +320,136 @@ class Hub:
         return reaped
 
 
+class _Abandoned(Exception):
+    """The work was abandoned before it started: its client is gone."""
+
+
+class _Job(Generic[T]):
+    """One piece of work for a worker thread, which another thread may abandon."""
+
+    __slots__ = ("_abandoned", "_args", "_fn", "_lock", "_thread")
+
+    def __init__(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        self._fn = fn
+        self._args = args
+        self._lock = threading.Lock()
+        self._thread: int | None = None
+        self._abandoned = False
+
+    def __call__(self) -> T:
+        with sandbox.interruptible() as thread:
+            with self._lock:
+                if self._abandoned:
+                    raise _Abandoned
+                self._thread = thread
+            try:
+                return self._fn(*self._args)
+            finally:
+                # Under the lock and inside the block: an abandon() arriving from now on can
+                # no longer stop what this thread runs next.
+                with self._lock:
+                    self._thread = None
+
+    def abandon(self) -> None:
+        """Never start; or, running, stop the statement it runs under a ``Deadline``."""
+        with self._lock:
+            self._abandoned = True
+            if self._thread is not None:
+                sandbox.interrupt_thread(self._thread)
+
+
+class Inbox:
+    """A connection's incoming messages, read one ahead while a frame's work is on a worker."""
+
+    __slots__ = ("_ahead", "websocket")
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self._ahead: asyncio.Future[Any] | None = None
+
+    async def next(self) -> Mapping[str, Any]:
+        """The next message: the one read ahead, or a fresh one."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            message: Mapping[str, Any] = await ahead
+            return message
+        return await self.websocket.receive()
+
+    def read_ahead(self) -> asyncio.Future[Any]:
+        """Start reading the next message, if that has not begun."""
+        if self._ahead is None:
+            self._ahead = asyncio.ensure_future(self.websocket.receive())
+        return self._ahead
+
+    def discard(self) -> None:
+        """Stop reading ahead: the connection is over."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return
+        if ahead.done():
+            if not ahead.cancelled():
+                ahead.exception()  # retrieved, so it is never reported as lost
+        else:
+            ahead.cancel()
+
+    def ended(self) -> bool:
+        """Whether the message read ahead says the connection is over."""
+        ahead = self._ahead
+        if ahead is None or not ahead.done():
+            return False
+        if ahead.cancelled() or ahead.exception() is not None:
+            return True
+        return bool(ahead.result()["type"] == "websocket.disconnect")
+
+
+class _AcceptFailures:
+    """The event loop's error handler, saying once in a while that it cannot accept connections.
+
+    asyncio reports every ``accept()`` that fails for want of descriptors, with a
+    traceback, and retries a hundred times a tick: out of descriptors, a server
+    would write megabytes of log a second. One warning per interval is enough.
+    """
+
+    def __init__(self) -> None:
+        self.refused = 0
+        self._warned_at = -ACCEPT_WARNING_SECONDS
+
+    def handler(
+        self, previous: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None
+    ) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
+        """A handler for ``loop.set_exception_handler``, passing on what it does not own."""
+
+        def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+            error = context.get("exception")
+            if (
+                isinstance(error, OSError)
+                and error.errno in _OUT_OF_RESOURCES
+                and "accept" in str(context.get("message", ""))
+            ):
+                self.refused += 1
+                now = time.monotonic()
+                if now - self._warned_at >= ACCEPT_WARNING_SECONDS:
+                    self._warned_at = now
+                    _log.warning(
+                        "cannot accept a connection: %s; new connections wait until sessions "
+                        "end (said once every %g s)",
+                        error.strerror,
+                        ACCEPT_WARNING_SECONDS,
+                    )
+                return
+            if previous is not None:
+                previous(loop, context)
+            else:
+                loop.default_exception_handler(context)
+
+        return handle
+
+
 def app(
     world: seahaven.World,
     *,
     include_control_tools: bool = False,
-    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
     console: bool = True,
 ) -> FastAPI:
@@ -224,7 +467,7 @@ def app_for_worlds(
     worlds: Sequence[seahaven.World],
     *,
     include_control_tools: bool = False,
-    max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
+    max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
     console: bool = True,
 ) -> FastAPI:
@@ -241,7 +484,10 @@ def app_for_worlds(
     for world in worlds:
         # Seal now, so a world that does not compose fails at start-up, not on a first reset.
         world.composition()
-    hub = Hub(max_concurrent_envs=max_concurrent_envs, session_timeout=session_timeout)
+    hub = Hub(
+        max_concurrent_envs=capacity_for(worlds, max_concurrent_envs),
+        session_timeout=session_timeout,
+    )
     services = [
         WorldService(world, include_control_tools=include_control_tools) for world in worlds
     ]
@@ -263,6 +509,32 @@ def app_for_worlds(
             world_router(service, hub, console=console), prefix=f"/worlds/{service.name}"
         )
     return application
+
+
+def capacity_for(worlds: Sequence[seahaven.World], chosen: int | None) -> int:
+    """The server's capacity: ``chosen``, or as many sessions as its descriptors hold, up to 500.
+
+    The process's soft limit on open files is raised as far as it may go first.
+    A chosen capacity past what the descriptors hold is kept, with a warning: a
+    reset that finds none left is answered ``CAPACITY_REACHED``.
+    """
+    limit = descriptors.raise_soft_limit()
+    if limit is None:
+        return DEFAULT_MAX_CONCURRENT_ENVS if chosen is None else chosen
+    each = descriptors.per_session(worlds)
+    fit = descriptors.sessions_that_fit(limit, each)
+    if chosen is None:
+        return min(DEFAULT_MAX_CONCURRENT_ENVS, fit)
+    if chosen > fit:
+        _log.warning(
+            "max_concurrent_envs is %d, but at this process's limit of %d open files about %d "
+            "sessions fit (%d descriptors each); resets past that answer CAPACITY_REACHED",
+            chosen,
+            limit,
+            fit,
+            each,
+        )
+    return chosen
 
 
 def index_router(services: Sequence[WorldService], hub: Hub) -> APIRouter:
@@ -344,8 +616,19 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
         )
 
     @router.post("/mcp", tags=["MCP (refused)"], summary="Refused with JSON-RPC -32601")
-    async def mcp_http(request: Request) -> dict[str, Any]:
-        return _mcp_refusal(await _request_id(request))
+    async def mcp_http(request: Request) -> JSONResponse:
+        body = await _bounded_body(request, MAX_MCP_BODY_BYTES)
+        if body is None:
+            return JSONResponse(
+                status_code=413,
+                content=_rpc_error(
+                    None,
+                    mcp_frames.INVALID_REQUEST,
+                    f"the request body is larger than {MAX_MCP_BODY_BYTES} bytes; this route "
+                    "reads no more",
+                ),
+            )
+        return JSONResponse(_mcp_answer(body))
 
     @router.websocket("/mcp")
     async def mcp_ws(websocket: WebSocket) -> None:
@@ -355,10 +638,9 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
                 message = await websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                text = message.get("text") or (message.get("bytes") or b"").decode(
-                    "utf-8", "replace"
-                )
-                await websocket.send_text(frames.encode(_mcp_refusal(_text_id(text))))
+                text = message.get("text")
+                answer = _mcp_answer(text if text is not None else message.get("bytes") or b"")
+                await websocket.send_text(frames.encode(answer))
 
     @router.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
@@ -388,86 +670,132 @@ async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub
         return
     session = service.session()
     hub.sessions[session] = websocket
+    inbox = Inbox(websocket)
+    close_code = CLOSE_NORMAL
     try:
         while True:
-            message = await websocket.receive()
+            message = await inbox.next()
             if message["type"] == "websocket.disconnect":
                 break
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
-            reply, last = await _answer(session, hub, text)
+            reply, last = await _answer(session, hub, text, inbox)
             if reply is not None:
-                await websocket.send_text(reply)
-            if last:
+                await _send(websocket, reply)
+            if last is not None:
+                close_code = last
                 break
     except Exception as error:
         # A peer that vanished mid-send is an ordinary end of a session, not an error.
         if not _is_disconnect(error):
             _log.error("session %s failed: %s", session.episode_id, error, exc_info=error)
     finally:
+        inbox.discard()
         hub.sessions.pop(session, None)
+        instance = weakref.ref(session.instance) if session.instance is not None else None
         await hub.execute("close", session.close)
+        hub.ended(instance)
         with contextlib.suppress(Exception):
-            await websocket.close()
+            await websocket.close(close_code)
 
 
-async def _answer(session: Session, hub: Hub, text: str | bytes) -> tuple[str | None, bool]:
-    """The reply to one frame, and whether the connection ends after it."""
+async def _send(websocket: WebSocket, reply: str) -> None:
+    """Send a reply; one no encoder can write as UTF-8 is the world's bug, sent as such."""
+    try:
+        await websocket.send_text(reply)
+    except UnicodeEncodeError as error:
+        await websocket.send_text(_not_json(error))
+
+
+async def _answer(
+    session: Session, hub: Hub, text: str | bytes, inbox: Inbox | None = None
+) -> tuple[str | None, int | None]:
+    """The reply to one frame, and the close code when the connection ends after it."""
     try:
         kind, data = frames.parse(text)
         if kind == "close":
-            return None, True
+            return None, CLOSE_NORMAL
         if kind == "reset":
             reply = frames.observation_frame(
-                await hub.execute(_reset_work(data), session.reset, data)
+                await hub.execute(_reset_work(data), session.reset, data, inbox=inbox)
             )
         elif kind == "step":
-            work = _step_work(data, hub)
-            reply = frames.observation_frame(await hub.execute(work, session.step, data))
+            work, gated = _step_work(data, hub, session)
+            reply = frames.observation_frame(
+                await hub.execute(work, session.step, data, gated=gated, inbox=inbox)
+            )
         elif kind == "state":
             # The document arrives as text: its change log is never re-encoded per frame.
             try:
-                text = await hub.execute("state", session.state_text)
+                text = await hub.execute("state", session.state_text, inbox=inbox)
             except (TypeError, ValueError) as error:
-                return _not_json(error), False
-            return frames.state_frame_text(text), False
+                return _not_json(error), None
+            return frames.state_frame_text(text), None
         elif kind == "mcp":
-            response = await hub.execute(_mcp_work(data, hub), mcp_frames.answer, session, data)
+            work, gated = _mcp_work(data, hub, session)
+            response = await hub.execute(
+                work, mcp_frames.answer, session, data, gated=gated, inbox=inbox
+            )
             if response is None:
-                return None, False
+                return None, None
             reply = {"type": "mcp", "data": response}
         else:
             raise FrameError("UNKNOWN_TYPE", f"Unknown message type: {kind!r}")
     except FrameError as error:
-        return frames.encode(frames.error_frame(error.code, error.message)), False
+        reply_text = frames.encode(frames.error_frame(error.code, error.message, **error.extra))
+        # Out of room for another instance: the connection goes too, freeing its socket.
+        return reply_text, CLOSE_AT_CAPACITY if error.code == "CAPACITY_REACHED" else None
+    except _Abandoned:
+        return None, None
+    except Exception as error:
+        # A frame must never end its session by surprise: the traceback goes to the log.
+        correlation = _log_internal_error(error, "a frame")
+        return frames.encode(
+            frames.error_frame("EXECUTION_ERROR", f"internal error ({correlation})")
+        ), None
     try:
-        return frames.encode(reply), False
+        return frames.encode(reply), None
     except (TypeError, ValueError) as error:
-        return _not_json(error), False
+        return _not_json(error), None
 
 
 def _reset_work(data: Any) -> str | None:
     """The kind of work a reset is; ``setup_sql`` may run for seconds, so it is never inline."""
     if not isinstance(data, dict) or data.get("setup_sql") is not None:
         return None
-    return f"reset {data.get('fixture')}"
+    fixture = data.get("fixture")
+    return f"reset {fixture}" if fixture is None or isinstance(fixture, str) else None
 
 
-def _step_work(data: Any, hub: Hub) -> str | None:
-    """The kind of work a step is: a call is its tool's, a listing is quick."""
+def _step_work(data: Any, hub: Hub, session: Session) -> tuple[str | None, bool]:
+    """The kind of work a step is, and whether it passes the gate: a call does, a listing not."""
     if isinstance(data, dict) and data.get("type") == "call_tool":
-        return f"tool {data.get('tool_name')}" if hub.inline_calls else None
-    return "list_tools"
+        return _call_work(data.get("tool_name"), hub, session), True
+    return "list_tools", False
 
 
-def _mcp_work(data: Any, hub: Hub) -> str | None:
+def _mcp_work(data: Any, hub: Hub, session: Session) -> tuple[str | None, bool]:
     """The kind of work an MCP request is: ``tools/call`` is its tool's, the rest is quick."""
     if isinstance(data, dict) and data.get("method") == "tools/call":
         params = data.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        return f"tool {name}" if hub.inline_calls else None
-    return "mcp"
+        return _call_work(
+            params.get("name") if isinstance(params, dict) else None, hub, session
+        ), True
+    return "mcp", False
+
+
+def _call_work(name: Any, hub: Hub, session: Session) -> str | None:
+    """A call's kind of work: its tool's when the world has that tool; an unknown one is quick."""
+    if not hub.inline_calls:
+        return None
+    return f"tool {name}" if session.service.serves(name) else "tool (unknown)"
+
+
+def _log_internal_error(error: BaseException, what: str) -> str:
+    correlation = internal_error_id()
+    _log.error("internal error (%s) in %s: %s", correlation, what, error, exc_info=error)
+    return correlation
 
 
 def _not_json(error: Exception) -> str:
@@ -519,28 +847,39 @@ def _episode_refusal(route: str) -> Callable[[], Any]:
     return refuse
 
 
-def _mcp_refusal(request_id: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "error": {
-            "code": -32601,
-            "message": (
-                "Method not found: this route does not speak MCP. Reach the world from an MCP "
-                'client with `seahaven mcp`, or send {"type": "mcp"} frames on /ws after a reset'
-            ),
-        },
-    }
-
-
-async def _request_id(request: Request) -> Any:
-    return _text_id(await request.body())
-
-
-def _text_id(text: str | bytes) -> Any:
+def _mcp_answer(body: str | bytes) -> dict[str, Any]:
+    """What ``/mcp`` answers a request: a parse error, or the refusal (with an id it may echo)."""
     try:
-        body = json.loads(text)
-    except ValueError:
+        request = frames.read_json(body)
+    except FrameError as error:
+        return _rpc_error(None, mcp_frames.PARSE_ERROR, f"Parse error: {error.message}")
+    request_id = request.get("id") if isinstance(request, dict) else None
+    if not mcp_frames.usable_id(request_id):
+        request_id = None
+    return _rpc_error(
+        request_id,
+        mcp_frames.METHOD_NOT_FOUND,
+        "Method not found: this route does not speak MCP. Reach the world from an MCP client "
+        'with `seahaven mcp`, or send {"type": "mcp"} frames on /ws after a reset',
+    )
+
+
+def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+async def _bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or ``None`` once it is known to be longer than ``limit`` bytes.
+
+    A declared length over the limit is refused before a byte is read, and a body
+    sent in chunks is counted as it arrives, so a large body is never held whole.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
         return None
-    request_id = body.get("id") if isinstance(body, dict) else None
-    return request_id if isinstance(request_id, str | int) else None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)

@@ -12,22 +12,28 @@ frame's keys, makes the instance, and keeps the episode id the caller chose.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, NoReturn
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 import seahaven
 from seahaven.errors import SeahavenError, ToolError, WorldBug
+from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.state import document_json, document_without_instance
+from seahaven_openenv import descriptors
+from seahaven_openenv.echo import clip, json_type, listed, shown
 
 __all__ = [
     "IGNORED_RESET_KEYS",
     "RESET_KEYS",
+    "RESET_TYPES",
     "Failure",
     "FrameError",
     "Outcome",
@@ -59,12 +65,17 @@ _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=
 
 
 class FrameError(Exception):
-    """A frame the session refuses: sent as ``{"type": "error", "data": {"code", "message"}}``."""
+    """A frame the session refuses: sent as ``{"type": "error", "data": {"code", "message"}}``.
 
-    def __init__(self, code: str, message: str) -> None:
+    ``extra`` holds more keys of the error frame's data, such as the ``errors``
+    of a malformed step.
+    """
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.extra = extra
 
 
 def internal_error_id() -> str:
@@ -78,8 +89,10 @@ class WorldService:
     def __init__(self, world: seahaven.World, *, include_control_tools: bool = False) -> None:
         self.world = world
         self.include_control_tools = include_control_tools
-        self._tools: tuple[object, list[dict[str, Any]]] | None = None
+        self._tools: tuple[object, list[dict[str, Any]], int, frozenset[str]] | None = None
         self._lock = threading.Lock()
+        #: The descriptors a session of this world holds while it has an instance.
+        self.descriptors_per_session = descriptors.per_session([world])
 
     @property
     def name(self) -> str:
@@ -88,13 +101,28 @@ class WorldService:
 
     def tools(self) -> list[dict[str, Any]]:
         """The flat tool list, as ``inst.tools()`` would give it; needs no instance."""
+        return self._listing()[1]
+
+    def serves(self, name: Any) -> bool:
+        """Whether ``name`` is a tool this world lists."""
+        return isinstance(name, str) and name in self._listing()[3]
+
+    def longest_name(self) -> int:
+        """The length of the longest name a call can name: no tool's name is longer."""
+        return self._listing()[2]
+
+    def _listing(self) -> tuple[object, list[dict[str, Any]], int, frozenset[str]]:
         composition = self.world.composition()
         with self._lock:
             cached = self._tools
             if cached is None or cached[0] is not composition:
                 listing = [entry.listing() for entry in composition.surface]
-                cached = self._tools = (composition, listing)
-        return cached[1]
+                names = [entry["name"] for entry in listing]
+                if self.include_control_tools:
+                    names.append(CONTROL_TOOL_NAME)
+                longest = max(map(len, names), default=0)
+                cached = self._tools = (composition, listing, longest, frozenset(names))
+        return cached
 
     def session(self) -> Session:
         """A new session with no instance."""
@@ -102,7 +130,14 @@ class WorldService:
 
 
 class Session:
-    """One connection's episode: at most one instance, the step count and the last activity."""
+    """One connection's episode: at most one instance, the step count and the last activity.
+
+    A session with no instance either never had an episode (``lost`` is
+    ``None``: ``state`` answers the document of no instance) or had one the
+    server ended without being asked (``lost`` says how, and every frame but a
+    reset is refused with it), so a client never carries on in an empty
+    episode thinking it is its own.
+    """
 
     def __init__(self, service: WorldService) -> None:
         self.service = service
@@ -111,13 +146,15 @@ class Session:
         self.step_count = 0
         self.last_activity = time.monotonic()
         self.closed = False
+        #: Why the episode ended without the client asking (the reaper), or ``None``.
+        self.lost: str | None = None
         # Frames of one connection arrive in order, but the reaper and a lost connection
         # may end the session from another thread while a frame runs.
         self._lock = threading.RLock()
 
     # --- frames -----------------------------------------------------------------------------
 
-    def reset(self, data: Mapping[str, Any]) -> dict[str, Any]:
+    def reset(self, data: Any) -> dict[str, Any]:
         """Make the session's instance from a reset frame's ``data``; answer the observation."""
         with self._lock:
             self._check_open()
@@ -126,15 +163,25 @@ class Session:
             self._destroy_instance()
             self.step_count = 0
             self.episode_id = None
+            self.lost = None
             try:
                 instance = self.service.world.instance(
                     control_tools=self.service.include_control_tools, **arguments
                 )
-            except SeahavenError as error:
-                # The caller's own arguments (an unknown fixture, a bad seed, setup_sql the
-                # sandbox refused) or a startup hook that refused them: the message names the fix.
-                raise FrameError("EXECUTION_ERROR", f"reset failed: {error}") from None
             except Exception as error:
+                if descriptors.exhausted(error, needed=self.service.descriptors_per_session):
+                    _log.warning("a reset found no file descriptor left: %s", error)
+                    raise FrameError(
+                        "CAPACITY_REACHED",
+                        "the server has no file descriptors left for another instance; try "
+                        "again when a session ends",
+                    ) from None
+                if isinstance(error, SeahavenError):
+                    # The caller's own arguments (an unknown fixture, a bad seed, setup_sql
+                    # the sandbox refused) or a startup hook that refused them: the message
+                    # names the fix.
+                    message = clip(str(error), MAX_MESSAGE_CHARACTERS)
+                    raise FrameError("EXECUTION_ERROR", f"reset failed: {message}") from None
                 raise FrameError("EXECUTION_ERROR", _internal(error, "reset")) from None
             self.instance = instance
             self.last_activity = time.monotonic()
@@ -157,40 +204,25 @@ class Session:
         """Run a step frame's action (``call_tool`` or ``list_tools``); answer the observation."""
         with self._lock:
             self._check_open()
-            # Every step counts, a refused one too: the count is of what the session asked for.
+            self._check_not_lost()
+            kind = _check_action(data)
+            # A step the protocol accepted counts, whatever the world then answers; a
+            # malformed one was never a step.
             self.step_count += 1
             self.last_activity = time.monotonic()
-            if not isinstance(data, dict):
-                raise FrameError("VALIDATION_ERROR", "a step's data must be an action object")
-            action = data.get("type")
-            if action == "list_tools":
-                _only_keys(data, {"type", "metadata"}, "list_tools")
-                tools = self.service.tools()
+            if kind == "list_tools":
                 return {
-                    "observation": {"tools": tools, "metadata": {}},
+                    "observation": {"tools": self.service.tools(), "metadata": {}},
                     "reward": None,
                     "done": False,
                 }
-            if action == "call_tool":
-                _only_keys(data, {"type", "tool_name", "arguments", "metadata"}, "call_tool")
-                name = data.get("tool_name")
-                arguments = data.get("arguments", {})
-                if not isinstance(name, str):
-                    raise FrameError("VALIDATION_ERROR", "call_tool needs tool_name, a string")
-                if not isinstance(arguments, dict):
-                    raise FrameError(
-                        "VALIDATION_ERROR", "call_tool's arguments must be an object of name: value"
-                    )
-                return self._call(name, arguments)
-            raise FrameError(
-                "VALIDATION_ERROR",
-                f"unknown action type {action!r}; a step is call_tool or list_tools",
-            )
+            return self._call(data["tool_name"], data.get("arguments", {}))
 
     def state(self) -> dict[str, Any]:
         """The state document plus ``step_count``."""
         with self._lock:
             self._check_open()
+            self._check_not_lost()
             instance = self.instance
             try:
                 if instance is None:
@@ -212,6 +244,7 @@ class Session:
         """
         with self._lock:
             self._check_open()
+            self._check_not_lost()
             instance = self.instance
             try:
                 if instance is None:
@@ -245,15 +278,45 @@ class Session:
             if self.instance is None or time.monotonic() - self.last_activity < idle_for:
                 return False
             self._destroy_instance()
+            self.lost = (
+                f"episode {clip(self.episode_id or '')!r} was reaped after {idle_for:g} s idle"
+            )
             return True
         finally:
             self._lock.release()
+
+    def invoke(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        """Call one tool as a step of this session (MCP's ``tools/call`` uses it)."""
+        with self._lock:
+            self._check_open()
+            self._check_not_lost()
+            self.step_count += 1
+            self.last_activity = time.monotonic()
+            return self._invoke(name, arguments)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The tool list, as a step of this session (MCP's ``tools/list`` uses it)."""
+        with self._lock:
+            self._check_open()
+            self._check_not_lost()
+            self.step_count += 1
+            self.last_activity = time.monotonic()
+            return self.service.tools()
 
     # --- internals --------------------------------------------------------------------------
 
     def _check_open(self) -> None:
         if self.closed:
             raise FrameError("SESSION_ERROR", "the session has ended; open a new connection")
+
+    def _check_not_lost(self) -> None:
+        if self.lost is not None:
+            raise FrameError(
+                "SESSION_ERROR",
+                f"this session's {self.lost}; its instance is gone. Send a reset to start a "
+                "new episode",
+                lost=self.lost,
+            )
 
     def _destroy_instance(self) -> None:
         instance, self.instance = self.instance, None
@@ -262,41 +325,39 @@ class Session:
 
     def _reset_arguments(self, data: Any) -> tuple[dict[str, Any], str | None]:
         if not isinstance(data, dict):
-            raise FrameError("VALIDATION_ERROR", "a reset's data must be an object")
+            raise FrameError(
+                "VALIDATION_ERROR",
+                f"a reset's data must be an object, not {json_type(data)}",
+                errors=_errors(_RESET, data),
+            )
         stray = sorted(
             key for key in data if key not in RESET_KEYS and key not in IGNORED_RESET_KEYS
         )
         if stray:
             startup_keys = [key for key in stray if key in self._startup_keywords()]
             if startup_keys:
-                named = ", ".join(repr(key) for key in startup_keys)
                 what = "a startup keyword" if len(startup_keys) == 1 else "startup keywords"
                 raise FrameError(
                     "VALIDATION_ERROR",
-                    f"{named}: {what} of world {self.service.name!r} goes inside startup, as "
-                    f'{{"startup": {{"{startup_keys[0]}": ...}}}}',
+                    f"{listed(startup_keys)}: {what} of world {self.service.name!r} goes inside "
+                    f'startup, as {{"startup": {{"{clip(startup_keys[0])}": ...}}}}',
+                    errors=_errors(_RESET, data),
                 )
             raise FrameError(
                 "VALIDATION_ERROR",
-                f"reset does not take {', '.join(repr(key) for key in stray)}; it takes "
-                f"{', '.join(RESET_KEYS)}",
+                f"reset does not take {listed(stray)}; it takes {', '.join(RESET_KEYS)}",
+                errors=_errors(_RESET, data),
             )
+        errors = _errors(_RESET, data)
+        wrong = [
+            f"{key} must be {expected} or null, not {json_type(data[key])}"
+            for key, expected in RESET_TYPES.items()
+            if any(error["loc"][:1] == [key] for error in errors)
+        ]
+        if wrong:
+            raise FrameError("VALIDATION_ERROR", f"reset's {'; '.join(wrong)}", errors=errors)
         arguments = {key: data[key] for key in RESET_KEYS if key in data and key != "episode_id"}
-        episode_id = data.get("episode_id")
-        if episode_id is not None and (
-            not isinstance(episode_id, str)
-            or not episode_id
-            or len(episode_id) > MAX_EPISODE_ID_LENGTH
-        ):
-            raise FrameError(
-                "VALIDATION_ERROR",
-                f"episode_id must be a non-empty string of at most {MAX_EPISODE_ID_LENGTH} "
-                "characters",
-            )
-        startup = arguments.get("startup")
-        if startup is not None and not isinstance(startup, dict):
-            raise FrameError("VALIDATION_ERROR", "startup must be an object of startup keywords")
-        return arguments, episode_id
+        return arguments, data.get("episode_id")
 
     def _startup_keywords(self) -> frozenset[str]:
         world = self.service.world
@@ -309,19 +370,39 @@ class Session:
         outcome = self._invoke(name, arguments)
         if outcome.failure is None:
             return {
-                "observation": {"tool_name": name, "result": outcome.result, "error": None},
+                "observation": {
+                    "tool_name": name,
+                    "result": outcome.result,
+                    "error": None,
+                    "metadata": {},
+                },
                 "reward": None,
                 "done": False,
             }
-        return _error_observation(name, outcome.failure)
+        return _error_observation(clip(name, self.service.longest_name()), outcome.failure)
 
     def _invoke(self, name: str, arguments: dict[str, Any]) -> Outcome:
         instance = self.instance
         if instance is None:
             raise FrameError(
                 "EXECUTION_ERROR",
-                "this session has no instance yet; send a reset before calling a tool",
+                "this session has no episode; send a reset before calling a tool. An episode "
+                "lives as long as its connection: a client that reconnected (after the server "
+                "restarted or the connection was lost) has lost the episode it had",
             )
+        longest = self.service.longest_name()
+        if len(name) > longest:
+            self.last_activity = time.monotonic()
+            message = (
+                f"unknown tool: no tool's name is longer than {longest} characters, and this one "
+                f"has {len(name)}"
+            )
+            triple = {
+                "code": "unknown_tool",
+                "message": message,
+                "details": {"name": clip(name), "length": len(name), "max_length": longest},
+            }
+            return Outcome(None, Failure("tool_not_found", message, triple))
         try:
             return Outcome(instance.call(name, **arguments))
         except ToolError as error:
@@ -341,21 +422,123 @@ class Session:
             # A long call ends active: the idle time starts when it returns.
             self.last_activity = time.monotonic()
 
-    def invoke(self, name: str, arguments: dict[str, Any]) -> Outcome:
-        """Call one tool as a step of this session (MCP's ``tools/call`` uses it)."""
-        with self._lock:
-            self._check_open()
-            self.step_count += 1
-            self.last_activity = time.monotonic()
-            return self._invoke(name, arguments)
 
-    def list_tools(self) -> list[dict[str, Any]]:
-        """The tool list, as a step of this session (MCP's ``tools/list`` uses it)."""
-        with self._lock:
-            self._check_open()
-            self.step_count += 1
-            self.last_activity = time.monotonic()
-            return self.service.tools()
+# --- what a reset and a step must look like -------------------------------------------------
+
+# Each reset key's JSON type, as a refusal names it; every key may also be null (the default).
+RESET_TYPES: dict[str, str] = {
+    "fixture": "a string (a fixture id)",
+    "seed": "a whole number",
+    "now": "a string (an ISO 8601 instant)",
+    "clock_mode": "a string (fixed, tick, running or wall)",
+    "episode_id": f"a non-empty string of at most {MAX_EPISODE_ID_LENGTH} characters",
+    "state_format": "a string (a state format's name)",
+    "startup": "an object of the world's startup keywords",
+    "setup_sql": "a string of SQL statements",
+}
+# The most pydantic-style entries an error frame's ``errors`` lists.
+MAX_ERRORS = 20
+# The most characters of an engine's or the framework's message a refusal carries.
+MAX_MESSAGE_CHARACTERS = 1000
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _ResetData(_Strict):
+    fixture: str | None = None
+    seed: int | None = None
+    now: str | None = None
+    clock_mode: str | None = None
+    episode_id: Annotated[str, Field(min_length=1, max_length=MAX_EPISODE_ID_LENGTH)] | None = None
+    state_format: str | None = None
+    startup: dict[str, Any] | None = None
+    setup_sql: str | None = None
+    control_tools: Any = None
+
+
+class _CallToolData(_Strict):
+    type: Literal["call_tool"]
+    tool_name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class _ListToolsData(_Strict):
+    type: Literal["list_tools"]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+# What a reset's data and a step's action may be, as pydantic checks them: a reset's is checked
+# with it, and a step's (checked by hand, which is quicker) only to describe one refused.
+_RESET: TypeAdapter[Any] = TypeAdapter(_ResetData)
+_ACTION: TypeAdapter[Any] = TypeAdapter(
+    Annotated[_CallToolData | _ListToolsData, Field(discriminator="type")]
+)
+_ACTION_KEYS = {
+    "call_tool": frozenset({"type", "tool_name", "arguments", "metadata"}),
+    "list_tools": frozenset({"type", "metadata"}),
+}
+
+
+def _check_action(data: Any) -> str:
+    """The action type of a step's ``data``, or ``FrameError`` with pydantic's ``errors``."""
+    if not isinstance(data, dict):
+        _refuse_action(data, f"a step's data must be an action object, not {json_type(data)}")
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in _ACTION_KEYS:
+        _refuse_action(
+            data, f"unknown action type {shown(kind)}; a step is call_tool or list_tools"
+        )
+    allowed = _ACTION_KEYS[kind]
+    stray = sorted(key for key in data if key not in allowed)
+    if stray:
+        _refuse_action(
+            data, f"{kind} does not take {listed(stray)}; it takes {', '.join(sorted(allowed))}"
+        )
+    if not isinstance(data.get("metadata", {}), dict):
+        _refuse_action(data, f"{kind}'s metadata must be an object")
+    if kind == "call_tool":
+        if not isinstance(data.get("tool_name"), str):
+            _refuse_action(data, "call_tool needs tool_name, a string")
+        if not isinstance(data.get("arguments", {}), dict):
+            _refuse_action(data, "call_tool's arguments must be an object of name: value")
+    return kind
+
+
+def _refuse_action(data: Any, message: str) -> NoReturn:
+    raise FrameError("VALIDATION_ERROR", message, errors=_errors(_ACTION, data))
+
+
+def _errors(adapter: TypeAdapter[Any], data: Any) -> list[dict[str, Any]]:
+    """Pydantic's errors for ``data``, each ``{type, loc, msg}`` and a scalar ``input``, bounded.
+
+    A value the client sent is repeated only when it is a scalar, and shortened;
+    an object or an array is left out, so the list never grows with the frame.
+    """
+    if isinstance(data, dict) and len(data) > MAX_ERRORS:
+        data = dict(itertools.islice(data.items(), MAX_ERRORS))
+    try:
+        adapter.validate_python(data)
+    except ValidationError as error:
+        found = error.errors(include_url=False, include_context=False)
+    else:
+        return []
+    listed_errors = []
+    for item in found[:MAX_ERRORS]:
+        entry: dict[str, Any] = {
+            "type": item["type"],
+            "loc": [clip(part) if isinstance(part, str) else part for part in item["loc"]],
+            "msg": clip(item["msg"], MAX_MESSAGE_CHARACTERS),
+        }
+        value = item.get("input")
+        if value is None or isinstance(value, int | float):
+            entry["input"] = value
+        elif isinstance(value, str):
+            entry["input"] = clip(value)
+        listed_errors.append(entry)
+    return listed_errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,16 +571,6 @@ def _error_observation(name: str, failure: Failure) -> dict[str, Any]:
         "done": False,
         "metadata": metadata,
     }
-
-
-def _only_keys(data: Mapping[str, Any], allowed: set[str], action: str) -> None:
-    stray = sorted(key for key in data if key not in allowed)
-    if stray:
-        raise FrameError(
-            "VALIDATION_ERROR",
-            f"{action} does not take {', '.join(repr(key) for key in stray)}; it takes "
-            f"{', '.join(sorted(allowed))}",
-        )
 
 
 def _log_internal(error: BaseException, what: str) -> str:
