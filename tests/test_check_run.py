@@ -63,7 +63,11 @@ from PKG.world import world
 
 @world.tool
 def create_item(ctx: seahaven.Ctx, title: str) -> dict[str, str]:
-    """Create an item with this title and return it."""
+    """Create an item with this title and return it.
+
+    Args:
+        title: What the item is called.
+    """
     item = {"id": ctx.ids.uuid(), "title": title}
     ctx.db.execute("INSERT INTO items (id, title) VALUES (?, ?)", item["id"], item["title"])
     return item
@@ -268,7 +272,7 @@ def test_a_world_code_worldbug_at_import_is_sh501_at_the_registration(project: P
     (finding,) = project.check()
     assert finding.code == "SH501"
     # The decorator line is where the second registration happens.
-    assert finding.location == f"src/{project.package}/tools/items.py:15"
+    assert finding.location == f"src/{project.package}/tools/items.py:19"
     assert "WorldBug" in finding.message and "already has a tool named" in finding.message
 
 
@@ -648,7 +652,7 @@ def test_warnings_alone_exit_zero_through_the_command(
 def test_the_built_in_rules_arrive_through_the_hook() -> None:
     codes = [rule.code for rule, _ in collect_rules(make_plugin_manager(entry_points=False))]
     assert codes == [rule.code for rule in BUILTIN_RULES]
-    assert len(codes) == len(set(codes)) == 22
+    assert len(codes) == len(set(codes)) == 23
 
 
 def test_a_plugin_claiming_a_built_in_code_is_refused_naming_both(
