@@ -40,6 +40,16 @@ def add_checked(ctx: seahaven.Ctx, id: str, body: str) -> dict[str, str]:
 def choose_shelf(ctx: seahaven.Ctx, *, shelf: str = "none") -> None:
     """Which shelf this session files on."""
     ctx.state["shelf"] = shelf
+
+
+def _shelf_number(text: str) -> int:
+    return int(text)  # the line a world's bug raises on
+
+
+@world.tool
+def file_on_shelf(ctx: seahaven.Ctx, shelf: str) -> int:
+    """File on a numbered shelf; the world forgot that an agent may send a name."""
+    return _shelf_number(shelf)
 '''
 
 
@@ -132,6 +142,26 @@ def test_an_author_mistake_fails_in_one_line_without_a_traceback(module: str) ->
     assert result.exit_code == 1
     assert "unknown startup keyword 'shlef'" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_tool_that_raises_is_blamed_on_the_worlds_line_in_one_line(
+    module: str, tmp_path: Path
+) -> None:
+    calls = script(
+        ("add_checked", {"id": "a", "body": "short"}), ("file_on_shelf", {"shelf": "top"})
+    )
+    result = run("episode", f"{module}:world", stdin=calls)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("[0] add_checked(")
+    source = (tmp_path / module / "__init__.py").read_text(encoding="utf-8").splitlines()
+    line = next(number for number, text in enumerate(source, 1) if "a world's bug" in text)
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(
+        "error: tool 'file_on_shelf' raised ValueError: invalid literal"
+    )
+    assert f"at {module}/__init__.py:{line} (in _shelf_number)" in result.stderr
+    assert "the world's code raised it, not seahaven" in result.stderr
+    assert "bug in seahaven" not in result.stderr
 
 
 def test_an_unknown_tool_is_a_product_error_like_any_other(module: str) -> None:

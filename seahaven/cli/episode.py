@@ -29,16 +29,18 @@ from seahaven.cli.support import (
     fail,
     failures,
     plural,
+    reported_here,
     session,
 )
 from seahaven.clock import CLOCK_MODES
-from seahaven.errors import ToolError
+from seahaven.errors import SeahavenError, ToolError
 from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.clock import ClockMode
+    from seahaven.world import World
 
-__all__ = ["load_calls", "seahaven_cli", "summarise"]
+__all__ = ["load_calls", "seahaven_cli", "summarise", "world_frame"]
 
 _PREVIEW = 110
 
@@ -204,9 +206,14 @@ def episode(
                 shown = ", ".join(f"{key}={_preview(value)}" for key, value in arguments.items())
                 number = instance.call_count
                 try:
-                    result = instance.call(tool, **arguments)
+                    with reported_here():
+                        result = instance.call(tool, **arguments)
                 except ToolError as error:
                     outcome = f"{error.code}: {error.message}"
+                except SeahavenError:
+                    raise
+                except Exception as error:
+                    fail(_world_raised(found.world, tool, error))
                 else:
                     outcome = _preview(result)
                 # Numbered as the state document numbers calls: a name the world does
@@ -219,6 +226,57 @@ def episode(
         if document_path is not None:
             document_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
             typer.echo(f"wrote {document_path}")
+
+
+def _world_raised(world: World, tool: str, error: Exception) -> str:
+    """The one line for a tool whose code raised something that is not a ``ToolError``."""
+    raised = f"tool {tool!r} raised {type(error).__name__}: {error}"
+    frame = world_frame(world, error)
+    if frame is None:
+        return (
+            f"{raised}; this is a bug in seahaven or in a plugin, please report it with the "
+            "command you ran"
+        )
+    return (
+        f"{raised} at {frame}; the world's code raised it, not seahaven: fix it there, or raise "
+        "a ToolError the agent can act on"
+    )
+
+
+def world_frame(world: World, error: BaseException) -> str | None:
+    """``file:line (in function)`` of the innermost frame of ``world``'s own code in the traceback.
+
+    A world's code is every module its tools and middleware (and those of every
+    world it adds) were defined in, with the packages around them; ``None``
+    when the traceback never passed through it.
+    """
+    packages = {
+        module.partition(".")[0]
+        for node in world.composition().nodes
+        for module in (
+            *(getattr(tool.fn, "__module__", None) for tool in node.world.tools.values()),
+            *(getattr(middleware, "__module__", None) for middleware in node.world.middlewares),
+        )
+        if isinstance(module, str)
+    }
+    packages.discard("seahaven")
+    found: str | None = None
+    trace = error.__traceback__
+    while trace is not None:
+        code = trace.tb_frame.f_code
+        module = str(trace.tb_frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] in packages:
+            found = f"{_shown_path(code.co_filename)}:{trace.tb_lineno} (in {code.co_name})"
+        trace = trace.tb_next
+    return found
+
+
+def _shown_path(filename: str) -> str:
+    """A path relative to the working directory when it is under it, else as Python has it."""
+    try:
+        return str(Path(filename).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return filename
 
 
 def _is_terminal(stream: Any) -> bool:

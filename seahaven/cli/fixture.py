@@ -23,6 +23,7 @@ from seahaven.cli.support import (
     check_instant_option,
     failures,
     one_line,
+    reported_here,
     session,
 )
 from seahaven.discovery import add_import_roots, nearest_pyproject
@@ -219,7 +220,7 @@ def _fill_and_freeze(
     with progress.working(f"creating an instance of world {world.name!r}"):
         instance = world.instance(parent, **making)
     try:
-        with progress.working(f"running {run}"):
+        with progress.working(f"running {run}"), reported_here():
             try:
                 generator(instance)
             except ToolError as error:

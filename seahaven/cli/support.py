@@ -13,6 +13,7 @@ This is the public import path for a plugin that adds commands through the
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import time
@@ -51,6 +52,7 @@ __all__ = [
     "instance_options",
     "one_line",
     "plural",
+    "reported_here",
     "session",
 ]
 
@@ -140,6 +142,30 @@ def failures() -> Iterator[None]:
             f"unexpected {type(error).__name__}: {error}; this is a bug in seahaven or in a "
             "plugin, please report it with the command you ran"
         )
+
+
+class _CallTracebacks(logging.Filter):
+    """Drops the traceback records ``seahaven.dispatch`` logs for a call that failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno >= logging.ERROR and record.exc_info)
+
+
+@contextmanager
+def reported_here() -> Iterator[None]:
+    """Keep the dispatch log's tracebacks off stderr while a command reports failures itself.
+
+    ``seahaven.dispatch`` logs an ERROR with the traceback for anything but a
+    ``ToolError`` escaping a call, for a server's log. A command that turns the
+    same failure into its one ``error:`` line would otherwise print both.
+    """
+    dispatch_log = logging.getLogger("seahaven.dispatch")
+    quiet = _CallTracebacks()
+    dispatch_log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        dispatch_log.removeFilter(quiet)
 
 
 class Progress:
