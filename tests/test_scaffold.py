@@ -225,6 +225,53 @@ def test_the_scaffolded_world_passes_seahaven_check(notes: Path) -> None:
     assert result.stdout == ""
 
 
+def test_after_a_schema_change_the_failures_name_the_generator_and_it_fixes_them(
+    tmp_path: Path,
+) -> None:
+    project = scaffold.render("tidepool", tmp_path).directory
+    env = {**subprocess_env(), "PYTHONPATH": str(project / "src")}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *argv],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    def fixture_test() -> subprocess.CompletedProcess[str]:
+        return run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fixtures.py")
+
+    assert run("fixtures_src/generate.py", "starter").returncode == 0
+    schema = project / "src" / "tidepool" / "schema"
+    (schema / "002_tags.sql").write_text(
+        "CREATE TABLE tags (item_id TEXT PRIMARY KEY, tag TEXT NOT NULL) STRICT;\n",
+        encoding="utf-8",
+    )
+
+    stale = fixture_test()
+    assert stale.returncode == 1
+    assert "rebuild it with python fixtures_src/generate.py starter" in stale.stdout
+    assert "SQLite format" not in stale.stdout  # no diff of the database's bytes
+    checked = run("-m", "seahaven.cli", "check")
+    assert checked.returncode == 1
+    (finding,) = checked.stdout.splitlines()
+    assert finding.startswith("SH403 error src/tidepool/fixtures/starter/fixture.yaml")
+    assert finding.split("  fix: ")[1].startswith(
+        "rebuild the fixtures with the project's generator, parents first: python "
+        "fixtures_src/generate.py"
+    )
+
+    # The fix both name is one that works.
+    rebuilt = run("fixtures_src/generate.py")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert run("-m", "seahaven.cli", "check").returncode == 0
+    assert fixture_test().returncode == 0
+
+
 @pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff is not installed")
 def test_the_scaffolded_world_is_ruff_clean(notes: Path) -> None:
     for argv in (["check", "."], ["format", "--check", "."]):
