@@ -107,6 +107,28 @@ def test_the_document_is_written_whole_when_asked(module: str, tmp_path: Path) -
     assert f"wrote {target}" in result.stdout
 
 
+def test_the_episode_id_names_the_document(module: str, tmp_path: Path) -> None:
+    target = tmp_path / "document.json"
+    calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
+    result = run(
+        "episode", f"{module}:world", "--episode-id", "refunds-017", "--document", str(target),
+        stdin=calls,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads(target.read_text())
+    assert document["episode_id"] == "refunds-017"
+    # Without it, the document carries the instance's id, as before.
+    run("episode", f"{module}:world", "--document", str(target), stdin=calls)
+    assert json.loads(target.read_text())["episode_id"].startswith("inst-")
+
+
+@pytest.mark.parametrize("value", ["", "x" * 256])
+def test_an_episode_id_a_server_would_refuse_is_a_usage_error(module: str, value: str) -> None:
+    result = run("episode", f"{module}:world", "--episode-id", value, stdin="[]")
+    assert result.exit_code == 2
+    assert "--episode-id" in result.stderr and "at most 255 characters" in result.stderr
+
+
 def test_a_script_file_is_read_from_disk(module: str, tmp_path: Path) -> None:
     path = tmp_path / "calls.json"
     path.write_text(script(("add_ledger_lines", {"id": "f", "body": "from a file"})))

@@ -128,6 +128,19 @@ def _check_document(value: Path | None) -> Path | None:
     return value
 
 
+MAX_EPISODE_ID_LENGTH = 255
+
+
+def _check_episode_id(value: str | None) -> str | None:
+    """Refuse an ``--episode-id`` a server's reset would refuse too: empty or over 255."""
+    if value is not None and not 0 < len(value) <= MAX_EPISODE_ID_LENGTH:
+        raise typer.BadParameter(
+            f"give a non-empty id of at most {MAX_EPISODE_ID_LENGTH} characters, such as "
+            "acme-refunds-017"
+        )
+    return value
+
+
 def episode(
     ctx: typer.Context,
     world: Annotated[
@@ -179,6 +192,16 @@ def episode(
             help="Write the whole state document here.",
         ),
     ] = None,
+    episode_id: Annotated[
+        str | None,
+        typer.Option(
+            "--episode-id",
+            metavar="ID",
+            callback=_check_episode_id,
+            help="The state document's episode_id (default: the instance's id).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run a scripted episode and summarise the state document it leaves."""
     if calls == "-":
@@ -221,6 +244,9 @@ def episode(
                 label = f"[{number}]" if instance.call_count > number else "[-]"
                 typer.echo(f"{label} {tool}({shown}) -> {outcome}")
             document = instance.state()
+        if episode_id is not None:
+            # As a server's reset does: the caller names the episode, the envelope says so.
+            document["episode_id"] = episode_id
         for line in summarise(document):
             typer.echo(line)
         if document_path is not None:
