@@ -378,3 +378,34 @@ def test_the_demo_prints_no_path_its_exit_trap_deletes() -> None:
     for variable in trapped:
         assert f'--document "${variable}' not in demo
         assert f'--document "${{{variable}}}' not in demo
+
+
+def test_the_setup_says_what_it_installs_before_the_long_pip_run(tmp_path: Path) -> None:
+    """``scripts/_venv.sh`` (which the demo and the tests source) announces each step."""
+    import subprocess
+
+    checkout = tmp_path / "checkout"
+    for project in ("plugins/one", "plugins/two", "worlds/three"):
+        (checkout / project).mkdir(parents=True)
+        (checkout / project / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
+    # A stand-in for the venv's python: it records what pip was asked to install.
+    python = checkout / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/asked"\n', encoding="utf-8")
+    python.chmod(0o755)
+    result = subprocess.run(
+        ["bash", "-c", f"set -euo pipefail; source {REPOSITORY / 'scripts' / '_venv.sh'}"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        "setup: installing seahaven and its 3 plugins and worlds into .venv, editable"
+    )
+    assert re.fullmatch(r"setup: \.venv is ready \(\d+ s\)", lines[-1])
+    asked = (python.parent / "asked").read_text(encoding="utf-8")
+    assert "-e plugins/one/ -e plugins/two/ -e worlds/three/" in asked
