@@ -409,3 +409,22 @@ def test_the_setup_says_what_it_installs_before_the_long_pip_run(tmp_path: Path)
     assert re.fullmatch(r"setup: \.venv is ready \(\d+ s\)", lines[-1])
     asked = (python.parent / "asked").read_text(encoding="utf-8")
     assert "-e plugins/one/ -e plugins/two/ -e worlds/three/" in asked
+
+
+def test_the_install_commands_the_docs_give_name_the_checkouts_own_distributions() -> None:
+    """No package index has these distributions yet, so every documented install is local."""
+    for page in ("README.md", "docs/quickstart.md"):
+        text = (REPOSITORY / page).read_text(encoding="utf-8")
+        blocks = re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+        commands = [
+            line.split("#", 1)[0].split()
+            for block in blocks
+            for line in block.splitlines()
+            if line.strip().startswith("pip install")
+        ]
+        assert commands, page
+        for words in commands:
+            targets = [word for word in words[2:] if word != "-e"]
+            assert words.count("-e") == len(targets), f"{page}: {' '.join(words)}"
+            for target in targets:
+                assert (REPOSITORY / target / "pyproject.toml").is_file(), f"{page}: {target}"
