@@ -146,10 +146,14 @@ def test_a_script_file_is_read_from_disk(module: str, tmp_path: Path) -> None:
         ('[{"tool": "x", "when": 3}]', "has when"),
     ],
 )
-def test_a_malformed_script_is_a_usage_error(module: str, stdin: str, complaint: str) -> None:
+def test_a_malformed_script_fails_in_one_line_as_a_bad_episode_file_does(
+    module: str, stdin: str, complaint: str
+) -> None:
+    # The script is read, not parsed off the command line: exit 1, as for episodes run.
     result = run("episode", f"{module}:world", stdin=stdin)
-    assert result.exit_code == 2
-    assert complaint in result.output
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and complaint in result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 def test_a_missing_script_file_fails_in_one_line(module: str) -> None:

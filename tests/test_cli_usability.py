@@ -83,7 +83,7 @@ def test_the_summary_says_one_call_and_one_record(module: str) -> None:
     assert "main.slips: 1 insert\n" in result.stdout
 
 
-# --- 12: malformed options are usage errors; outputs are checked before running -------------------
+# --- 12: malformed options are usage errors; outputs are checked before running ---------------
 
 
 def test_a_bad_clock_mode_is_a_usage_error(module: str) -> None:
@@ -105,12 +105,14 @@ def test_an_unwritable_document_is_refused_before_the_episode_runs(
         "episode", f"{module}:world", "--document", str(tmp_path / "nowhere" / "state.json"),
         stdin=calls,
     )  # fmt: skip
-    assert result.exit_code == 2
+    # A path that cannot be written is a failure of the work (1), found before any call runs.
+    assert result.exit_code == 1
     assert "add_slips" not in result.stdout
-    assert "nowhere" in result.output and "create" in result.output
+    assert result.stderr.startswith("error: --document ") and result.stderr.count("\n") == 1
+    assert "nowhere" in result.stderr and "create" in result.stderr
     result = run("episode", f"{module}:world", "--document", str(tmp_path), stdin=calls)
-    assert result.exit_code == 2
-    assert "is a directory" in result.output
+    assert result.exit_code == 1
+    assert "is a directory" in result.stderr
 
 
 class TerminalInput(io.StringIO):

@@ -24,6 +24,8 @@ import typer
 from pydantic_core import to_jsonable_python
 
 from seahaven.cli.support import (
+    WorldFirstCommand,
+    WorldOption,
     check_clock_mode_option,
     check_instant_option,
     fail,
@@ -31,6 +33,7 @@ from seahaven.cli.support import (
     plural,
     reported_here,
     session,
+    split_world,
 )
 from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
@@ -46,7 +49,7 @@ _PREVIEW = 110
 
 
 def load_calls(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls a script holds, or a ``typer.BadParameter`` naming what is wrong."""
+    """The calls a script holds, or a ``ValueError`` naming what is wrong and where."""
     stripped = text.strip()
     try:
         if stripped.startswith("["):
@@ -54,19 +57,17 @@ def load_calls(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
         else:
             items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
     except json.JSONDecodeError as error:
-        raise typer.BadParameter(f"{source} is not JSON: {error}") from None
+        raise ValueError(f"{source} is not JSON: {error}") from None
     calls: list[tuple[str, dict[str, Any]]] = []
     for position, item in enumerate(items, start=1):
         if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
-            raise typer.BadParameter(
-                f"call {position} of {source} must be an object with a string 'tool'"
-            )
+            raise ValueError(f"call {position} of {source} must be an object with a string 'tool'")
         arguments = item.get("arguments", {})
         if not isinstance(arguments, dict):
-            raise typer.BadParameter(f"call {position} of {source}: 'arguments' must be an object")
+            raise ValueError(f"call {position} of {source}: 'arguments' must be an object")
         extra = sorted(set(item) - {"tool", "arguments"})
         if extra:
-            raise typer.BadParameter(
+            raise ValueError(
                 f"call {position} of {source} has {', '.join(extra)}; a call is tool and arguments"
             )
         calls.append((item["tool"], arguments))
@@ -112,20 +113,20 @@ def summarise(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _check_document(value: Path | None) -> Path | None:
+def _check_document(value: Path | None) -> None:
     """Refuse a ``--document`` path that could not be written, before the episode runs."""
     if value is None:
-        return None
+        return
     if value.is_dir():
-        raise typer.BadParameter(f"{value} is a directory; name a file to write the document to")
+        fail(f"--document {value} is a directory; name a file to write the document to")
     parent = value.parent
     if not parent.is_dir():
-        raise typer.BadParameter(
-            f"{parent} does not exist; create it first, or name a file in a directory that does"
+        fail(
+            f"--document {value}: {parent} does not exist; create it first, or name a file in a "
+            "directory that does"
         )
     if not os.access(parent, os.W_OK) or (value.exists() and not os.access(value, os.W_OK)):
-        raise typer.BadParameter(f"{value} cannot be written; name a file you can write")
-    return value
+        fail(f"--document {value} cannot be written; name a file you can write")
 
 
 MAX_EPISODE_ID_LENGTH = 255
@@ -143,15 +144,24 @@ def _check_episode_id(value: str | None) -> str | None:
 
 def episode(
     ctx: typer.Context,
-    world: Annotated[
-        str, typer.Argument(metavar="WORLD", help="A registered world name or module:attr.")
-    ],
-    fixture: Annotated[
+    first: Annotated[
         str | None,
         typer.Argument(
-            metavar="FIXTURE", help="The fixture to start from; omit for a blank instance."
+            metavar="[WORLD]",
+            help="The world, as --world takes it: a registered name or module:attr (default: "
+            "the project's own world).",
+            show_default=False,
         ),
     ] = None,
+    second: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[FIXTURE]",
+            help="The fixture to start from; omit for a blank instance.",
+            show_default=False,
+        ),
+    ] = None,
+    world_option: WorldOption = None,
     calls: Annotated[
         str,
         typer.Option(
@@ -188,7 +198,6 @@ def episode(
         typer.Option(
             "--document",
             metavar="PATH",
-            callback=_check_document,
             help="Write the whole state document here.",
         ),
     ] = None,
@@ -204,6 +213,10 @@ def episode(
     ] = None,
 ) -> None:
     """Run a scripted episode and summarise the state document it leaves."""
+    world, (fixture,) = split_world((first, second), world_option, takes=("FIXTURE",), required=0)
+    # What the options name is checked before the instance is made, so a long episode never
+    # runs only to fail at the end; a file that cannot be read or written is exit 1.
+    _check_document(document_path)
     if calls == "-":
         if _is_terminal(sys.stdin):
             typer.echo(
@@ -214,7 +227,10 @@ def episode(
         text = sys.stdin.read()
     else:
         text = _read(calls)
-    script = load_calls(text, "standard input" if calls == "-" else calls)
+    try:
+        script = load_calls(text, "standard input" if calls == "-" else calls)
+    except ValueError as error:
+        fail(str(error))
     keywords = _startup(startup or [])
     with failures():
         found = session(ctx).find_world(world)
@@ -317,9 +333,11 @@ def _read(path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except OSError as error:
         fail(f"cannot read --calls {path}: {error.strerror or error}")
+    except UnicodeDecodeError:
+        fail(f"cannot read --calls {path}: it is not UTF-8 text")
 
 
 @hookimpl
 def seahaven_cli(app: typer.Typer) -> None:
     """Add ``seahaven episode``."""
-    app.command("episode")(episode)
+    app.command("episode", cls=WorldFirstCommand)(episode)

@@ -10,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from seahaven.cli.support import HostOption, PortOption, fail, failures, session
+from seahaven.cli.support import (
+    HostOption,
+    PortOption,
+    WorldsArgument,
+    fail,
+    failures,
+    session,
+    several_worlds,
+)
 from seahaven.hookspecs import hookimpl
 
 __all__ = ["hub_command", "seahaven_cli", "serve_command"]
@@ -18,6 +26,7 @@ __all__ = ["hub_command", "seahaven_cli", "serve_command"]
 
 def serve_command(
     ctx: typer.Context,
+    world_arguments: WorldsArgument = None,
     world: Annotated[
         list[str] | None,
         typer.Option(
@@ -37,7 +46,9 @@ def serve_command(
     max_concurrent_envs: Annotated[
         int,
         typer.Option(
+            # OpenEnv's own spelling, and the command line's usual one beside it.
             "--max_concurrent_envs",
+            "--max-concurrent-envs",
             metavar="N",
             min=1,
             help="How many sessions may be open at once; past it a connection gets "
@@ -76,10 +87,13 @@ def serve_command(
     ] = False,
 ) -> None:
     """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
+    world = several_worlds(world_arguments, world)
+    if all_worlds and world:
+        raise typer.BadParameter(
+            "serves every installed world; give it without naming worlds", param_hint="--all"
+        )
     with failures():
         cli = session(ctx)
-        if all_worlds and world:
-            fail("--all serves every installed world; give it without --world")
         if all_worlds:
             registry = cli.registry()
             names = registry.names()
