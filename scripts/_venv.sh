@@ -1,8 +1,10 @@
 # Sourced by the scripts: make .venv with Python 3.11 and install the project,
 # its plugins and its worlds into it, editable. Safe to run again; pip skips what is there.
+# Each step says what it does on stderr, since a first install takes a minute or two.
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $("$PYTHON" --version 2>&1)" >&2
   "$PYTHON" -m venv .venv
 fi
 # The first-party plugins and the worlds are distributions of their own; one pip run
@@ -17,4 +19,9 @@ for project in plugins/*/ worlds/*/; do
     projects+=(-e "$project")
   fi
 done
+echo "setup: installing seahaven and its $((${#projects[@]} / 2)) plugins and worlds into .venv," \
+  "editable, with their dependencies (the first time, this downloads them: a minute or two)" >&2
+setup_started=$SECONDS
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" "${projects[@]}"
+echo "setup: .venv is ready ($((SECONDS - setup_started)) s)" >&2
+unset setup_started

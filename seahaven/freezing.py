@@ -6,11 +6,21 @@ store and copies it with ``VACUUM INTO`` into a ``FixtureWriter``'s pending
 directory, then writes the sidecar and publishes the fixture in one rename.
 What touches the disk is ``seahaven.fixture_store``'s; what is read from the
 instance is its documented interface (``lock``, ``check_usable``, ``runtimes``).
+
+``rebuild`` freezes a fixture again over an existing one and keeps the old one
+when the two differ only in ``created_at``, so rebuilding unchanged fixtures
+changes nothing on disk (nor in version control).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
+import secrets
+import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +28,14 @@ import apsw
 
 from seahaven.clock import format_instant
 from seahaven.errors import WorldBug
-from seahaven.fixture_store import Fixture, FixtureWriter, load
+from seahaven.fixture_store import SIDECAR, Fixture, FixtureWriter, load
 from seahaven.names import check_fixture_id
 from seahaven.schema import describe
 
 if TYPE_CHECKING:
     from seahaven.instance import Instance
 
-__all__ = ["freeze", "freeze_instance"]
+__all__ = ["freeze", "freeze_instance", "rebuild"]
 
 
 def freeze_instance(instance: Instance, fixture_id: str, description: str) -> Fixture:
@@ -101,3 +111,71 @@ def freeze(
                 ]
             target = writer.publish(fields)
     return load(target)
+
+
+_PREVIOUS_PREFIX = ".previous-"
+
+
+def rebuild(
+    fixtures_dir: Path | str, fixture_id: str, build: Callable[[], Fixture]
+) -> tuple[Fixture, bool]:
+    """Build ``fixture_id`` again where it is; return the fixture in place and whether it changed.
+
+    ``build()`` freezes the fixture into ``fixtures_dir``. The existing fixture
+    is moved aside first (a dot-directory, which no listing reads) and put back
+    when ``build`` fails, or when what it built is the same in every byte and
+    every sidecar field but ``created_at``: ``created_at`` then stays the moment
+    those bytes were first frozen. Otherwise the old one is removed.
+    """
+    target = Path(fixtures_dir) / fixture_id
+    if not (target.exists() or target.is_symlink()):
+        return build(), True
+    aside = target.with_name(f"{_PREVIOUS_PREFIX}{fixture_id}-{secrets.token_hex(4)}")
+    try:
+        os.rename(target, aside)
+    except OSError as error:
+        raise WorldBug(
+            f"fixture {fixture_id!r} could not be moved aside to be rebuilt "
+            f"({error.strerror or error}); make {target.parent} writable"
+        ) from None
+    try:
+        built = build()
+    except BaseException:
+        if target.exists() and not target.is_symlink():
+            shutil.rmtree(target, ignore_errors=True)
+        os.rename(aside, target)
+        raise
+    if _same_but_created_at(aside, target):
+        shutil.rmtree(target)
+        os.rename(aside, target)
+        return load(target), False
+    if aside.is_symlink() or not aside.is_dir():
+        aside.unlink()
+    else:
+        shutil.rmtree(aside)
+    return built, True
+
+
+def _same_but_created_at(old: Path, new: Path) -> bool:
+    """Whether two fixture directories hold the same files, bytes and sidecar but ``created_at``."""
+    if old.is_symlink() or not old.is_dir():
+        return False
+    names = sorted(entry.name for entry in old.iterdir())
+    if names != sorted(entry.name for entry in new.iterdir()) or SIDECAR not in names:
+        return False
+    for name in names:
+        before, after = old / name, new / name
+        if before.is_symlink() or not before.is_file():
+            return False
+        if name != SIDECAR and _digest(before) != _digest(after):
+            return False
+    try:
+        previous, built = load(old), load(new)
+    except WorldBug:
+        return False
+    return dataclasses.replace(previous, directory=new, created_at=built.created_at) == built
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

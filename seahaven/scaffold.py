@@ -33,7 +33,7 @@ from seahaven.errors import WorldBug
 from seahaven.extras import EXTRAS
 from seahaven.names import portable_name_problem
 
-__all__ = ["ScaffoldNames", "Scaffolded", "names_for", "render", "seahaven_range"]
+__all__ = ["ScaffoldNames", "Scaffolded", "name_problem", "names_for", "render", "seahaven_range"]
 
 TEMPLATE_SUFFIX = ".tmpl"
 # The first-party packages a world's package must not share a name with.
@@ -111,20 +111,37 @@ def seahaven_range() -> str:
     return f">={major}.{minor},<{upper}"
 
 
-def names_for(name: str) -> ScaffoldNames:
-    """The names a world called ``name`` is written with, or a ``WorldBug`` naming the problem."""
+def name_problem(name: str) -> str | None:
+    """Why ``name``, as written, cannot name a world and its package; ``None`` when it can.
+
+    Only the spelling is judged here; ``names_for`` also refuses a package that
+    would shadow a module this machine already has.
+    """
     problem = portable_name_problem(name, max_length=64)
     if problem is not None:
-        raise WorldBug(
+        return (
             f"{name!r} is not a world name: {problem}; choose a short name of letters, digits, "
             "'-' and '_', such as 'notes'"
         )
-    package = re.sub(r"[-_.]+", "_", name).lower()
+    package = _package_of(name)
     if not (package.isascii() and package.isidentifier()) or keyword.iskeyword(package):
-        raise WorldBug(
+        return (
             f"{name!r} does not make a Python package name ({package!r} is not an identifier); "
             "start with a letter and use letters, digits, '-' and '_', such as 'notes'"
         )
+    return None
+
+
+def _package_of(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def names_for(name: str) -> ScaffoldNames:
+    """The names a world called ``name`` is written with, or a ``WorldBug`` naming the problem."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise WorldBug(problem)
+    package = _package_of(name)
     if package in _FRAMEWORK_PACKAGES:
         raise WorldBug(
             f"the package {package!r} would shadow Seahaven's own; choose another name, "

@@ -27,7 +27,6 @@ import functools
 import hashlib
 import json
 import logging
-import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from seahaven.errors import ArgumentError, DbError, ToolError, WorldBug
+from seahaven.freezing import rebuild
 
 if TYPE_CHECKING:
     from seahaven.context import Ctx
@@ -264,11 +264,13 @@ def rebuild_fixtures(
     ``known`` names every fixture the generator builds and ``requested`` the
     ones to rebuild now (every one when empty). ``parents`` maps a fixture to
     the one it is forked from, so a parent being rebuilt is rebuilt first.
-    Each requested fixture's folder is removed and built again, and a line
-    naming it and its file hash is printed. An unknown name returns 2, and a
-    world whose fixtures resolve somewhere else than ``into`` (installed
-    rather than editable, say) returns 1; each says why on standard error and
-    changes nothing.
+    Each requested fixture is built again in place of its folder, and a line
+    naming it and its file hash is printed; one whose rebuild is the same in
+    every byte but the sidecar's ``created_at`` keeps its folder as it was
+    (``seahaven.freezing.rebuild``), so unchanged fixtures never churn. An
+    unknown name returns 2, and a world whose fixtures resolve somewhere else
+    than ``into`` (installed rather than editable, say) returns 1; each says
+    why on standard error and changes nothing.
     """
     unknown = [name for name in requested if name not in known]
     if unknown:
@@ -289,9 +291,9 @@ def rebuild_fixtures(
         )
         return 1
     for fixture_id in _parents_first(list(requested or known), parents or {}):
-        shutil.rmtree(target / fixture_id, ignore_errors=True)
-        fixture = build(fixture_id)
-        print(f"built {fixture.id}: {fixture.file_sha256}")
+        fixture, changed = rebuild(target, fixture_id, functools.partial(build, fixture_id))
+        kept = "" if changed else " (unchanged: the existing fixture and its created_at are kept)"
+        print(f"built {fixture.id}: {fixture.file_sha256}{kept}")
     return 0
 
 

@@ -23,6 +23,7 @@ import pytest
 from seahaven.check.plugin import BUILTIN_RULES
 
 GALLERY = Path(__file__).parent / "check_gallery"
+CLEAN = "no findings: every lint passed"
 CASES = sorted(folder.name for folder in GALLERY.iterdir() if (folder / "pyproject.toml").is_file())
 
 
@@ -69,6 +70,10 @@ def expected_lines(case: str) -> list[str]:
 def test_gallery_case_reports_exactly_its_findings(case: str, tmp_path: Path) -> None:
     result = run_case(case, tmp_path)
     printed = result.stdout.splitlines()
+    if not expected_lines(case):
+        # A clean world says so, in one line, and says nothing else.
+        assert printed == [CLEAN]
+        printed = []
 
     assert result.stderr == ""
     # Every line is code, severity and location, then the message, then the fix.

@@ -63,7 +63,11 @@ from PKG.world import world
 
 @world.tool
 def create_item(ctx: seahaven.Ctx, title: str) -> dict[str, str]:
-    """Create an item with this title and return it."""
+    """Create an item with this title and return it.
+
+    Args:
+        title: What the item is called.
+    """
     item = {"id": ctx.ids.uuid(), "title": title}
     ctx.db.execute("INSERT INTO items (id, title) VALUES (?, ?)", item["id"], item["title"])
     return item
@@ -268,7 +272,7 @@ def test_a_world_code_worldbug_at_import_is_sh501_at_the_registration(project: P
     (finding,) = project.check()
     assert finding.code == "SH501"
     # The decorator line is where the second registration happens.
-    assert finding.location == f"src/{project.package}/tools/items.py:15"
+    assert finding.location == f"src/{project.package}/tools/items.py:19"
     assert "WorldBug" in finding.message and "already has a tool named" in finding.message
 
 
@@ -410,9 +414,44 @@ def test_sh402_a_missing_or_linked_state_file_asks_for_a_regeneration(project: P
     ]
     assert "is a symbolic link" in findings[0].message
     assert "is missing" in findings[1].message
-    # A damaged file is not an edit to fork away: the advice is the rebuild SH401 gives.
-    regenerate = rule_fix("SH401")
-    assert [finding.fix for finding in findings] == [regenerate, regenerate]
+    # A damaged file is not an edit to fork away: the advice is to build it again, and as the
+    # project has no generator, that means making room first (freeze refuses an existing id).
+    assert [finding.fix for finding in findings] == [
+        f"delete fixtures/{name} (a fixture is never overwritten), then build it again with "
+        f"seahaven fixture freeze {name} --run MODULE:FUNCTION --description TEXT"
+        for name in ("linked", "missing")
+    ]
+
+
+def test_sh403_names_the_rebuild_that_works_for_a_fixture_and_its_fork(project: Project) -> None:
+    world = project.world()
+    with world.instance(now=FROZEN_AT, clock_mode="fixed") as inst:
+        inst.freeze("base", "Nothing yet.")
+    with world.instance("base", clock_mode="fixed") as inst:
+        inst.call("create_item", title="first")
+        inst.freeze("more", "One item.")
+    project.write(
+        {"src/PKG/schema/002_tags.sql": "CREATE TABLE tags (id TEXT PRIMARY KEY) STRICT;\n"}
+    )
+    for name in [name for name in sys.modules if name.split(".")[0] == project.package]:
+        del sys.modules[name]
+    findings = project.check()
+    assert [finding.code for finding in findings] == ["SH403", "SH403"]
+    # fixture freeze refuses an id that exists, so the fix makes room first.
+    assert [finding.fix.split(", then ")[1] for finding in findings] == [
+        "build it again with seahaven fixture freeze base --run MODULE:FUNCTION --description TEXT",
+        "build it again with seahaven fixture fork base more --run MODULE:FUNCTION "
+        "--description TEXT",
+    ]
+    # With the generator a scaffolded world commits, the generator is the fix.
+    project.write({"fixtures_src/generate.py": '"""Builds the fixtures."""\n'})
+    fixes = {finding.fix for finding in project.check()}
+    assert fixes == {
+        "rebuild the fixtures with the project's generator, parents first: python "
+        f"fixtures_src/generate.py from the project's directory (fixtures_src/generate.py {name} "
+        "rebuilds this one alone), then commit what it wrote"
+        for name in ("base", "more")
+    }
 
 
 def test_sh402_and_sh405_see_a_linked_directory_a_rehashed_schema_and_a_journal(
@@ -648,7 +687,7 @@ def test_warnings_alone_exit_zero_through_the_command(
 def test_the_built_in_rules_arrive_through_the_hook() -> None:
     codes = [rule.code for rule, _ in collect_rules(make_plugin_manager(entry_points=False))]
     assert codes == [rule.code for rule in BUILTIN_RULES]
-    assert len(codes) == len(set(codes)) == 22
+    assert len(codes) == len(set(codes)) == 23
 
 
 def test_a_plugin_claiming_a_built_in_code_is_refused_naming_both(

@@ -30,13 +30,25 @@ def test_version_prints_the_installed_version() -> None:
     assert result.stderr == ""
 
 
-def test_help_lists_every_built_in_command_sorted() -> None:
-    result = runner.invoke(app(), ["--help"])
+def test_help_lists_the_commands_in_their_order_with_whole_summaries() -> None:
+    from seahaven.cli import COMMAND_ORDER
+
+    result = runner.invoke(app(), ["-h"])
 
     assert result.exit_code == 0
-    commands = result.stdout.split("Commands:", 1)[1].split()
-    listed = [word for word in commands if word in {"docs", "fixture", "worlds"}]
-    assert listed == ["docs", "fixture", "worlds"]
+    listing = result.stdout.split("Commands:", 1)[1]
+    names = [
+        line.split()[0] for line in listing.splitlines() if line.startswith("  ") and line[2] != " "
+    ]
+    # Every command is listed, the built-in ones in their deliberate order (not by name).
+    assert names == [name for name in COMMAND_ORDER if name in names]
+    assert names.index("worlds") < names.index("episode") < names.index("docs")
+    assert "..." not in listing
+    # A summary is its command's whole first paragraph, wrapped rather than cut.
+    assert (
+        "Scaffold a world: a package with a table, two tools, a test, a generator and a "
+        "server app." in " ".join(listing.split())
+    )
 
 
 @pytest.mark.parametrize(
@@ -46,7 +58,7 @@ def test_help_lists_every_built_in_command_sorted() -> None:
         ["--no-such-option"],
         ["no-such-command"],
         ["worlds"],
-        ["worlds", "show"],
+        ["worlds", "show", "payments", "--world", "chat"],
         ["fixture", "create", "notes"],
         ["docs", "extra"],
     ],

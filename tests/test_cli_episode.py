@@ -40,6 +40,16 @@ def add_checked(ctx: seahaven.Ctx, id: str, body: str) -> dict[str, str]:
 def choose_shelf(ctx: seahaven.Ctx, *, shelf: str = "none") -> None:
     """Which shelf this session files on."""
     ctx.state["shelf"] = shelf
+
+
+def _shelf_number(text: str) -> int:
+    return int(text)  # the line a world's bug raises on
+
+
+@world.tool
+def file_on_shelf(ctx: seahaven.Ctx, shelf: str) -> int:
+    """File on a numbered shelf; the world forgot that an agent may send a name."""
+    return _shelf_number(shelf)
 '''
 
 
@@ -97,6 +107,28 @@ def test_the_document_is_written_whole_when_asked(module: str, tmp_path: Path) -
     assert f"wrote {target}" in result.stdout
 
 
+def test_the_episode_id_names_the_document(module: str, tmp_path: Path) -> None:
+    target = tmp_path / "document.json"
+    calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
+    result = run(
+        "episode", f"{module}:world", "--episode-id", "refunds-017", "--document", str(target),
+        stdin=calls,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads(target.read_text())
+    assert document["episode_id"] == "refunds-017"
+    # Without it, the document carries the instance's id, as before.
+    run("episode", f"{module}:world", "--document", str(target), stdin=calls)
+    assert json.loads(target.read_text())["episode_id"].startswith("inst-")
+
+
+@pytest.mark.parametrize("value", ["", "x" * 256])
+def test_an_episode_id_a_server_would_refuse_is_a_usage_error(module: str, value: str) -> None:
+    result = run("episode", f"{module}:world", "--episode-id", value, stdin="[]")
+    assert result.exit_code == 2
+    assert "--episode-id" in result.stderr and "at most 255 characters" in result.stderr
+
+
 def test_a_script_file_is_read_from_disk(module: str, tmp_path: Path) -> None:
     path = tmp_path / "calls.json"
     path.write_text(script(("add_ledger_lines", {"id": "f", "body": "from a file"})))
@@ -114,10 +146,14 @@ def test_a_script_file_is_read_from_disk(module: str, tmp_path: Path) -> None:
         ('[{"tool": "x", "when": 3}]', "has when"),
     ],
 )
-def test_a_malformed_script_is_a_usage_error(module: str, stdin: str, complaint: str) -> None:
+def test_a_malformed_script_fails_in_one_line_as_a_bad_episode_file_does(
+    module: str, stdin: str, complaint: str
+) -> None:
+    # The script is read, not parsed off the command line: exit 1, as for episodes run.
     result = run("episode", f"{module}:world", stdin=stdin)
-    assert result.exit_code == 2
-    assert complaint in result.output
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and complaint in result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 def test_a_missing_script_file_fails_in_one_line(module: str) -> None:
@@ -132,6 +168,26 @@ def test_an_author_mistake_fails_in_one_line_without_a_traceback(module: str) ->
     assert result.exit_code == 1
     assert "unknown startup keyword 'shlef'" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_tool_that_raises_is_blamed_on_the_worlds_line_in_one_line(
+    module: str, tmp_path: Path
+) -> None:
+    calls = script(
+        ("add_checked", {"id": "a", "body": "short"}), ("file_on_shelf", {"shelf": "top"})
+    )
+    result = run("episode", f"{module}:world", stdin=calls)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("[0] add_checked(")
+    source = (tmp_path / module / "__init__.py").read_text(encoding="utf-8").splitlines()
+    line = next(number for number, text in enumerate(source, 1) if "a world's bug" in text)
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(
+        "error: tool 'file_on_shelf' raised ValueError: invalid literal"
+    )
+    assert f"at {module}/__init__.py:{line} (in _shelf_number)" in result.stderr
+    assert "the world's code raised it, not seahaven" in result.stderr
+    assert "bug in seahaven" not in result.stderr
 
 
 def test_an_unknown_tool_is_a_product_error_like_any_other(module: str) -> None:

@@ -282,7 +282,7 @@ def test_freeze_fails_in_one_line_when_the_generator_module_raises(project: Proj
     [
         (["base", "--description", "d"], "Missing option '--run'"),
         (["base", "--run", "gen:seed"], "Missing option '--description'"),
-        (["--run", "gen:seed", "--description", "d"], "Missing argument 'ID'"),
+        (["--run", "gen:seed", "--description", "d"], "Invalid value for ID: missing"),
         (["base", "--run", "no_colon", "--description", "d"], "does not name a generator"),
         (["base", "--run", "g:f", "--description", "d", "--now", "noon"], "not an ISO-8601"),
         (["a/b", "--run", "g:f", "--description", "d"], "not a fixture id"),
@@ -638,4 +638,4 @@ def test_verify_fails_in_one_line_without_a_world(project: Project) -> None:
         run("fixture", "verify", "no_such_module_at_all:world"),
         "cannot import 'no_such_module_at_all'",
     )
-    assert run("fixture", "verify").exit_code == 2
+    assert run("fixture", "verify", "one", "two", "three").exit_code == 2

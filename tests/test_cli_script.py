@@ -153,7 +153,7 @@ def test_version(installed: Installed) -> None:
 
 
 def test_usage_errors_exit_2(installed: Installed) -> None:
-    for argv in (["--bogus"], ["fixture", "freeze", "x"], ["worlds", "show"]):
+    for argv in (["--bogus"], ["fixture", "freeze", "x"], ["worlds", "show", "a", "--world", "b"]):
         result = installed.run(*argv)
         assert result.returncode == 2, argv
         assert "Usage: seahaven" in result.stderr

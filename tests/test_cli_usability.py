@@ -83,7 +83,7 @@ def test_the_summary_says_one_call_and_one_record(module: str) -> None:
     assert "main.slips: 1 insert\n" in result.stdout
 
 
-# --- 12: malformed options are usage errors; outputs are checked before running -------------------
+# --- 12: malformed options are usage errors; outputs are checked before running ---------------
 
 
 def test_a_bad_clock_mode_is_a_usage_error(module: str) -> None:
@@ -105,12 +105,14 @@ def test_an_unwritable_document_is_refused_before_the_episode_runs(
         "episode", f"{module}:world", "--document", str(tmp_path / "nowhere" / "state.json"),
         stdin=calls,
     )  # fmt: skip
-    assert result.exit_code == 2
+    # A path that cannot be written is a failure of the work (1), found before any call runs.
+    assert result.exit_code == 1
     assert "add_slips" not in result.stdout
-    assert "nowhere" in result.output and "create" in result.output
+    assert result.stderr.startswith("error: --document ") and result.stderr.count("\n") == 1
+    assert "nowhere" in result.stderr and "create" in result.stderr
     result = run("episode", f"{module}:world", "--document", str(tmp_path), stdin=calls)
-    assert result.exit_code == 2
-    assert "is a directory" in result.output
+    assert result.exit_code == 1
+    assert "is a directory" in result.stderr
 
 
 class TerminalInput(io.StringIO):
@@ -378,3 +380,53 @@ def test_the_demo_prints_no_path_its_exit_trap_deletes() -> None:
     for variable in trapped:
         assert f'--document "${variable}' not in demo
         assert f'--document "${{{variable}}}' not in demo
+
+
+def test_the_setup_says_what_it_installs_before_the_long_pip_run(tmp_path: Path) -> None:
+    """``scripts/_venv.sh`` (which the demo and the tests source) announces each step."""
+    import subprocess
+
+    checkout = tmp_path / "checkout"
+    for project in ("plugins/one", "plugins/two", "worlds/three"):
+        (checkout / project).mkdir(parents=True)
+        (checkout / project / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
+    # A stand-in for the venv's python: it records what pip was asked to install.
+    python = checkout / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/asked"\n', encoding="utf-8")
+    python.chmod(0o755)
+    result = subprocess.run(
+        ["bash", "-c", f"set -euo pipefail; source {REPOSITORY / 'scripts' / '_venv.sh'}"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        "setup: installing seahaven and its 3 plugins and worlds into .venv, editable"
+    )
+    assert re.fullmatch(r"setup: \.venv is ready \(\d+ s\)", lines[-1])
+    asked = (python.parent / "asked").read_text(encoding="utf-8")
+    assert "-e plugins/one/ -e plugins/two/ -e worlds/three/" in asked
+
+
+def test_the_install_commands_the_docs_give_name_the_checkouts_own_distributions() -> None:
+    """No package index has these distributions yet, so every documented install is local."""
+    for page in ("README.md", "docs/quickstart.md"):
+        text = (REPOSITORY / page).read_text(encoding="utf-8")
+        blocks = re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+        commands = [
+            line.split("#", 1)[0].split()
+            for block in blocks
+            for line in block.splitlines()
+            if line.strip().startswith("pip install")
+        ]
+        assert commands, page
+        for words in commands:
+            targets = [word for word in words[2:] if word != "-e"]
+            assert words.count("-e") == len(targets), f"{page}: {' '.join(words)}"
+            for target in targets:
+                assert (REPOSITORY / target / "pyproject.toml").is_file(), f"{page}: {target}"

@@ -151,7 +151,7 @@ def test_a_new_world_installs_tests_serves_and_publishes(tmp_path: Path) -> None
     tested = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project)
     assert "5 passed" in tested.stdout
     checked = run([seahaven, "check"], cwd=project)
-    assert checked.stdout == ""
+    assert checked.stdout == "no findings: every lint passed\n"
     listed = json.loads(run([seahaven, "worlds", "list", "--json"], cwd=tmp_path).stdout)
     [entry] = [item for item in listed if item["name"] == WORLD]
     assert entry["distribution"] == f"seahaven-world-{WORLD}"

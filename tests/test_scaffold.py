@@ -123,13 +123,6 @@ def test_the_names_follow_from_the_one_given() -> None:
 @pytest.mark.parametrize(
     ("name", "says"),
     [
-        ("", "not a world name"),
-        ("a/b", "not a world name"),
-        ("über", "not a world name"),
-        ("x" * 65, "not a world name"),
-        ("two words", "does not make a Python package name"),
-        ("1notes", "does not make a Python package name"),
-        ("class", "does not make a Python package name"),
         ("json", "standard-library module"),
         ("Email", "standard-library module"),
         ("seahaven", "shadow Seahaven's own"),
@@ -145,6 +138,29 @@ def test_a_name_that_cannot_be_a_world_is_refused_before_anything_is_written(
     assert result.exit_code == 1
     [line] = result.stderr.splitlines()
     assert line.startswith("error: ") and says in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("", "not a world name"),
+        ("a/b", "not a world name"),
+        ("über", "not a world name"),
+        ("x" * 65, "not a world name"),
+        ("two words", "does not make a Python package name"),
+        ("1notes", "does not make a Python package name"),
+        ("class", "does not make a Python package name"),
+    ],
+)
+def test_a_name_spelled_so_it_cannot_be_a_world_is_a_usage_error(
+    tmp_path: Path, name: str, says: str
+) -> None:
+    result = runner.invoke(app(), ["new", name, "--dir", str(tmp_path)])
+
+    assert result.exit_code == 2
+    assert "Invalid value for NAME" in result.stderr and says in " ".join(result.stderr.split())
+    assert "Traceback" not in result.output
     assert list(tmp_path.iterdir()) == []
 
 
@@ -222,7 +238,54 @@ def test_the_scaffolded_world_passes_seahaven_check(notes: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout == ""
+    assert result.stdout == "no findings: every lint passed\n"
+
+
+def test_after_a_schema_change_the_failures_name_the_generator_and_it_fixes_them(
+    tmp_path: Path,
+) -> None:
+    project = scaffold.render("tidepool", tmp_path).directory
+    env = {**subprocess_env(), "PYTHONPATH": str(project / "src")}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *argv],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    def fixture_test() -> subprocess.CompletedProcess[str]:
+        return run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fixtures.py")
+
+    assert run("fixtures_src/generate.py", "starter").returncode == 0
+    schema = project / "src" / "tidepool" / "schema"
+    (schema / "002_tags.sql").write_text(
+        "CREATE TABLE tags (item_id TEXT PRIMARY KEY, tag TEXT NOT NULL) STRICT;\n",
+        encoding="utf-8",
+    )
+
+    stale = fixture_test()
+    assert stale.returncode == 1
+    assert "rebuild it with python fixtures_src/generate.py starter" in stale.stdout
+    assert "SQLite format" not in stale.stdout  # no diff of the database's bytes
+    checked = run("-m", "seahaven.cli", "check")
+    assert checked.returncode == 1
+    (finding,) = checked.stdout.splitlines()
+    assert finding.startswith("SH403 error src/tidepool/fixtures/starter/fixture.yaml")
+    assert finding.split("  fix: ")[1].startswith(
+        "rebuild the fixtures with the project's generator, parents first: python "
+        "fixtures_src/generate.py"
+    )
+
+    # The fix both name is one that works.
+    rebuilt = run("fixtures_src/generate.py")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert run("-m", "seahaven.cli", "check").returncode == 0
+    assert fixture_test().returncode == 0
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff is not installed")

@@ -296,6 +296,65 @@ def test_rebuild_fixtures_builds_parents_first_and_replaces_each_folder(
     assert [fixture.id for fixture in world.fixtures()] == ["base", "more"]
 
 
+def test_rebuilding_an_unchanged_fixture_keeps_it_created_at_and_all(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    into = tmp_path / "fixtures"
+    world, (build, built) = _shelf_world(into)
+    known, parents = ["base", "more"], {"more": "base"}
+    assert toolkit.rebuild_fixtures(world, build, known, into=into, parents=parents) == 0
+    sidecars = {name: (into / name / "fixture.yaml").read_bytes() for name in known}
+    capsys.readouterr()
+
+    assert toolkit.rebuild_fixtures(world, build, known, into=into, parents=parents) == 0
+    assert built == ["base", "more", "base", "more"]
+    # Same bytes, same fields: nothing on disk changes, so nothing churns in git.
+    assert {name: (into / name / "fixture.yaml").read_bytes() for name in known} == sidecars
+    assert all(
+        line.endswith("(unchanged: the existing fixture and its created_at are kept)")
+        for line in capsys.readouterr().out.splitlines()
+    )
+    assert sorted(entry.name for entry in into.iterdir()) == known
+
+
+def test_a_rebuild_that_changes_the_fixture_gets_a_new_created_at(tmp_path: Any) -> None:
+    from seahaven.freezing import rebuild
+
+    into = tmp_path / "fixtures"
+    world, (build, _) = _shelf_world(into)
+    first = build("base")
+
+    frozen: list[seahaven.Fixture] = []
+
+    def changed() -> seahaven.Fixture:
+        with world.instance(now="2030-01-01T00:00:00.000Z", clock_mode="fixed") as inst:
+            inst.call("shelve", title="another book")
+            frozen.append(inst.freeze("base", "The base shelf."))
+            return frozen[-1]
+
+    fixture, was_changed = rebuild(into, "base", changed)
+    assert was_changed and fixture.file_sha256 != first.file_sha256
+    assert fixture == frozen[0]  # its sidecar, created_at included, is the new freeze's
+    assert [entry.name for entry in into.iterdir()] == ["base"]
+
+
+def test_a_rebuild_that_fails_leaves_the_committed_fixture_in_place(tmp_path: Any) -> None:
+    from seahaven.freezing import rebuild
+
+    into = tmp_path / "fixtures"
+    _, (build, _) = _shelf_world(into)
+    first = build("base")
+    before = {path.name: path.read_bytes() for path in first.directory.iterdir()}
+
+    def broken() -> seahaven.Fixture:
+        raise RuntimeError("the generator broke half way")
+
+    with pytest.raises(RuntimeError, match="half way"):
+        rebuild(into, "base", broken)
+    assert [entry.name for entry in into.iterdir()] == ["base"]
+    assert {path.name: path.read_bytes() for path in first.directory.iterdir()} == before
+
+
 def test_rebuild_fixtures_refuses_an_unknown_name_and_builds_nothing(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -30,7 +30,37 @@ from seahaven.fixture_store import (
 
 __all__ = ["RULES"]
 
-_REGENERATE = "regenerate it with seahaven fixture freeze or seahaven fixture fork"
+_REGENERATE = (
+    "rebuild it the way it was made: the project's generator (python fixtures_src/generate.py), "
+    "or delete its directory and run seahaven fixture freeze (or fork) with its id again"
+)
+# The generator a scaffolded world (and each world in Seahaven's repository) commits.
+GENERATOR = Path("fixtures_src") / "generate.py"
+
+
+def regenerate(ctx: CheckContext, directory: Path, parent: str | None = None) -> str:
+    """How to build the fixture in ``directory`` again, with what this project has.
+
+    ``fixture freeze`` refuses an id that exists, so a fix naming it alone does
+    not work: the project's generator replaces the directory itself, and
+    without one the directory goes first.
+    """
+    generator = GENERATOR.as_posix()
+    if (ctx.project / GENERATOR).is_file():
+        return (
+            f"rebuild the fixtures with the project's generator, parents first: python "
+            f"{generator} from the project's directory ({generator} {directory.name} rebuilds "
+            "this one alone), then commit what it wrote"
+        )
+    try:
+        shown = directory.relative_to(ctx.project).as_posix()
+    except ValueError:
+        shown = str(directory)
+    verb = f"fork {parent} {directory.name}" if parent is not None else f"freeze {directory.name}"
+    return (
+        f"delete {shown} (a fixture is never overwritten), then build it again with seahaven "
+        f"fixture {verb} --run MODULE:FUNCTION --description TEXT"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +126,11 @@ def _read(directory: Path, world_name: str) -> _Read:
     return _Read(directory, fixture, None)
 
 
+def _made(fixture: Fixture) -> tuple[Path, str | None]:
+    """A fixture's directory and parent, as ``regenerate`` takes them."""
+    return fixture.directory, fixture.parent_id
+
+
 def _loaded(ctx: CheckContext) -> Iterator[Fixture]:
     for read in _read_all(ctx):
         if read.fixture is not None:
@@ -109,6 +144,7 @@ def _sidecar_invalid(ctx: CheckContext) -> Iterator[Finding]:
                 read.sidecar,
                 None,
                 f"the sidecar of fixture {read.directory.name!r}: {read.problem}",
+                fix=regenerate(ctx, read.directory),
             )
 
 
@@ -118,7 +154,9 @@ def _file_mismatch(ctx: CheckContext) -> Iterator[Finding]:
             refuse_links(fixture.id, fixture.directory)
         except WorldBug as error:
             problem, _, advice = str(error).partition("; ")
-            yield FILE_MISMATCH.finding(fixture.directory, None, problem, fix=advice or _REGENERATE)
+            yield FILE_MISMATCH.finding(
+                fixture.directory, None, problem, fix=advice or regenerate(ctx, *_made(fixture))
+            )
             continue
         for path, (file, expected) in fixture.files().items():
             try:
@@ -130,7 +168,10 @@ def _file_mismatch(ctx: CheckContext) -> Iterator[Finding]:
                 # A changed file cannot be forked (the fork is refused the same way), so the
                 # fix is creation's own: restore the file, or regenerate the fixture.
                 yield FILE_MISMATCH.finding(
-                    file, None, problem, fix=_REGENERATE if damaged else advice or None
+                    file,
+                    None,
+                    problem,
+                    fix=regenerate(ctx, *_made(fixture)) if damaged else advice or None,
                 )
 
 
@@ -150,6 +191,7 @@ def _schema_drift(ctx: CheckContext) -> Iterator[Finding]:
                 fixture.directory / SIDECAR,
                 None,
                 f"fixture {fixture.id!r}: {problem.partition('; ')[0]}",
+                fix=regenerate(ctx, *_made(fixture)),
             )
 
 
@@ -188,6 +230,7 @@ def _companions(ctx: CheckContext) -> Iterator[Finding]:
                         None,
                         f"fixture {fixture.id!r}, node {path!r}: {companion.name} sits beside "
                         f"{file.name}, so the file was opened for writing after it was frozen",
+                        fix=regenerate(ctx, *_made(fixture)),
                     )
 
 
@@ -203,6 +246,7 @@ def _shape_mismatch(ctx: CheckContext) -> Iterator[Finding]:
                 None,
                 f"fixture {fixture.id!r} of world {ctx.world.name!r} cannot be used: "
                 + "; ".join(problems),
+                fix=regenerate(ctx, *_made(fixture)),
             )
 
 

@@ -19,7 +19,7 @@ from seahaven.check.model import Rule
 from seahaven.check.runner import exit_code, render, run
 from seahaven.check.schema_rules import RULES as SCHEMA_RULES
 from seahaven.check.surface_rules import RULES as SURFACE_RULES
-from seahaven.cli.support import WorldOption, failures, session
+from seahaven.cli.support import WorldArgument, WorldOption, failures, one_world, session
 from seahaven.hookspecs import hookimpl
 
 __all__ = ["BUILTIN_RULES", "check_command", "seahaven_cli", "seahaven_lint_rules"]
@@ -46,8 +46,11 @@ def seahaven_cli(app: typer.Typer) -> None:
     app.command("check")(check_command)
 
 
-def check_command(ctx: typer.Context, world: WorldOption = None) -> None:
+def check_command(
+    ctx: typer.Context, world_argument: WorldArgument = None, world_option: WorldOption = None
+) -> None:
     """Run every lint over the world and print each finding; exit 1 if any is an error."""
+    world = one_world(world_argument, world_option)
     cli = session(ctx)
     named = world is not None and ":" not in world
     with failures():
@@ -58,6 +61,6 @@ def check_command(ctx: typer.Context, world: WorldOption = None) -> None:
             registry=cli.registry() if named else None,
         )
     report = render(findings)
-    if report:
-        typer.echo(report)
+    # A clean run says so, so an empty terminal is never mistaken for a check that did not run.
+    typer.echo(report if report else "no findings: every lint passed")
     raise typer.Exit(exit_code(findings))

@@ -1,4 +1,4 @@
-"""SH205, SH206, SH207 and SH210: the rules that ask the World's registry and its surface."""
+"""SH205, SH206, SH207, SH210 and SH211: the rules that ask the World's registry and its surface."""
 
 from __future__ import annotations
 
@@ -52,6 +52,49 @@ def _empty_description(ctx: CheckContext) -> Iterator[Finding]:
         yield EMPTY_DESCRIPTION.finding(
             path, line, f"tool {tool.name!r} has an empty description, so no agent can choose it"
         )
+
+
+def _undescribed_parameters(ctx: CheckContext) -> Iterator[Finding]:
+    world = ctx.world
+    if world is None:
+        return
+    for tool in world.tools.values():
+        if tool.control:
+            continue
+        properties = tool.schema.get("properties", {})
+        missing = [
+            name
+            for name, spec in properties.items()
+            if not (isinstance(spec.get("description"), str) and spec["description"].strip())
+        ]
+        if not missing:
+            continue
+        located = source_location(tool.fn)
+        path, first = located if located is not None else (_fallback(ctx), None)
+        lines = _parameter_lines(tool.fn)
+        for name in missing:
+            yield UNDESCRIBED_PARAMETER.finding(
+                path,
+                lines.get(name, first),
+                f"parameter {name!r} of tool {tool.name!r} has no description, so an agent "
+                "guesses what to send and a harness that requires one (Inspect AI) refuses "
+                "the tool",
+            )
+
+
+def _parameter_lines(fn: Callable[..., Any]) -> dict[str, int]:
+    """The line each parameter of ``fn`` is declared on, where the source can be read."""
+    target = inspect.unwrap(fn)
+    try:
+        lines, first = inspect.getsourcelines(target)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            return {argument.arg: first + argument.lineno - 1 for argument in arguments}
+    return {}
 
 
 def _fallback(ctx: CheckContext) -> Path:
@@ -241,9 +284,21 @@ SURFACE_NAME_COMPARED = Rule(
     check=_surface_name_compared,
 )
 
+UNDESCRIBED_PARAMETER = Rule(
+    code="SH211",
+    severity="warning",
+    title="a tool parameter with no description",
+    fix=(
+        "describe it in the docstring's Args: section (name: what to send), or annotate it "
+        "Annotated[T, Field(description=...)]"
+    ),
+    check=_undescribed_parameters,
+)
+
 RULES: tuple[Rule, ...] = (
     EMPTY_DESCRIPTION,
     UNREACHABLE_MENTION,
     CONTRIBUTED_TWICE,
     SURFACE_NAME_COMPARED,
+    UNDESCRIBED_PARAMETER,
 )

@@ -15,12 +15,14 @@ status 1, a usage error exits 2, and no traceback is ever printed.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from seahaven.cli.support import CliSession, fail, one_line
+from seahaven.cli.support import EXIT_READER_GONE, CliSession, fail, one_line, stop_writing
 from seahaven.discovery import find_world
 from seahaven.extras import EXTRAS, Extra
 from seahaven.plugins import PluginManager, plugin_manager
@@ -46,13 +48,15 @@ def build_app(manager: PluginManager | None = None) -> typer.Typer:
     cli_session = CliSession(manager)
     app = typer.Typer(
         name=PROG_NAME,
+        cls=_ListedInOrder,
         help="Synthetic worlds for agent evals: find, inspect and build fixtures of worlds.",
         no_args_is_help=True,
         add_completion=False,
         # Plain output: the same text on a terminal, in a pipe and in a test.
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
-        context_settings={"obj": cli_session},
+        # Every command and group below inherits -h beside --help from this context.
+        context_settings={"obj": cli_session, "help_option_names": ["-h", "--help"]},
     )
 
     @app.callback()
@@ -73,10 +77,65 @@ def build_app(manager: PluginManager | None = None) -> typer.Typer:
 
     manager.hook.seahaven_cli(app=app)
     _name_missing_plugins(app)
-    # Plugins are called in an order of pluggy's choosing; the help lists commands by name.
-    app.registered_commands.sort(key=_listed_name)
-    app.registered_groups.sort(key=_listed_name)
+    _whole_summaries(app)
     return app
+
+
+# The order the help lists commands in: trying a world, serving it, scaling it out, then
+# building one. A plugin's own commands follow, by name.
+COMMAND_ORDER = (
+    "worlds",
+    "episode",
+    "serve",
+    "mcp",
+    "episodes",
+    "new",
+    "check",
+    "fixture",
+    "hub",
+    "docs",
+)
+
+
+class _ListedInOrder(TyperGroup):
+    """The root group: its commands listed in ``COMMAND_ORDER``, whatever order they came in."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        """Every command's name, the built-in order first and the rest by name."""
+        known = {name: place for place, name in enumerate(COMMAND_ORDER)}
+        return sorted(self.commands, key=lambda name: (known.get(name, len(known)), name))
+
+
+def _whole_summaries(app: typer.Typer) -> None:
+    """Give each command and group, at any depth, its whole first paragraph as its summary.
+
+    Click cuts a summary it makes itself at 45 characters and ends it with
+    ``...``; one it is given is printed whole, wrapped to the terminal.
+    """
+    # Typer marks what was not given with placeholder objects, so "given" means a string.
+    for command in app.registered_commands:
+        if not isinstance(command.short_help, str):
+            given = command.help if isinstance(command.help, str) else None
+            command.short_help = _first_paragraph(given or command.callback)
+    for group in app.registered_groups:
+        instance = group.typer_instance
+        if instance is None:
+            continue
+        if not isinstance(group.short_help, str):
+            info = instance.info
+            given = next(
+                (text for text in (group.help, info.help) if isinstance(text, str) and text), None
+            )
+            group.short_help = _first_paragraph(given or info.callback)
+        _whole_summaries(instance)
+
+
+def _first_paragraph(source: object) -> str | None:
+    """The first paragraph of a help text or a function's docstring, on one line."""
+    text = source if isinstance(source, str) else inspect.getdoc(source)
+    if not text:
+        return None
+    return one_line(inspect.cleandoc(text).split("\n\n", 1)[0])
 
 
 def _name_missing_plugins(app: typer.Typer) -> None:
@@ -138,6 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # Outside a command's body (click writing the help into a closed pipe, say).
+        stop_writing()
+        return EXIT_READER_GONE
     except Exception as error:
         # Building the app failed (a default plugin, say): still one line.
         typer.echo(

@@ -24,27 +24,32 @@ import typer
 from pydantic_core import to_jsonable_python
 
 from seahaven.cli.support import (
+    WorldFirstCommand,
+    WorldOption,
     check_clock_mode_option,
     check_instant_option,
     fail,
     failures,
     plural,
+    reported_here,
     session,
+    split_world,
 )
 from seahaven.clock import CLOCK_MODES
-from seahaven.errors import ToolError
+from seahaven.errors import SeahavenError, ToolError
 from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.clock import ClockMode
+    from seahaven.world import World
 
-__all__ = ["load_calls", "seahaven_cli", "summarise"]
+__all__ = ["load_calls", "seahaven_cli", "summarise", "world_frame"]
 
 _PREVIEW = 110
 
 
 def load_calls(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls a script holds, or a ``typer.BadParameter`` naming what is wrong."""
+    """The calls a script holds, or a ``ValueError`` naming what is wrong and where."""
     stripped = text.strip()
     try:
         if stripped.startswith("["):
@@ -52,19 +57,17 @@ def load_calls(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
         else:
             items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
     except json.JSONDecodeError as error:
-        raise typer.BadParameter(f"{source} is not JSON: {error}") from None
+        raise ValueError(f"{source} is not JSON: {error}") from None
     calls: list[tuple[str, dict[str, Any]]] = []
     for position, item in enumerate(items, start=1):
         if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
-            raise typer.BadParameter(
-                f"call {position} of {source} must be an object with a string 'tool'"
-            )
+            raise ValueError(f"call {position} of {source} must be an object with a string 'tool'")
         arguments = item.get("arguments", {})
         if not isinstance(arguments, dict):
-            raise typer.BadParameter(f"call {position} of {source}: 'arguments' must be an object")
+            raise ValueError(f"call {position} of {source}: 'arguments' must be an object")
         extra = sorted(set(item) - {"tool", "arguments"})
         if extra:
-            raise typer.BadParameter(
+            raise ValueError(
                 f"call {position} of {source} has {', '.join(extra)}; a call is tool and arguments"
             )
         calls.append((item["tool"], arguments))
@@ -110,33 +113,55 @@ def summarise(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _check_document(value: Path | None) -> Path | None:
+def _check_document(value: Path | None) -> None:
     """Refuse a ``--document`` path that could not be written, before the episode runs."""
     if value is None:
-        return None
+        return
     if value.is_dir():
-        raise typer.BadParameter(f"{value} is a directory; name a file to write the document to")
+        fail(f"--document {value} is a directory; name a file to write the document to")
     parent = value.parent
     if not parent.is_dir():
-        raise typer.BadParameter(
-            f"{parent} does not exist; create it first, or name a file in a directory that does"
+        fail(
+            f"--document {value}: {parent} does not exist; create it first, or name a file in a "
+            "directory that does"
         )
     if not os.access(parent, os.W_OK) or (value.exists() and not os.access(value, os.W_OK)):
-        raise typer.BadParameter(f"{value} cannot be written; name a file you can write")
+        fail(f"--document {value} cannot be written; name a file you can write")
+
+
+MAX_EPISODE_ID_LENGTH = 255
+
+
+def _check_episode_id(value: str | None) -> str | None:
+    """Refuse an ``--episode-id`` a server's reset would refuse too: empty or over 255."""
+    if value is not None and not 0 < len(value) <= MAX_EPISODE_ID_LENGTH:
+        raise typer.BadParameter(
+            f"give a non-empty id of at most {MAX_EPISODE_ID_LENGTH} characters, such as "
+            "acme-refunds-017"
+        )
     return value
 
 
 def episode(
     ctx: typer.Context,
-    world: Annotated[
-        str, typer.Argument(metavar="WORLD", help="A registered world name or module:attr.")
-    ],
-    fixture: Annotated[
+    first: Annotated[
         str | None,
         typer.Argument(
-            metavar="FIXTURE", help="The fixture to start from; omit for a blank instance."
+            metavar="[WORLD]",
+            help="The world, as --world takes it: a registered name or module:attr (default: "
+            "the project's own world).",
+            show_default=False,
         ),
     ] = None,
+    second: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[FIXTURE]",
+            help="The fixture to start from; omit for a blank instance.",
+            show_default=False,
+        ),
+    ] = None,
+    world_option: WorldOption = None,
     calls: Annotated[
         str,
         typer.Option(
@@ -173,12 +198,25 @@ def episode(
         typer.Option(
             "--document",
             metavar="PATH",
-            callback=_check_document,
             help="Write the whole state document here.",
+        ),
+    ] = None,
+    episode_id: Annotated[
+        str | None,
+        typer.Option(
+            "--episode-id",
+            metavar="ID",
+            callback=_check_episode_id,
+            help="The state document's episode_id (default: the instance's id).",
+            show_default=False,
         ),
     ] = None,
 ) -> None:
     """Run a scripted episode and summarise the state document it leaves."""
+    world, (fixture,) = split_world((first, second), world_option, takes=("FIXTURE",), required=0)
+    # What the options name is checked before the instance is made, so a long episode never
+    # runs only to fail at the end; a file that cannot be read or written is exit 1.
+    _check_document(document_path)
     if calls == "-":
         if _is_terminal(sys.stdin):
             typer.echo(
@@ -189,7 +227,10 @@ def episode(
         text = sys.stdin.read()
     else:
         text = _read(calls)
-    script = load_calls(text, "standard input" if calls == "-" else calls)
+    try:
+        script = load_calls(text, "standard input" if calls == "-" else calls)
+    except ValueError as error:
+        fail(str(error))
     keywords = _startup(startup or [])
     with failures():
         found = session(ctx).find_world(world)
@@ -204,9 +245,14 @@ def episode(
                 shown = ", ".join(f"{key}={_preview(value)}" for key, value in arguments.items())
                 number = instance.call_count
                 try:
-                    result = instance.call(tool, **arguments)
+                    with reported_here():
+                        result = instance.call(tool, **arguments)
                 except ToolError as error:
                     outcome = f"{error.code}: {error.message}"
+                except SeahavenError:
+                    raise
+                except Exception as error:
+                    fail(_world_raised(found.world, tool, error))
                 else:
                     outcome = _preview(result)
                 # Numbered as the state document numbers calls: a name the world does
@@ -214,11 +260,65 @@ def episode(
                 label = f"[{number}]" if instance.call_count > number else "[-]"
                 typer.echo(f"{label} {tool}({shown}) -> {outcome}")
             document = instance.state()
+        if episode_id is not None:
+            # As a server's reset does: the caller names the episode, the envelope says so.
+            document["episode_id"] = episode_id
         for line in summarise(document):
             typer.echo(line)
         if document_path is not None:
             document_path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
             typer.echo(f"wrote {document_path}")
+
+
+def _world_raised(world: World, tool: str, error: Exception) -> str:
+    """The one line for a tool whose code raised something that is not a ``ToolError``."""
+    raised = f"tool {tool!r} raised {type(error).__name__}: {error}"
+    frame = world_frame(world, error)
+    if frame is None:
+        return (
+            f"{raised}; this is a bug in seahaven or in a plugin, please report it with the "
+            "command you ran"
+        )
+    return (
+        f"{raised} at {frame}; the world's code raised it, not seahaven: fix it there, or raise "
+        "a ToolError the agent can act on"
+    )
+
+
+def world_frame(world: World, error: BaseException) -> str | None:
+    """``file:line (in function)`` of the innermost frame of ``world``'s own code in the traceback.
+
+    A world's code is every module its tools and middleware (and those of every
+    world it adds) were defined in, with the packages around them; ``None``
+    when the traceback never passed through it.
+    """
+    packages = {
+        module.partition(".")[0]
+        for node in world.composition().nodes
+        for module in (
+            *(getattr(tool.fn, "__module__", None) for tool in node.world.tools.values()),
+            *(getattr(middleware, "__module__", None) for middleware in node.world.middlewares),
+        )
+        if isinstance(module, str)
+    }
+    packages.discard("seahaven")
+    found: str | None = None
+    trace = error.__traceback__
+    while trace is not None:
+        code = trace.tb_frame.f_code
+        module = str(trace.tb_frame.f_globals.get("__name__", ""))
+        if module.partition(".")[0] in packages:
+            found = f"{_shown_path(code.co_filename)}:{trace.tb_lineno} (in {code.co_name})"
+        trace = trace.tb_next
+    return found
+
+
+def _shown_path(filename: str) -> str:
+    """A path relative to the working directory when it is under it, else as Python has it."""
+    try:
+        return str(Path(filename).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return filename
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -233,9 +333,11 @@ def _read(path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except OSError as error:
         fail(f"cannot read --calls {path}: {error.strerror or error}")
+    except UnicodeDecodeError:
+        fail(f"cannot read --calls {path}: it is not UTF-8 text")
 
 
 @hookimpl
 def seahaven_cli(app: typer.Typer) -> None:
     """Add ``seahaven episode``."""
-    app.command("episode")(episode)
+    app.command("episode", cls=WorldFirstCommand)(episode)

@@ -18,12 +18,17 @@ import typer
 
 from seahaven.cli.support import (
     Progress,
+    WorldArgument,
+    WorldFirstCommand,
     WorldOption,
     check_clock_mode_option,
     check_instant_option,
     failures,
     one_line,
+    one_world,
+    reported_here,
     session,
+    split_world,
 )
 from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
@@ -61,11 +66,14 @@ Generator = Callable[[Any], object]
 # --- option checks (a bad value is a usage error, exit 2) -----------------------------------------
 
 
-def _check_id(value: str) -> str:
+def _checked_id(value: str | None, name: str) -> str:
+    """A fixture id ``split_world`` handed over, or a usage error (exit 2) naming the argument."""
+    if value is None:
+        raise typer.BadParameter("missing", param_hint=name)
     try:
         return check_fixture_id(value)
     except WorldBug as error:
-        raise typer.BadParameter(str(error)) from None
+        raise typer.BadParameter(str(error), param_hint=name) from None
 
 
 def _check_run(value: str) -> str:
@@ -78,9 +86,18 @@ def _check_run(value: str) -> str:
     return value
 
 
-FixtureId = Annotated[
-    str,
-    typer.Argument(metavar="ID", callback=_check_id, help="A fixture id.", show_default=False),
+def _argument(metavar: str, help: str) -> Any:
+    """A positional of a ``[WORLD] ...`` command: optional to the parser; ``split_world`` sorts."""
+    return typer.Argument(metavar=metavar, help=help, show_default=False)
+
+
+LeadingWorld = Annotated[
+    str | None,
+    _argument(
+        "[WORLD]",
+        "The world, as --world takes it: a registered name or module:attr (default: the "
+        "project's own world).",
+    ),
 ]
 RunOption = Annotated[
     str,
@@ -122,22 +139,19 @@ DescriptionOption = Annotated[
         show_default=False,
     ),
 ]
-WorldArgument = Annotated[
-    str,
-    typer.Argument(
-        metavar="WORLD", help="A registered world name or module:attr.", show_default=False
-    ),
-]
 
 
 # --- list ----------------------------------------------------------------------------------------
 
 
 @fixture_app.command("list")
-def list_fixtures(ctx: typer.Context, world: WorldOption = None) -> None:
+def list_fixtures(
+    ctx: typer.Context, world_argument: WorldArgument = None, world: WorldOption = None
+) -> None:
     """Every fixture of the world, one per line: id, parent or -, now, description."""
+    chosen = one_world(world_argument, world)
     with failures():
-        found = session(ctx).find_world(world)
+        found = session(ctx).find_world(chosen)
         for fixture in found.world.fixtures():
             parent = fixture.parent_id if fixture.parent_id is not None else "-"
             typer.echo(f"{fixture.id}\t{parent}\t{fixture.now}\t{one_line(fixture.description)}")
@@ -219,7 +233,7 @@ def _fill_and_freeze(
     with progress.working(f"creating an instance of world {world.name!r}"):
         instance = world.instance(parent, **making)
     try:
-        with progress.working(f"running {run}"):
+        with progress.working(f"running {run}"), reported_here():
             try:
                 generator(instance)
             except ToolError as error:
@@ -264,10 +278,12 @@ def _project_of(project: Path | None) -> Path | None:
     return pyproject.parent if pyproject is not None else None
 
 
-@fixture_app.command("freeze")
+@fixture_app.command("freeze", cls=WorldFirstCommand)
 def freeze(
     ctx: typer.Context,
-    fixture_id: FixtureId,
+    first: LeadingWorld = None,
+    second: Annotated[str | None, _argument("ID", "The new fixture's id.")] = None,
+    *,
     run: RunOption,
     description: DescriptionOption,
     now: Annotated[
@@ -285,33 +301,32 @@ def freeze(
     seed: BuildSeedOption = None,
     world: WorldOption = None,
 ) -> None:
-    """Fill a blank instance with the generator and freeze it to fixtures/<ID>/."""
+    """Fill a blank instance with the generator and freeze it as fixture ID."""
+    chosen, (fixture_id,) = split_world((first, second), world, takes=("ID",), required=1)
     making = {"now": now, "clock_mode": clock_mode, "seed": seed}
-    _build(ctx, world, None, fixture_id, run, description, making)
+    _build(ctx, chosen, None, _checked_id(fixture_id, "ID"), run, description, making)
 
 
-@fixture_app.command("fork")
+@fixture_app.command("fork", cls=WorldFirstCommand)
 def fork(
     ctx: typer.Context,
-    parent: Annotated[
-        str,
-        typer.Argument(
-            metavar="PARENT",
-            callback=_check_id,
-            help="The fixture to start from.",
-            show_default=False,
-        ),
-    ],
-    fixture_id: FixtureId,
+    first: LeadingWorld = None,
+    second: Annotated[str | None, _argument("PARENT", "The fixture to start from.")] = None,
+    third: Annotated[str | None, _argument("ID", "The new fixture's id.")] = None,
+    *,
     run: RunOption,
     description: DescriptionOption,
     clock_mode: BuildClockOption = None,
     seed: BuildSeedOption = None,
     world: WorldOption = None,
 ) -> None:
-    """Fill an instance of PARENT with the generator and freeze it as <ID>, parent set."""
+    """Fill an instance of PARENT with the generator and freeze it as fixture ID, its child."""
+    chosen, (parent, fixture_id) = split_world(
+        (first, second, third), world, takes=("PARENT", "ID"), required=2
+    )
     making = {"clock_mode": clock_mode, "seed": seed}
-    _build(ctx, world, parent, fixture_id, run, description, making)
+    parent_id = _checked_id(parent, "PARENT")
+    _build(ctx, chosen, parent_id, _checked_id(fixture_id, "ID"), run, description, making)
 
 
 # --- create --------------------------------------------------------------------------------------
@@ -360,11 +375,12 @@ def _unwritable_into(into: Path, error: OSError) -> str:
     )
 
 
-@fixture_app.command("create")
+@fixture_app.command("create", cls=WorldFirstCommand)
 def create(
     ctx: typer.Context,
-    world: WorldArgument,
-    fixture_id: FixtureId,
+    first: LeadingWorld = None,
+    second: Annotated[str | None, _argument("FIXTURE", "The fixture to copy.")] = None,
+    *,
     into: Annotated[
         Path,
         typer.Option(
@@ -374,10 +390,13 @@ def create(
             show_default=False,
         ),
     ],
+    world: WorldOption = None,
 ) -> None:
-    """Check fixture ID as creating an instance would, then copy its files into DIR."""
+    """Check FIXTURE as creating an instance would, then copy its files into DIR."""
+    chosen, (given_id,) = split_world((first, second), world, takes=("FIXTURE",), required=1)
+    fixture_id = _checked_id(given_id, "FIXTURE")
     with failures():
-        target_world = session(ctx).find_world(world).world
+        target_world = session(ctx).find_world(chosen).world
         composition = target_world.composition()
         make_directory = _check_into(into)
         prepared = prepare(target_world, composition, fixture_id)
@@ -446,22 +465,20 @@ def fixture_problems(world: World, composition: Composition, fixture_id: str) ->
     return problems or [refusal]
 
 
-@fixture_app.command("verify")
+@fixture_app.command("verify", cls=WorldFirstCommand)
 def verify(
     ctx: typer.Context,
-    world: WorldArgument,
-    fixture_id: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="FIXTURE",
-            help="One fixture to verify (default: all of them).",
-            show_default=False,
-        ),
+    first: LeadingWorld = None,
+    second: Annotated[
+        str | None, _argument("[FIXTURE]", "One fixture to verify (default: all of them).")
     ] = None,
+    world: WorldOption = None,
 ) -> None:
     """Run every check creating an instance makes, for one fixture or all; exit 1 on any problem."""
+    chosen, (given_id,) = split_world((first, second), world, takes=("FIXTURE",), required=0)
+    fixture_id = None if given_id is None else _checked_id(given_id, "FIXTURE")
     with failures():
-        target_world = session(ctx).find_world(world).world
+        target_world = session(ctx).find_world(chosen).world
         composition = target_world.composition()
         others = other_worlds_fixtures(target_world) if fixture_id is None else {}
         if others:

@@ -33,9 +33,14 @@ def new(
     ] = None,
 ) -> None:
     """Scaffold a world: a package with a table, two tools, a test, a generator and a server app."""
-    with failures():
-        from seahaven.scaffold import render
+    from seahaven.scaffold import name_problem, render
 
+    # A name spelled so that it cannot be a world is the command line's fault (exit 2); one
+    # this machine cannot take (it would shadow a module, its directory exists) is exit 1.
+    problem = name_problem(name)
+    if problem is not None:
+        raise typer.BadParameter(problem, param_hint="NAME")
+    with failures():
         made = render(name, directory)
         for line in made.next_steps():
             typer.echo(line)

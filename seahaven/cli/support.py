@@ -13,16 +13,19 @@ This is the public import path for a plugin that adds commands through the
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
 from seahaven.errors import SeahavenError, ToolError, WorldBug
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
     from seahaven.registry import Registry
 
 __all__ = [
+    "EXIT_READER_GONE",
     "CliSession",
     "ClockModeOption",
     "FixtureOption",
@@ -43,15 +47,23 @@ __all__ = [
     "Progress",
     "ResetOptionsOption",
     "SeedOption",
+    "WorldArgument",
+    "WorldFirstCommand",
     "WorldOption",
+    "WorldsArgument",
     "check_clock_mode_option",
     "check_instant_option",
     "fail",
     "failures",
     "instance_options",
     "one_line",
+    "one_world",
     "plural",
+    "reported_here",
     "session",
+    "several_worlds",
+    "split_world",
+    "stop_writing",
 ]
 
 WorldOption = Annotated[
@@ -63,6 +75,107 @@ WorldOption = Annotated[
         show_default=False,
     ),
 ]
+WorldArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="WORLD",
+        help="The world, as --world takes it: a registered name or module:attr (default: the "
+        "project's own world).",
+        show_default=False,
+    ),
+]
+"""A command's world as its first argument; take it beside ``WorldOption``, then ``one_world``."""
+
+WorldsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="WORLD",
+        help="The worlds, as --world takes them (default: the project's own world).",
+        show_default=False,
+    ),
+]
+"""Several worlds as arguments, for a command whose ``--world`` repeats; see ``several_worlds``."""
+
+
+def one_world(positional: str | None, option: str | None) -> str | None:
+    """The world a command was given, as its argument or as ``--world``; ``None`` for neither.
+
+    Both may be given when they agree; two different worlds are a usage error (exit 2).
+    """
+    if positional is not None and option is not None and positional != option:
+        raise typer.BadParameter(
+            f"the world is given twice, as {positional!r} and as --world {option!r}; give it "
+            "once, either way",
+            param_hint="WORLD",
+        )
+    return positional if positional is not None else option
+
+
+def several_worlds(positional: Sequence[str] | None, option: Sequence[str] | None) -> list[str]:
+    """The worlds a command was given as arguments or as repeated ``--world``s, in order.
+
+    Both may be given when they name the same worlds; otherwise it is a usage error (exit 2).
+    """
+    given, named = list(positional or ()), list(option or ())
+    if given and named and given != named:
+        raise typer.BadParameter(
+            f"the worlds are given twice, as {' '.join(given)} and as "
+            f"{' '.join(f'--world {name}' for name in named)}; give them once, either way",
+            param_hint="WORLD",
+        )
+    return given or named
+
+
+def split_world(
+    given: Sequence[str | None], option: str | None, *, takes: Sequence[str], required: int
+) -> tuple[str | None, list[str | None]]:
+    """Split a command's arguments into its world and the rest, which ``takes`` names in order.
+
+    The world may come first, before the ``required`` arguments of ``takes`` and
+    the optional ones after them: the first argument is the world when there is
+    one more than ``takes`` holds, or, with no ``--world``, more than ``required``
+    (so ``fixture verify payments`` names a world and ``fixture freeze starter``
+    a fixture), or when it is ``--world``'s own value given again. Too many or
+    too few are usage errors (exit 2), and so are a world argument and a
+    different ``--world``.
+    """
+    values = [value for value in given if value is not None]
+    world: str | None = None
+    repeated = option is not None and len(values) > required and values[0] == option
+    if len(values) > len(takes) or (option is None and len(values) > required) or repeated:
+        world = values.pop(0)
+    if len(values) > len(takes):
+        raise typer.BadParameter(
+            f"{' '.join(values[len(takes) :])!r} is one argument too many; the command takes "
+            f"[WORLD] {' '.join(takes)}",
+            param_hint=takes[-1],
+        )
+    if len(values) < required:
+        raise typer.BadParameter(
+            f"missing; the command takes [WORLD] {' '.join(takes)}", param_hint=takes[len(values)]
+        )
+    rest: list[str | None] = [*values, *([None] * (len(takes) - len(values)))]
+    return one_world(world, option), rest
+
+
+class WorldFirstCommand(TyperCommand):
+    """A command whose usage line says which of its arguments are needed, as its metavars do.
+
+    For commands that take ``[WORLD]`` before their own arguments: every
+    argument is optional to the parser (``split_world`` decides what each
+    value is), so the parser would show all of them in brackets. Here a
+    metavar in brackets is shown as it is, and any other is shown as a
+    required argument is everywhere else: ``[WORLD] {PARENT} {ID}``.
+    """
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """``[OPTIONS]``, then every argument, optional ones in brackets, needed ones in braces."""
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                metavar = param.metavar or (param.name or "").upper()
+                pieces.append(metavar if metavar.startswith("[") else f"{{{metavar}}}")
+        return pieces
 
 
 @dataclass
@@ -118,6 +231,23 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(1)
 
 
+EXIT_READER_GONE = 141
+"""The exit status when stdout's reader closed the pipe: 128 + SIGPIPE, as other tools do."""
+
+
+def stop_writing() -> None:
+    """Point stdout at the null device, so the interpreter's last flush finds no broken pipe."""
+    try:
+        stdout = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing to flush into a pipe
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stdout)
+    finally:
+        os.close(null)
+
+
 @contextmanager
 def failures() -> Iterator[None]:
     """Turn any error raised in the block into one line on stderr and exit status 1."""
@@ -125,6 +255,11 @@ def failures() -> Iterator[None]:
         yield
     except (typer.Exit, typer.Abort, typer.BadParameter):
         raise
+    except BrokenPipeError:
+        # The reader went away (``| head``): nothing is wrong with the command, and there
+        # is no one to tell. Exit as a program stopped by SIGPIPE does.
+        stop_writing()
+        raise typer.Exit(EXIT_READER_GONE) from None
     except WorldBug as error:
         fail(str(error))
     except ToolError as error:
@@ -140,6 +275,30 @@ def failures() -> Iterator[None]:
             f"unexpected {type(error).__name__}: {error}; this is a bug in seahaven or in a "
             "plugin, please report it with the command you ran"
         )
+
+
+class _CallTracebacks(logging.Filter):
+    """Drops the traceback records ``seahaven.dispatch`` logs for a call that failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno >= logging.ERROR and record.exc_info)
+
+
+@contextmanager
+def reported_here() -> Iterator[None]:
+    """Keep the dispatch log's tracebacks off stderr while a command reports failures itself.
+
+    ``seahaven.dispatch`` logs an ERROR with the traceback for anything but a
+    ``ToolError`` escaping a call, for a server's log. A command that turns the
+    same failure into its one ``error:`` line would otherwise print both.
+    """
+    dispatch_log = logging.getLogger("seahaven.dispatch")
+    quiet = _CallTracebacks()
+    dispatch_log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        dispatch_log.removeFilter(quiet)
 
 
 class Progress:

@@ -3,7 +3,9 @@
 ``list`` loads every registered world to count its tools and fixtures; an
 entry that cannot be loaded is reported on its own line on stderr and the
 others are still listed. ``show`` prints one world's composition tree (paths,
-scopes, aliases) and its flat tool surface with the node that owns each tool.
+scopes, aliases) and its flat tool surface with the node that owns each tool;
+``--tool NAME`` prints what one tool takes instead, and ``--json`` gives every
+tool's description and input schema as well.
 """
 
 from __future__ import annotations
@@ -14,13 +16,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli.support import failures, one_line, session
+from seahaven.cli.support import (
+    WorldArgument,
+    WorldOption,
+    fail,
+    failures,
+    one_line,
+    one_world,
+    session,
+)
 from seahaven.composition import ROOT_PATH
 from seahaven.errors import SeahavenError
 from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from seahaven.composition import Composition, Node
+    from seahaven.composition import Composition, Node, SurfaceEntry
     from seahaven.registry import WorldSpec
     from seahaven.world import World
 
@@ -138,6 +148,14 @@ def list_worlds(ctx: typer.Context, as_json: JsonOption = False) -> None:
                 )
             rendered.sort(key=lambda item: str(item["name"]))
             typer.echo(json.dumps(rendered, indent=2))
+        elif not listings and not registry.problems:
+            # Said on stderr, so stdout stays the (empty) table a script reads.
+            typer.echo(
+                "no worlds are installed: install a world distribution into this environment, "
+                "such as one of seahaven's own (pip install -e worlds/payments from its "
+                "checkout), or scaffold one with seahaven new NAME",
+                err=True,
+            )
         elif listings:
             rows = [["NAME", "VERSION", "DISTRIBUTION", "TOOLS", "FIXTURES", "ADDS"]]
             for listing in listings:
@@ -208,31 +226,86 @@ def _show_json(world: World, composition: Composition) -> dict[str, Any]:
             }
             for node in composition.nodes
         ],
-        "tools": [
-            {"name": entry.name, "tool": entry.tool.name, "owner": entry.owner.path}
-            for entry in composition.surface
-        ],
+        "tools": [_tool_json(entry) for entry in composition.surface],
     }
+
+
+def _tool_json(entry: SurfaceEntry) -> dict[str, Any]:
+    """One tool of the surface as data: where it comes from, and what the agent reads of it."""
+    listing = entry.tool.listing()
+    return {
+        "name": entry.name,
+        "tool": entry.tool.name,
+        "owner": entry.owner.path,
+        "world": entry.owner.world.name,
+        "description": listing["description"],
+        "input_schema": listing["input_schema"],
+    }
+
+
+def _argument_lines(entry: SurfaceEntry) -> list[str]:
+    """What one tool takes: per argument, its name and type, then its description indented."""
+    schema = entry.tool.schema
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    lines = [f"arguments ({len(properties)}):"]
+    for name, spec in properties.items():
+        needed = "required" if name in required else f"default {json.dumps(spec.get('default'))}"
+        lines.append(f"  {name}: {_type_text(spec)} ({needed})")
+        description = spec.get("description")
+        lines.append(f"      {one_line(description) if description else '(no description)'}")
+    return lines
+
+
+def _type_text(spec: dict[str, Any]) -> str:
+    """A short reading of a JSON schema's type: ``string``, ``integer | null``, ``"a" | "b"``."""
+    if "enum" in spec:
+        return " | ".join(json.dumps(value) for value in spec["enum"])
+    if "const" in spec:
+        return json.dumps(spec["const"])
+    if "$ref" in spec:
+        return str(spec["$ref"]).rpartition("/")[2]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(spec.get(key), list):
+            return " | ".join(_type_text(branch) for branch in spec[key])
+    kind = spec.get("type")
+    if kind == "array" and isinstance(spec.get("items"), dict):
+        return f"array of {_type_text(spec['items'])}"
+    if isinstance(kind, list):
+        return " | ".join(map(str, kind))
+    return str(kind) if kind is not None else "any"
 
 
 @worlds_app.command("show")
 def show_world(
     ctx: typer.Context,
-    name: Annotated[
-        str, typer.Argument(metavar="WORLD", help="A registered world name or module:attr.")
-    ],
+    world_argument: WorldArgument = None,
+    world_option: WorldOption = None,
+    tool: Annotated[
+        str | None,
+        typer.Option(
+            "--tool",
+            metavar="NAME",
+            help="Show what one tool takes (its arguments, types and descriptions) instead.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """One world's composition tree (paths, scopes, aliases) and its flat tool surface."""
+    name = one_world(world_argument, world_option)
     with failures():
         cli_session = session(ctx)
         found = cli_session.find_world(name)
         world = found.world
         composition = world.composition()
+        if tool is not None:
+            _show_tool(composition, tool, as_json=as_json)
+            return
         if as_json:
             typer.echo(json.dumps(_show_json(world, composition), indent=2))
             return
-        spec = cli_session.registry().get(name) if ":" not in name else None
+        spec = cli_session.registry().get(name) if name is not None and ":" not in name else None
         source = spec.describe() if spec is not None else f"{found.module}:{found.attribute}"
         typer.echo(f"{world.name} {world.version}  from {source}")
         if world.description:
@@ -249,6 +322,30 @@ def show_world(
         if composition.surface:
             for line in _table(rows):
                 typer.echo(f"  {line}")
+
+
+def _show_tool(composition: Composition, name: str, *, as_json: bool) -> None:
+    """Print one tool of the surface: its description and its arguments (or all of it as JSON)."""
+    entry = next((entry for entry in composition.surface if entry.name == name), None)
+    if entry is None:
+        names = [entry.name for entry in composition.surface]
+        close = [candidate for candidate in names if name.lower() in candidate.lower()]
+        hint = f"; did you mean {', '.join(close[:5])}?" if close else ""
+        fail(
+            f"world {composition.nodes[0].world.name!r} has no tool {name!r} on its surface"
+            f"{hint} (seahaven worlds show lists them all)"
+        )
+    if as_json:
+        typer.echo(json.dumps(_tool_json(entry), indent=2))
+        return
+    origin = "" if entry.owner.path == ROOT_PATH else f"  (from {entry.owner.path})"
+    typer.echo(f"{entry.name}{origin}")
+    typer.echo("")
+    for line in (entry.tool.description or "(no description)").splitlines():
+        typer.echo(f"  {line}".rstrip())
+    typer.echo("")
+    for line in _argument_lines(entry):
+        typer.echo(line)
 
 
 @hookimpl

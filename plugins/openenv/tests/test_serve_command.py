@@ -136,7 +136,8 @@ def test_all_serves_every_installed_world(tmp_path: Path) -> None:
     ("argv", "status", "fragment"),
     [
         (("--world", "no_such_world"), 1, "no_such_world"),
-        (("--all", "--world", "chat"), 1, "--all"),
+        (("--all", "--world", "chat"), 2, "--all"),
+        (("payments", "--world", "chat"), 2, "given twice"),
         (("--world", "payments", "--port", "70000"), 2, "--port"),
         (("--world", "payments", "--max_concurrent_envs", "0"), 2, "--max_concurrent_envs"),
         (("--world", "payments", "--concurrency", "-1"), 2, "--concurrency"),

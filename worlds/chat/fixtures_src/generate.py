@@ -2,7 +2,8 @@
 
 One function per fixture fills a blank instance; ``build`` freezes it at
 ``NOW`` on a fixed clock with a fixed seed, so a rebuild writes the same bytes
-(only the sidecar's ``created_at``, a wall-clock stamp by design, differs).
+(only the sidecar's ``created_at``, a wall-clock stamp by design, would differ,
+and a rebuild in place keeps the committed fixture whole when nothing else does).
 
 History is written inside ``inst.bulk()`` through ``chat_world.store``, the same
 write path the tools use, with instants computed from the script below: a fixed

@@ -6,9 +6,10 @@ payments account's (``pay_...``) and the chat integration's (``chat_...``),
 called by their surface names exactly as an agent would call them. ``build``
 freezes the result from a blank instance on a fixed clock at ``NOW`` with the
 seed ``SEED``, so a rebuild writes the same state files byte for byte; only
-the sidecar's ``created_at``, the wall-clock moment of freezing, differs, by
-design. Every store of the composite is built in that one instance, on that
-one clock; the added worlds' own fixtures are never used. Run from
+the sidecar's ``created_at``, the wall-clock moment of freezing, would differ,
+and a rebuild in place keeps the committed fixture whole when nothing else
+does. Every store of the composite is built in that one instance, on that one
+clock; the added worlds' own fixtures are never used. Run from
 ``worlds/company``::
 
     python fixtures_src/generate.py          # rebuild every fixture

@@ -8,7 +8,9 @@ rebuild writes the same bytes. Run from ``worlds/payments``::
     python fixtures_src/generate.py              # rebuild every fixture
     python fixtures_src/generate.py small_shop   # rebuild one
 
-A rebuild replaces the fixture's directory under ``src/payments_world/fixtures``.
+A rebuild replaces the fixture's directory under ``src/payments_world/fixtures``,
+unless the new one differs only in the sidecar's ``created_at``: then the
+committed fixture stays as it was.
 """
 
 from __future__ import annotations

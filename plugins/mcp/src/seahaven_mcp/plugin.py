@@ -16,9 +16,11 @@ from seahaven.cli.support import (
     NowOption,
     ResetOptionsOption,
     SeedOption,
+    WorldArgument,
     WorldOption,
     failures,
     instance_options,
+    one_world,
     session,
 )
 from seahaven.hookspecs import hookimpl
@@ -29,6 +31,7 @@ __all__ = ["mcp_command", "seahaven_cli"]
 
 def mcp_command(
     ctx: typer.Context,
+    world_argument: WorldArgument = None,
     world: WorldOption = None,
     fixture: FixtureOption = None,
     seed: SeedOption = None,
@@ -41,10 +44,11 @@ def mcp_command(
     The instance is made when the client starts this command and destroyed when the
     client disconnects or the process is stopped; every row its tools wrote goes with it.
     """
+    chosen = one_world(world_argument, world)
     flags = {"fixture": fixture, "seed": seed, "now": now, "clock_mode": clock_mode}
     options = instance_options(reset_options, flags, check=check_reset_options)
     with failures():
-        found = session(ctx).find_world(world)
+        found = session(ctx).find_world(chosen)
         from seahaven_mcp.server import serve
 
         serve(found.world, reset_options=options)

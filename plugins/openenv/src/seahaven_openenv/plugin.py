@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from seahaven.cli.support import HostOption, PortOption, fail, failures, session
+from seahaven.cli.support import (
+    HostOption,
+    PortOption,
+    WorldsArgument,
+    fail,
+    failures,
+    session,
+    several_worlds,
+)
 from seahaven.hookspecs import hookimpl
 
 __all__ = ["LogLevel", "hub_command", "seahaven_cli", "serve_command"]
@@ -30,6 +38,7 @@ class LogLevel(enum.StrEnum):
 
 def serve_command(
     ctx: typer.Context,
+    world_arguments: WorldsArgument = None,
     world: Annotated[
         list[str] | None,
         typer.Option(
@@ -49,7 +58,9 @@ def serve_command(
     max_concurrent_envs: Annotated[
         int | None,
         typer.Option(
+            # OpenEnv's own spelling, and the command line's usual one beside it.
             "--max_concurrent_envs",
+            "--max-concurrent-envs",
             metavar="N",
             min=1,
             help="How many sessions may be open at once; past it a connection gets "
@@ -97,10 +108,13 @@ def serve_command(
     ] = LogLevel.info,
 ) -> None:
     """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
+    world = several_worlds(world_arguments, world)
+    if all_worlds and world:
+        raise typer.BadParameter(
+            "serves every installed world; give it without naming worlds", param_hint="--all"
+        )
     with failures():
         cli = session(ctx)
-        if all_worlds and world:
-            fail("--all serves every installed world; give it without --world")
         if all_worlds:
             registry = cli.registry()
             names = registry.names()

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from seahaven.cli.support import Progress, fail, failures, session
+from seahaven.cli.support import Progress, fail, failures, one_world, session
 from seahaven.extras import EXTRAS
 from seahaven_ray.episodes import Episode, EpisodeResult, WorldLoader, run_in_process
 from seahaven_ray.files import EpisodeFileError, read_done, read_episodes
@@ -71,9 +71,24 @@ def _check_out(out: Path, *, resume: bool) -> frozenset[str]:
 @episodes_app.command("run")
 def run(
     ctx: typer.Context,
-    world: Annotated[
-        str, typer.Argument(metavar="WORLD", help="A registered world name or module:attr.")
-    ],
+    world_argument: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="WORLD",
+            help="The world: a registered name or module:attr, the same as --world.",
+            show_default=False,
+        ),
+    ] = None,
+    *,
+    world_option: Annotated[
+        str | None,
+        typer.Option(
+            "--world",
+            metavar="WORLD",
+            help="The world, if not given as WORLD.",
+            show_default=False,
+        ),
+    ] = None,
     episodes_path: Annotated[
         Path,
         typer.Option("--episodes", metavar="FILE", help="The episodes, one JSON object per line."),
@@ -120,6 +135,11 @@ def run(
     ] = None,
 ) -> None:
     """Run every episode of FILE against WORLD and append each result to --out."""
+    named = one_world(world_argument, world_option)
+    if named is None:
+        # Each worker finds the world again by this name, so the project's default will not do.
+        raise typer.BadParameter("name the world, as WORLD or --world WORLD", param_hint="WORLD")
+    world: str = named
     if episode_timeout is not None and ray_address is None:
         raise typer.BadParameter(
             "needs --ray: an episode running in this process cannot be stopped, an actor can",

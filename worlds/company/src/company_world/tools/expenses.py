@@ -114,10 +114,14 @@ def submit_expense(
 ) -> Expense:
     """File an expense you paid yourself, to be reimbursed once finance approves it.
 
-    Arguments: amount in usd cents (1 to 1000000); category, one of travel,
-    meals, equipment, software, training, office, other; description;
-    incurred_on, the date it was spent, not in the future; staff_id, to file
-    it for someone else, which only admin and finance may do (default: you).
+    Args:
+        amount: What was spent, in usd cents: 1 to 1000000 ($10,000).
+        category: What it was spent on: travel, meals, equipment, software,
+            training, office or other.
+        description: What it was for, in a line.
+        incurred_on: The date it was spent, YYYY-MM-DD, not in the future.
+        staff_id: To file it for someone else, which only admin and finance
+            may do (default: you).
 
     Returns the expense (exp_...), status submitted.
 
@@ -171,9 +175,14 @@ def list_expenses(
     """List expenses, newest first (ties broken by id, descending), each with its decision.
 
     Admin and finance see everybody's, or one person's with staff_id; anyone
-    else sees only their own. Arguments: status (submitted, reimbursed,
-    rejected); staff_id; limit, 1 to 100 (default 20); cursor, the
-    next_cursor of the previous page.
+    else sees only their own.
+
+    Args:
+        status: Only expenses in this status: submitted, reimbursed or rejected.
+        staff_id: Only this person's expenses (admin and finance only).
+        limit: How many expenses to return in this page, 1 to 100 (default 20).
+        cursor: The next_cursor of the previous page. Leave it out for the first
+            page, and pass the other arguments unchanged.
 
     Returns a page: expenses, and next_cursor (null on the last page).
 

@@ -87,12 +87,19 @@ def invoice_customer(
 ) -> Invoice:
     """Invoice a customer and collect it from their card at once; announce it in #billing.
 
-    Arguments: customer_email; amount in cents (at least 50); description, a
-    line for the invoice; currency, usd (collected through the company's
-    payments account) or eur (through the European account); customer_name;
-    card_token, the card from the customer's payment form, required for a
-    customer new to that account and saved as their default card otherwise;
-    due_in_days, 0 to 120 (default 30).
+    Args:
+        customer_email: The customer's email address, such as ada@example.com;
+            it is how the customer is found again on the next invoice.
+        amount: In cents, at least 50 (the card networks' minimum).
+        description: A line for the invoice, saying what it is for.
+        currency: usd (the default, collected through the company's payments
+            account) or eur (through the European account).
+        customer_name: The customer's full name, for a customer new to that
+            account.
+        card_token: The card from the customer's payment form, such as
+            tok_visa: required for a customer new to that account, and saved
+            as their default card otherwise.
+        due_in_days: Days until the invoice is due, 0 to 120 (default 30).
 
     A card the issuer refuses does not fail the call: the invoice is filed
     with status payment_failed, the refused charge and the issuer's reason,
@@ -250,10 +257,13 @@ def refund_invoice(
 ) -> Invoice:
     """Refund a paid invoice in full, to the card it was collected from.
 
-    Arguments: invoice_id, an invoice with status paid; reason, one of
-    duplicate, fraudulent, requested_by_customer. The refund is made by the
-    payments account of the invoice's currency, and replied in the thread of
-    the invoice's announcement in #billing.
+    The refund is made by the payments account of the invoice's currency, and
+    replied in the thread of the invoice's announcement in #billing.
+
+    Args:
+        invoice_id: An invoice with status paid, such as inv_3f9a0c1b2d4e5f60.
+        reason: Why the money goes back: duplicate, fraudulent or
+            requested_by_customer.
 
     Returns the invoice, now refunded, with refund_id.
 
@@ -305,9 +315,13 @@ def list_invoices(
 ) -> InvoicePage:
     """List invoices, newest first (ties broken by id, descending).
 
-    Arguments: status (paid, payment_failed, refunded), currency (usd, eur)
-    and customer_email narrow the list; limit, 1 to 100 (default 20); cursor,
-    the next_cursor of the previous page.
+    Args:
+        status: Only invoices in this status: paid, payment_failed or refunded.
+        currency: Only invoices in this currency: usd or eur.
+        customer_email: Only this customer's invoices, by email address.
+        limit: How many invoices to return in this page, 1 to 100 (default 20).
+        cursor: The next_cursor of the previous page. Leave it out for the first
+            page, and pass the other arguments unchanged.
 
     Returns a page: invoices, and next_cursor (null on the last page).
 

@@ -88,9 +88,16 @@ def list_staff(
 ) -> StaffPage:
     """List the people on staff, alphabetically by full name (ties broken by id).
 
-    Arguments: department, role and email narrow the list; status is active
-    (the default) or inactive, or null for everyone who ever worked here;
-    limit, 1 to 100 (default 20); cursor, the next_cursor of the previous page.
+    Args:
+        department: Only people in this department: executive, engineering,
+            finance, people, sales or support.
+        role: Only people with this role: admin, finance, hr or employee.
+        status: active (the default) or inactive; null for everyone who ever
+            worked here.
+        email: Only the person with this email address, such as ada@example.com.
+        limit: How many people to return in this page, 1 to 100 (default 20).
+        cursor: The next_cursor of the previous page. Leave it out for the first
+            page, and pass the other arguments unchanged.
 
     Returns a page: staff, and next_cursor (null on the last page).
 
@@ -146,12 +153,20 @@ def onboard_employee(
 ) -> Staff:
     """Onboard a new employee: their staff record, a chat account, and their chat channels.
 
-    Arguments: full_name, email (unique on staff), title; role, one of admin,
-    finance, hr, employee; department, one of executive, engineering,
-    finance, people, sales, support; chat_handle, their handle in chat;
-    manager_id, someone active on staff; start_date (default today);
-    timezone, shown in chat (default UTC); channels_to_join, more existing
-    chat channels to add them to.
+    Args:
+        full_name: The new employee's full name.
+        email: Their work email address, unique on staff.
+        title: Their job title, such as Backend Engineer.
+        role: What they may do: admin, finance, hr or employee.
+        department: Where they work: executive, engineering, finance, people,
+            sales or support.
+        chat_handle: Their handle in chat, without the @: 1 to 32 lowercase
+            letters, digits, '-' or '_', such as maya or dev-raman.
+        manager_id: Their manager, someone active on staff.
+        start_date: Their first day, YYYY-MM-DD (default today).
+        timezone: Shown in chat, such as Europe/Berlin (default UTC).
+        channels_to_join: More existing chat channels to add them to, each by
+            name with or without the #.
 
     In chat, the new account is added to #company and to their department's
     channel (#leadership for executive, otherwise the department's name;

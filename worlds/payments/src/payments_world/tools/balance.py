@@ -57,8 +57,14 @@ def list_balance_transactions(
     what it did to the balance), currency, available_on and status (available
     or pending).
 
-    Arguments: type, currency and source_id filter the list; limit, 1 to 100
-    (default 10); starting_after, the next_starting_after of the previous page.
+    Args:
+        type: Only entries of this type: charge, refund, payout or payout_cancel.
+        currency: Only entries in this currency, such as usd.
+        source_id: Only the entries of one charge, refund or payout, by its id
+            (ch_..., re_... or po_...).
+        limit: How many entries to return, 1 to 100 (default 10).
+        starting_after: The next_starting_after of the previous page; leave it
+            out for the first page.
 
     Returns a page: data, has_more, and next_starting_after (null on the last page).
 

@@ -33,12 +33,16 @@ def add_bank_account(
 ) -> BankAccount:
     """Add a bank account of the merchant's, in one currency, for payouts to be sent to.
 
-    Arguments: currency, the only currency it receives; account_holder_name;
-    account_number, 4 to 34 digits or capital letters (an IBAN fits); only its
-    last four digits are kept; routing_number, 6 to 9 digits, where the bank
-    uses one; set_as_default, make it the account payouts in that currency go
-    to when they name none. The first account in a currency becomes its
-    default anyway.
+    Args:
+        currency: The only currency the account receives, such as usd.
+        account_holder_name: The person or company the bank holds the account
+            for, as the bank spells it.
+        account_number: 4 to 34 digits or capital letters (an IBAN fits); only
+            its last four digits are kept.
+        routing_number: 6 to 9 digits, where the bank uses one.
+        set_as_default: Make it the account payouts in its currency go to when
+            they name none. The first account in a currency becomes its
+            default anyway.
 
     Returns the bank account (ba_...).
 
@@ -78,9 +82,11 @@ def list_bank_accounts(
 ) -> Page[BankAccount]:
     """List the merchant's bank accounts, newest first (ties broken by id, descending).
 
-    Arguments: currency, only accounts receiving that currency; limit, 1 to
-    100 (default 10); starting_after, the next_starting_after of the previous
-    page.
+    Args:
+        currency: Only accounts receiving this currency, such as eur.
+        limit: How many accounts to return, 1 to 100 (default 10).
+        starting_after: The next_starting_after of the previous page; leave it
+            out for the first page.
 
     Returns a page: data, has_more, and next_starting_after (null on the last page).
     Each account says whether it is the default for its currency.

@@ -114,13 +114,19 @@ def create_charge(
 ) -> Charge:
     """Charge a customer's card.
 
-    Arguments: customer_id; amount, a positive integer in the currency's minor
-    unit (1999 is $19.99 in usd), at least the currency's minimum (50 for usd,
-    eur, cad, aud and jpy; 30 for gbp); currency, one of usd, eur, gbp, cad,
-    aud, jpy; payment_method_id, a card attached to this customer (default:
-    the customer's default card); capture, true (the default) to take the money
-    now, false to only authorise it and capture it later; description;
-    metadata, up to 20 string pairs such as {"order_id": "1042"}.
+    Args:
+        customer_id: The customer to charge, such as cus_4fG7kQ2mXw9pLs.
+        amount: A positive integer in the currency's minor unit (1999 is $19.99
+            in usd), at least the currency's minimum (50 for usd, eur, cad, aud
+            and jpy; 30 for gbp).
+        currency: One of usd, eur, gbp, cad, aud, jpy.
+        payment_method_id: A card attached to this customer (default: the
+            customer's default card).
+        capture: True (the default) takes the money now; false only authorises
+            it, to be captured later.
+        description: A note for the merchant, up to 500 characters.
+        metadata: Up to 20 string pairs of the merchant's own, such as
+            {"order_id": "1042"}.
 
     Returns the charge (ch_...): status "succeeded" when captured,
     "requires_capture" when only authorised. A capture adds the amount less
@@ -251,11 +257,14 @@ def list_charges(
 ) -> Page[Charge]:
     """List charges, newest first (ties broken by id, descending).
 
-    Arguments: customer_id, only this customer's charges (a deleted customer's
-    charges are still listed); status, only charges in that status
-    (requires_capture, succeeded, partially_refunded, refunded, failed,
-    canceled); limit, 1 to 100 (default 10); starting_after, the
-    next_starting_after of the previous page.
+    Args:
+        customer_id: Only this customer's charges (a deleted customer's charges
+            are still listed).
+        status: Only charges in this status: requires_capture, succeeded,
+            partially_refunded, refunded, failed or canceled.
+        limit: How many charges to return, 1 to 100 (default 10).
+        starting_after: The next_starting_after of the previous page; leave it
+            out for the first page.
 
     Returns a page: data, has_more, and next_starting_after (null on the last page).
 

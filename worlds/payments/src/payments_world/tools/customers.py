@@ -40,9 +40,13 @@ def create_customer(
 ) -> Customer:
     """Create a customer, the person or company the merchant charges.
 
-    Arguments: email (required); name; description, a note for the merchant;
-    metadata, up to 20 string pairs of the merchant's own, such as
-    {"crm_id": "4411"}. Emails need not be unique.
+    Args:
+        email: The customer's email address, such as ada@example.com. Emails
+            need not be unique.
+        name: The customer's full name or company name, up to 200 characters.
+        description: A note for the merchant, up to 500 characters.
+        metadata: Up to 20 string pairs of the merchant's own, such as
+            {"crm_id": "4411"}.
 
     Returns the new customer, with an id such as cus_4fG7kQ2mXw9pLs and no
     default payment method yet: attach a card before charging.
@@ -85,10 +89,15 @@ def update_customer(
 ) -> Customer:
     """Change a customer's details. Only the arguments you pass change.
 
-    Arguments: customer_id; email; name; description ("" clears it);
-    metadata, merged into the existing pairs key by key (a value of "" removes
-    that key); default_payment_method_id, a card attached to this customer
-    that charges use when they name none.
+    Args:
+        customer_id: The customer to change, such as cus_4fG7kQ2mXw9pLs.
+        email: A new email address.
+        name: A new full name or company name, up to 200 characters.
+        description: A new note for the merchant; "" clears it.
+        metadata: Pairs merged into the existing ones key by key; a value of ""
+            removes that key.
+        default_payment_method_id: A card attached to this customer, for
+            charges that name none.
 
     Returns the updated customer.
 

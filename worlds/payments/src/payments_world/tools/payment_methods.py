@@ -29,12 +29,15 @@ def attach_payment_method(
 ) -> PaymentMethod:
     """Save a card on a customer from a card token, so the customer can be charged.
 
-    Arguments: customer_id; token, the card token the checkout form produced
-    (test tokens: tok_visa, tok_visa_debit, tok_mastercard and tok_amex are
-    approved; tok_chargeDeclined, tok_chargeDeclinedInsufficientFunds,
-    tok_chargeDeclinedExpiredCard and tok_processingError attach fine but are
-    refused when charged); set_as_default, make it the card charges use when
-    they name none. A customer's first card becomes the default anyway.
+    Args:
+        customer_id: The customer to save the card on, such as cus_4fG7kQ2mXw9pLs.
+        token: The card token the checkout form produced. Test tokens:
+            tok_visa, tok_visa_debit, tok_mastercard and tok_amex are approved;
+            tok_chargeDeclined, tok_chargeDeclinedInsufficientFunds,
+            tok_chargeDeclinedExpiredCard and tok_processingError attach fine
+            but are refused when charged.
+        set_as_default: Make it the card charges use when they name none. A
+            customer's first card becomes the default anyway.
 
     Returns the payment method (pm_...), showing the brand and last four digits.
 

@@ -63,10 +63,13 @@ def create_payout(
 ) -> Payout:
     """Pay out part of the available balance to one of the merchant's bank accounts.
 
-    Arguments: amount, in the currency's minor unit, at most the available
-    balance in that currency (pending funds cannot be paid out yet); currency;
-    bank_account_id, an account in that currency (default: the currency's
-    default bank account); description.
+    Args:
+        amount: In the currency's minor unit, at most the available balance in
+            that currency (pending funds cannot be paid out yet).
+        currency: The currency to pay out, such as usd.
+        bank_account_id: An account receiving that currency (default: the
+            currency's default bank account).
+        description: A note for the merchant, up to 500 characters.
 
     Returns the payout (po_...), status "pending", with the arrival_date two
     days out. The amount leaves the available balance at once.
@@ -162,9 +165,11 @@ def list_payouts(
 ) -> Page[Payout]:
     """List payouts, newest first (ties broken by id, descending).
 
-    Arguments: status, only payouts in that status (pending, paid, canceled);
-    limit, 1 to 100 (default 10); starting_after, the next_starting_after of
-    the previous page.
+    Args:
+        status: Only payouts in this status: pending, paid or canceled.
+        limit: How many payouts to return, 1 to 100 (default 10).
+        starting_after: The next_starting_after of the previous page; leave it
+            out for the first page.
 
     Returns a page: data, has_more, and next_starting_after (null on the last page).
 

@@ -28,11 +28,14 @@ def create_refund(
 ) -> Refund:
     """Refund a captured charge, in full or in part. The money goes back to the card it came from.
 
-    Arguments: charge_id, a charge with status "succeeded" or
-    "partially_refunded"; amount, in the charge's minor unit, at most what is
-    still refundable (default: everything still refundable); reason, one of
-    duplicate, fraudulent, requested_by_customer. A charge may be refunded
-    several times until nothing is left.
+    A charge may be refunded several times until nothing is left.
+
+    Args:
+        charge_id: A charge with status "succeeded" or "partially_refunded".
+        amount: In the charge's minor unit, at most what is still refundable
+            (default: everything still refundable).
+        reason: Why the money goes back: duplicate, fraudulent or
+            requested_by_customer.
 
     Returns the refund (re_...). The charge becomes "partially_refunded", or
     "refunded" once everything captured has been returned, and the amount

@@ -10,7 +10,11 @@ from gal_clean.world import world
 
 @world.tool
 def create_item(ctx: seahaven.Ctx[CleanWorlds], title: str) -> dict[str, str]:
-    """Create an item with this title, open a vendor account for it, and return it."""
+    """Create an item with this title, open a vendor account for it, and return it.
+
+    Args:
+        title: The item's title, also the note on its vendor account.
+    """
     item = {"id": str(uuid.UUID(ctx.ids.uuid())), "title": title}
     ctx.db.execute("INSERT INTO items (id, title) VALUES (?, ?)", item["id"], item["title"])
     ctx.worlds.vendor.call("open_account", note=title)
@@ -19,11 +23,19 @@ def create_item(ctx: seahaven.Ctx[CleanWorlds], title: str) -> dict[str, str]:
 
 @world.tool
 def pick_item(ctx: seahaven.Ctx, titles: list[str]) -> str:
-    """Pick one of the titles, drawing from the instance's seeded stream."""
+    """Pick one of the titles, drawing from the instance's seeded stream.
+
+    Args:
+        titles: The titles to choose among; give at least one.
+    """
     return ctx.ids.random.choice(titles)
 
 
 @world.tool
 def parse_when(ctx: seahaven.Ctx, when: str) -> str:
-    """Read an ISO timestamp and return it in the world's canonical format."""
+    """Read an ISO timestamp and return it in the world's canonical format.
+
+    Args:
+        when: An ISO 8601 timestamp, such as 2031-03-14T08:30:00+00:00.
+    """
     return datetime.fromisoformat(when).isoformat()

@@ -9,5 +9,9 @@ PAGES = 100 // ITEMS_PER_PAGE
 
 @world.tool
 def create_item(ctx: seahaven.Ctx, title: str) -> dict[str, str]:
-    """Create an item with this title and return it."""
+    """Create an item with this title and return it.
+
+    Args:
+        title: The item's title, as a person would read it in a list.
+    """
     return {"id": ctx.ids.uuid(), "title": title}
