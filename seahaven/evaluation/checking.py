@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from seahaven.errors import WorldBug
 from seahaven.evaluation.run import LocalSession, Policy, idle_policy, solution_policy, trial_seed
 from seahaven.grading.grade import Grade
-from seahaven.grading.graders import Reference
+from seahaven.grading.graders import MatchesSolution, Reference
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
@@ -56,6 +56,10 @@ def _static_problems(scenario: Scenario, world: World) -> Iterator[str]:
     for index, step in enumerate(scenario.solution or ()):
         if step.tool not in tools:
             yield f"solution[{index}] calls {step.tool!r}, which {world.name!r} does not serve"
+    if scenario.solution is None and any(
+        isinstance(grader, MatchesSolution) for grader in scenario.grader.walk()
+    ):
+        yield "its grader compares with the reference solution (matches_solution), and it has none"
     for grader in scenario.grader.walk():
         for reference in grader.references():
             yield from _reference_problems(reference, tools, stores, world.name)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import json
+import linecache
 import math
 import re
 from abc import ABC, abstractmethod
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from seahaven.errors import WorldBug
+from seahaven.errors import DbError, WorldBug
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import NetChange
 from seahaven.grading.grade import Check, Grade
@@ -210,6 +212,14 @@ def _listing(items: Sequence[str]) -> str:
     return named
 
 
+def _read(episode: Episode, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+    """Rows of the end state; SQLite's refusal (a table that is not there) is the grader's bug."""
+    try:
+        return episode.end.rows(sql, *params)
+    except DbError as error:
+        raise WorldBug(f"the check's query failed: {error.sqlite_message}") from None
+
+
 def _end_keys(
     episode: Episode, store: str, table: str, where: Where | None
 ) -> list[dict[str, Any]]:
@@ -221,7 +231,7 @@ def _end_keys(
     clause, params = _where_sql(where)
     selected = ", ".join(_quote(column) for column in columns)
     sql = f"SELECT {selected} FROM {episode.table(table, store)}{clause}"
-    return episode.end.rows(sql, *params)
+    return _read(episode, sql, params)
 
 
 def _changes_matching(
@@ -276,10 +286,9 @@ class _TableCheck(Grader):
 
     def _count(self, episode: Episode) -> int:
         clause, params = _where_sql(self.where)
-        row = episode.end.one(
-            f"SELECT count(*) AS n FROM {episode.table(self.table, self.store)}{clause}", *params
-        )
-        return int(row["n"]) if row else 0
+        sql = f"SELECT count(*) AS n FROM {episode.table(self.table, self.store)}{clause}"
+        rows = _read(episode, sql, params)
+        return int(rows[0]["n"]) if rows else 0
 
     def _title(self, verb: str) -> str:
         return f"{verb} {_name(self.store, self.table)}{_describe_where(self.where)}"
@@ -618,10 +627,9 @@ class NothingElseChanged(Grader):
                 return change.values()
             if change.row not in cache:
                 clause, params = _where_sql(dict(change.key))
-                row = episode.end.one(
-                    f"SELECT * FROM {episode.table(change.table, change.world)}{clause}", *params
-                )
-                cache[change.row] = row if row is not None else change.values()
+                sql = f"SELECT * FROM {episode.table(change.table, change.world)}{clause}"
+                rows = _read(episode, sql, params)
+                cache[change.row] = rows[0] if rows else change.values()
             return cache[change.row]
 
         stray = [
@@ -735,6 +743,16 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
+def _as_json(value: Any) -> Any:
+    # An answer is text; when the wanted value is not, the text is read as the JSON it spells.
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+
+
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else show(value, 10_000)
 
@@ -819,7 +837,7 @@ class Answer(Grader):
             if isinstance(answer, str) and isinstance(self.equals, str):
                 held = self._fold(answer) == self._fold(self.equals)
             else:
-                held = same(answer, self.equals)
+                held = same(_as_json(answer), self.equals)
         elif self.mode == "number":
             value = _as_number(answer)
             assert self.number is not None
@@ -1038,6 +1056,8 @@ class Weighted(Grader):
 
 def _source_sha256(fn: Callable[..., Any]) -> str | None:
     try:
+        # The file may have been edited since it was first read: read what it holds now.
+        linecache.checkcache(inspect.getsourcefile(fn))
         source = inspect.getsource(fn)
     except (OSError, TypeError):
         return None
@@ -1065,6 +1085,8 @@ class PythonGrader(Grader):
             raise WorldBug(f"python: {fn!r} is not callable")
         self.fn = fn
         self.name = name or _qualified(fn)
+        # Read once, with the function: the hash covers the code this grader runs.
+        self.source_sha256 = _source_sha256(fn)
 
     @classmethod
     def named(cls, target: str, what: str = "python") -> PythonGrader:
@@ -1083,10 +1105,9 @@ class PythonGrader(Grader):
         return cls(found, name=target)
 
     def spec(self) -> Any:
-        source = _source_sha256(self.fn)
-        if source is None:
+        if self.source_sha256 is None:
             return {self.kind: self.name}
-        return {self.kind: self.name, "source_sha256": source}
+        return {self.kind: self.name, "source_sha256": self.source_sha256}
 
     def grade(self, episode: Episode) -> Grade:
         try:

@@ -210,7 +210,12 @@ def grader_from_spec(spec: Any, where: str = "grader") -> g.Grader:
         )
     if "source_sha256" in spec and kind != "python":
         raise WorldBug(f"{where}: only a python grader carries source_sha256")
-    return builder(spec[kind], where)
+    try:
+        return builder(spec[kind], where)
+    except WorldBug as error:
+        if str(error).startswith(where):
+            raise
+        raise WorldBug(f"{where}: {error}") from None
 
 
 def as_grader(value: Any, what: str = "grader") -> g.Grader:

@@ -158,6 +158,10 @@ class ScenarioSet:
                 f"{folder}/{PACK_FILE} does not take {', '.join(stray)}; it takes "
                 f"{', '.join(_PACK_KEYS)}"
             )
+        name = header.get("name")
+        version = header.get("version")
+        if not isinstance(name, str) or not isinstance(version, str):
+            raise WorldBug(f"{folder}/{PACK_FILE} needs a name and a version (quote the version)")
         defaults = header.get("defaults") or {}
         if not isinstance(defaults, Mapping) or not set(defaults) <= set(_DEFAULT_KEYS):
             raise WorldBug(
@@ -185,10 +189,6 @@ class ScenarioSet:
                         _with_defaults(entry, header, defaults), _named(place, entry)
                     )
                 )
-        name = header.get("name")
-        version = header.get("version")
-        if not isinstance(name, str) or not isinstance(version, str):
-            raise WorldBug(f"{folder}/{PACK_FILE} needs a name and a version (quote the version)")
         splits = header.get("splits") or {}
         if not isinstance(splits, Mapping):
             raise WorldBug(f"{folder}/{PACK_FILE}: splits maps each split to a list of ids")
