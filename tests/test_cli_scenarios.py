@@ -75,8 +75,7 @@ def pack_name(tmp_path: Path) -> Iterator[str]:
     package = site / module
     (package / "scenarios").mkdir(parents=True)
     (package / "__init__.py").write_text(
-        textwrap.dedent(SHOP.format(name=name))
-        + "\n\ndef pack():\n"
+        textwrap.dedent(SHOP.format(name=name)) + "\n\ndef pack():\n"
         "    from seahaven.scenarios import ScenarioSet\n\n"
         "    return ScenarioSet.from_package(__name__)\n",
         encoding="utf-8",

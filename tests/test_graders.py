@@ -147,6 +147,9 @@ def test_unchanged_names_what_changed(play: Callable[..., Episode]) -> None:
     assert one(touched).why == "the episode changed main.orders (id='o1') update of status"
     gone = grading.unchanged("orders", {"customer": "brian"})(play(("cancel", {"order_id": "o2"})))
     assert "main.orders (id='o2') delete" in one(gone).why
+    # A row moved out of ``where`` by the episode matched it at the start: it was changed.
+    moved = grading.unchanged("orders", {"status": "open"})(play(ship("o2")))
+    assert not moved.passed and "(id='o2') update of status" in one(moved).why
 
 
 def test_nothing_else_changed_catches_collateral_damage(play: Callable[..., Episode]) -> None:

@@ -41,7 +41,7 @@ class Episode:
         calls: Sequence[Mapping[str, Any]] = (),
         answer: Any = None,
         submitted: bool = False,
-        end: Db | None = None,
+        end: Db | Callable[[], Db] | None = None,
         stores: Mapping[str, str] | None = None,
         start: Callable[[], Db] | None = None,
         solution: Callable[[], Changes] | None = None,
@@ -75,7 +75,8 @@ class Episode:
             calls=[record.to_dict() for record in instance.call_log()],
             answer=answer,
             submitted=submitted,
-            end=instance.inspect(),
+            # Opened only when a check queries it: many graders read only the fold.
+            end=instance.inspect,
             stores={node.path: node.schema_name for node in instance.world.composition().nodes},
             start=start,
             solution=solution,
@@ -115,6 +116,8 @@ class Episode:
     @property
     def end(self) -> Db:
         """A read-only view of every store as the episode left it (added stores attached)."""
+        if callable(self._end):
+            self._end = self._end()
         if self._end is None:
             raise WorldBug(
                 "this episode has no end state to read (it was read back from a saved "

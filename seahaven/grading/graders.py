@@ -63,6 +63,7 @@ __all__ = [
 
 Where = Mapping[str, Any]
 
+_PAST = {"insert": "inserted", "update": "updated", "delete": "deleted"}
 # How many offending rows a failing check names before it says "and N more".
 _NAMED = 5
 
@@ -220,18 +221,13 @@ def _read(episode: Episode, sql: str, params: Sequence[Any]) -> list[dict[str, A
         raise WorldBug(f"the check's query failed: {error.sqlite_message}") from None
 
 
-def _end_keys(
-    episode: Episode, store: str, table: str, where: Where | None
-) -> list[dict[str, Any]]:
-    """The keys of the end state's rows matching ``where``, with the key columns the log uses."""
-    changes = episode.changes.in_table(table, store)
-    if not changes:
-        return []
-    columns = list(changes[0].key)
-    clause, params = _where_sql(where)
-    selected = ", ".join(_quote(column) for column in columns)
-    sql = f"SELECT {selected} FROM {episode.table(table, store)}{clause}"
-    return _read(episode, sql, params)
+def _end_row(episode: Episode, change: NetChange) -> Mapping[str, Any]:
+    """The row a change left, as the end state holds it (the change's own values if gone)."""
+    clause, params = _where_sql(dict(change.key))
+    rows = _read(
+        episode, f"SELECT * FROM {episode.table(change.table, change.world)}{clause}", params
+    )
+    return rows[0] if rows else change.values()
 
 
 def _changes_matching(
@@ -239,18 +235,17 @@ def _changes_matching(
 ) -> list[NetChange]:
     """The net changes to rows of a table that match ``where``, deleted rows included.
 
-    A row still in the store is matched on its values at the end; a deleted row
-    on the values it had when it was deleted.
+    A row still in the store is matched on its values at the end, a deleted row
+    on the values it had. The change itself holds the end values of an inserted
+    row and of an updated row's key and changed columns; the end state is read
+    only for an updated row whose ``where`` names a column the update left alone.
     """
     found: list[NetChange] = []
-    seen: set[Any] = set()
-    for key in _end_keys(episode, store, table, where):
-        change = episode.changes.of_row(table, key, store)
-        if change is not None and change.row not in seen:
-            seen.add(change.row)
-            found.append(change)
     for change in episode.changes.in_table(table, store):
-        if change.op == "delete" and _matches(change.values(), where):
+        values = change.values()
+        if where and change.op == "update" and not set(where) <= set(values):
+            values = _end_row(episode, change)
+        if _matches(values, where):
             found.append(change)
     return found
 
@@ -385,7 +380,7 @@ class Count(_TableCheck):
             else (self.at_least is None or found >= self.at_least)
             and (self.at_most is None or found <= self.at_most)
         )
-        title = f"{self._wanted()} rows of {_name(self.store, self.table)}"
+        title = f"count of {_name(self.store, self.table)}"
         title += _describe_where(self.where)
         why = f"{_rows_word(found)} match, and {self._wanted()} {'were' if held else 'are'} wanted"
         return Grade.of(Check(title, held, why))
@@ -456,11 +451,13 @@ class Changed(_TableCheck):
         misses: list[str] = []
         for change in candidates:
             if self.op is not None and change.op != self.op:
-                misses.append(f"{change.where} was {change.op}d, not {self.op}d")
+                misses.append(f"{change.where} was {_PAST[change.op]}, not {_PAST[self.op]}")
                 continue
             problem = self._short_of(change)
             if problem is None:
-                return Grade.of(Check(title, True, f"{change.where} was {change.op}d as asked"))
+                return Grade.of(
+                    Check(title, True, f"{change.where} was {_PAST[change.op]} as asked")
+                )
             misses.append(problem)
         return Grade.of(Check(title, False, _listing(misses)))
 
@@ -497,7 +494,11 @@ class Deleted(_TableCheck):
 
 
 class Unchanged(_TableCheck):
-    """The episode left every row of ``table`` matching ``where`` as it found it."""
+    """The episode left every row of ``table`` matching ``where`` as it found it.
+
+    A row matches when it matched at the start or matches at the end, so an
+    update that moves a row out of ``where`` is caught too.
+    """
 
     kind = "unchanged"
 
@@ -507,6 +508,12 @@ class Unchanged(_TableCheck):
     def grade(self, episode: Episode) -> Grade:
         title = f"left {_name(self.store, self.table)}{_describe_where(self.where)} as it was"
         touched = _changes_matching(episode, self.store, self.table, self.where)
+        seen = {change.row for change in touched}
+        for change in episode.changes.in_table(self.table, self.store):
+            if change.op == "update" and change.row not in seen:
+                started = {**_end_row(episode, change), **(change.before or {})}
+                if _matches(started, self.where):
+                    touched.append(change)
         if not touched:
             return Grade.of(Check(title, True, "the episode changed none of those rows"))
         described = [_describe_change(change) for change in touched]
@@ -588,9 +595,12 @@ class Allowance:
             and not set(change.after or {}) <= set(self.columns)
         ):
             return False
-        if self.where:
-            return _matches(end_values(change), self.where)
-        return True
+        if not self.where:
+            return True
+        values = change.values()
+        if not set(self.where) <= set(values):
+            values = end_values(change)
+        return _matches(values, self.where)
 
 
 def _describe_change(change: NetChange) -> str:
@@ -626,10 +636,7 @@ class NothingElseChanged(Grader):
             if change.op != "update":
                 return change.values()
             if change.row not in cache:
-                clause, params = _where_sql(dict(change.key))
-                sql = f"SELECT * FROM {episode.table(change.table, change.world)}{clause}"
-                rows = _read(episode, sql, params)
-                cache[change.row] = rows[0] if rows else change.values()
+                cache[change.row] = _end_row(episode, change)
             return cache[change.row]
 
         stray = [
