@@ -242,7 +242,7 @@ def _changes_matching(
     """
     found: list[NetChange] = []
     for change in episode.changes.in_table(table, store):
-        values = change.values()
+        values: Mapping[str, Any] = change.values()
         if where and change.op == "update" and not set(where) <= set(values):
             values = _end_row(episode, change)
         if _matches(values, where):
@@ -597,7 +597,7 @@ class Allowance:
             return False
         if not self.where:
             return True
-        values = change.values()
+        values: Mapping[str, Any] = change.values()
         if not set(self.where) <= set(values):
             values = end_values(change)
         return _matches(values, self.where)
