@@ -2,8 +2,9 @@
 
 ``transformers.utils.get_json_schema`` is what TRL turns each environment method
 into a tool schema with; it imports without torch, and it is a test dependency,
-so under ``CI=true`` its absence fails these tests. TRL itself cannot be
-installed here (see ``test_trl_takes_the_class``). The rollouts follow
+so under ``CI=true`` its absence fails these tests. TRL itself is not in the
+test environment (see ``test_trl_takes_the_class``, which runs its trainer
+where trl and torch are installed). The other rollouts follow
 ``GRPOTrainer``'s environment path: the factory called with no arguments, tools
 listed with ``inspect.getmembers(type(env), inspect.isfunction)`` and called
 by ``__name__`` with the model's arguments as keywords, results turned to
@@ -597,28 +598,166 @@ def test_importing_the_adapter_imports_neither_trl_nor_transformers() -> None:
     assert finished.stdout.strip() == "[]"
 
 
-def test_trl_takes_the_class() -> None:
-    """TRL's own trainer, when it can be imported; here it cannot.
-
-    trl 1.16 requires accelerate, which requires torch; CI installs neither (a
-    CPU build of torch is hundreds of megabytes, and a GPU build several
-    gigabytes), so trl is not among the test dependencies. ``import trl``
-    alone works without torch, but ``GRPOTrainer`` (where the environment path
-    lives) imports torch at once. The tests above drive the class as that code
-    does; this one runs where trl and torch are installed.
-    """
+def _trainer_or_skip() -> Any:
     try:
         import trl
     except ImportError:
         pytest.skip(
-            "trl is not installed: it requires accelerate and torch, which the test "
-            "environment does not install (trl's environment path lives in GRPOTrainer)"
+            "trl is not installed: it requires accelerate, which requires torch, and the test "
+            "environment installs neither (trl's environment path lives in GRPOTrainer)"
         )
     try:
-        from trl.trainer.grpo_trainer import GRPOTrainer
+        import torch  # noqa: F401
+        from trl import GRPOConfig, GRPOTrainer
     except (ImportError, RuntimeError) as error:
         pytest.skip(f"trl {trl.__version__} imports, but its GRPOTrainer needs torch: {error}")
-    source = inspect.getsource(GRPOTrainer)
-    # The contract the class is built for, as this trl states it in its own code.
-    assert "inspect.getmembers(type(instance), predicate=inspect.isfunction)" in source
-    assert "get_reward" in source and "environment.reset(**" in source
+    return GRPOConfig, GRPOTrainer
+
+
+MEMOS = seahaven.World(
+    name="memos",
+    version="1.0.0",
+    schema="CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL) STRICT;",
+    state_format="seahaven.state/1",
+)
+
+
+@MEMOS.tool
+def jot(ctx: seahaven.Ctx, id: str, gist: str) -> dict[str, str]:
+    """File one memo under the id the caller chose."""
+    ctx.db.execute("INSERT INTO memos (id, gist) VALUES (?, ?)", id, gist)
+    return {"id": id, "gist": gist}
+
+
+MEMO_PACK = ScenarioSet(
+    "memo-pack",
+    "1.0.0",
+    [
+        Scenario(
+            id=f"file-{memo}",
+            world=MEMOS,
+            instructions=f"File a memo with the id {memo} and the gist {gist}.",
+            grader=grading.exists("memos", {"id": memo, "gist": gist}),
+            budget=5,
+        )
+        for memo, gist in (("m1", "hello"), ("m2", "goodbye"))
+    ],
+)
+
+
+def test_trl_takes_the_class() -> None:
+    """One GRPO step of TRL's own trainer over the class, where trl and torch are installed.
+
+    trl 1.16 requires accelerate, which requires torch; the project's test
+    environment installs neither (a CPU build of torch is hundreds of
+    megabytes), so in CI this test is skipped, saying so. ``import trl`` alone
+    works without torch, but ``GRPOTrainer``, where the environment path lives,
+    imports torch at once. Where both are installed, a tiny random model (no
+    download) with a tokenizer trained here on TRL's Qwen3 chat template plays a
+    scripted completion: it files memo m1 and submits, which solves one
+    scenario and fails the other, and the trainer's rewards say so.
+    """
+    grpo_config, grpo_trainer = _trainer_or_skip()
+    import torch
+    import trl
+    from datasets import Dataset
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    rows = [
+        {**row, "note": f"ignored column {index}"}
+        for index, row in enumerate(dataset_rows(MEMO_PACK) * 2)
+    ]
+    template_path = os.path.join(os.path.dirname(trl.__file__), "chat_templates", "qwen3.jinja")
+    with open(template_path, encoding="utf-8") as file:
+        template = file.read()
+    script = [
+        '<tool_call>\n{"name": "jot", "arguments": {"id": "m1", "gist": "hello"}}\n</tool_call>',
+        '<tool_call>\n{"name": "submit", "arguments": {"answer": "filed"}}\n</tool_call>',
+        "Done.",
+    ]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        [template, json.dumps(rows), *script],
+        trainers.BpeTrainer(
+            vocab_size=800,
+            special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+    tokenizer.padding_side = "left"
+    tokenizer.chat_template = template
+
+    class ScriptedModel(Qwen2ForCausalLM):  # type: ignore[misc]
+        """Random weights; generate answers with the script's next turn for each prompt."""
+
+        def generate(self, input_ids: Any = None, **kwargs: Any) -> Any:
+            turns = []
+            for ids in input_ids:
+                done = tokenizer.decode(ids).count("<tool_response>")
+                turn = script[min(done, len(script) - 1)] + "<|im_end|>"
+                turns.append(tokenizer.encode(turn, add_special_tokens=False))
+            width = max(map(len, turns))
+            pad = [tokenizer.pad_token_id]
+            tail = torch.tensor([turn + pad * (width - len(turn)) for turn in turns])
+            return torch.cat([input_ids, tail.to(input_ids.dtype)], dim=1)
+
+    torch.manual_seed(0)
+    model = ScriptedModel(
+        Qwen2Config(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=8192,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    )
+    graded: list[tuple[str, str | None, float]] = []
+    memo_env = environment(MEMO_PACK)
+
+    class Watched(memo_env):  # type: ignore[misc, valid-type]
+        def get_reward(self) -> float:
+            reward = super().get_reward()
+            assert self.trial is not None
+            graded.append((self.trial.scenario.id, self.trial.ended_by, reward))
+            return float(reward)
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    trainer = grpo_trainer(
+        model=model,
+        processing_class=tokenizer,
+        train_dataset=Dataset.from_list(rows),
+        environment_factory=Watched,
+        args=grpo_config(
+            output_dir=os.path.join(os.environ.get("TMPDIR", "/tmp"), "seahaven-trl-test"),
+            per_device_train_batch_size=4,
+            num_generations=2,
+            max_steps=1,
+            max_completion_length=512,
+            max_tool_calling_iterations=4,
+            shuffle_dataset=False,
+            report_to="none",
+            use_cpu=True,
+            save_strategy="no",
+        ),
+    )
+    assert sorted(tool.__name__ for tool in trainer.tools) == ["jot", "submit"]
+    trainer.train()
+    assert sorted(graded) == [
+        ("file-m1", "submit", 1.0),
+        ("file-m1", "submit", 1.0),
+        ("file-m2", "submit", 0.0),
+        ("file-m2", "submit", 0.0),
+    ]
+    logged = trainer.state.log_history[0]
+    assert logged["tools/failure_frequency"] == 0
+    assert logged["reward"] == 0.5
