@@ -397,7 +397,7 @@ def _make_method(
     class_name: str, method: str, tool: str, listing: Mapping[str, Any]
 ) -> Callable[..., str]:
     schema = listing.get("input_schema") or {}
-    params = _params(class_name, method, schema)
+    params = _params(schema)
     to_wire = {param.python: param.wire for param in params}
 
     def call_tool(env: ScenarioEnv, /, **arguments: Any) -> str:
@@ -430,7 +430,7 @@ def _make_method(
     return call_tool
 
 
-def _params(class_name: str, method: str, schema: Mapping[str, Any]) -> list[_Param]:
+def _params(schema: Mapping[str, Any]) -> list[_Param]:
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     taken = {"self"}
