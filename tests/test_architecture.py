@@ -88,6 +88,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.registry",
                 "seahaven.scaffold",
                 "seahaven.scenarios",
+                "seahaven.trl",
             }
         ),
     ),
