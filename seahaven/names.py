@@ -15,6 +15,7 @@ __all__ = [
     "RESERVED_TOOL_NAMES",
     "check_child_name",
     "check_fixture_id",
+    "check_scenario_name",
     "check_state_format_name",
     "check_tool_name",
     "check_world_name",
@@ -29,6 +30,7 @@ _PORTABLE_CHARS = re.compile(r"[A-Za-z0-9 ._-]+")
 _WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?", re.IGNORECASE)
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _CHILD_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_SCENARIO_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,99}")
 _STATE_FORMAT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._+-]*)/([1-9][0-9]*)")
 
 
@@ -118,5 +120,19 @@ def check_state_format_name(value: object) -> str:
         raise WorldBug(
             f"{value!r} is not a state format name: spell it <family>/<major>, "
             f"such as 'myworld.summary/1'"
+        )
+    return value
+
+
+def check_scenario_name(value: object, *, what: str = "scenario id") -> str:
+    """A scenario's id or a pack's name: lower-case letters, digits, ``_`` and ``-``.
+
+    They are written together as ``pack/id`` on the wire and in result files,
+    so neither may hold a ``/``, and they stay short enough to read in a table.
+    """
+    if not isinstance(value, str) or not _SCENARIO_NAME.fullmatch(value):
+        raise WorldBug(
+            f"{what} {value!r} must be 1 to 100 lower-case letters, digits, '_' or '-', "
+            "starting with a letter or digit"
         )
     return value

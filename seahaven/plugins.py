@@ -38,6 +38,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "seahaven.cli.docs",
     "seahaven.cli.episode",
     "seahaven.cli.new",
+    "seahaven.cli.scenarios",
     "seahaven.check.plugin",
 )
 

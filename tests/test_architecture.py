@@ -66,6 +66,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
+    ("grading", frozenset({"seahaven.grading"})),
     (
         "edges",
         frozenset(
@@ -75,6 +76,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.cli",
                 "seahaven.cli_support",
                 "seahaven.discovery",
+                "seahaven.evaluation",
                 "seahaven.extras",
                 "seahaven.hookspecs",
                 "seahaven.http",
@@ -85,6 +87,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.ray",
                 "seahaven.registry",
                 "seahaven.scaffold",
+                "seahaven.scenarios",
+                "seahaven.trl",
             }
         ),
     ),

@@ -96,6 +96,7 @@ def write_dist_info(
     *,
     worlds: Mapping[str, str] | None = None,
     plugins: Mapping[str, str] | None = None,
+    scenarios: Mapping[str, str] | None = None,
     requires: Sequence[str] = (),
 ) -> Path:
     """Write the ``.dist-info`` of an installed ``distribution`` publishing these entry points."""
@@ -109,7 +110,11 @@ def write_dist_info(
     ]
     (dist_info / "METADATA").write_text("\n".join(metadata) + "\n", encoding="utf-8")
     groups = []
-    for group, entries in (("seahaven.worlds", worlds), ("seahaven.plugins", plugins)):
+    for group, entries in (
+        ("seahaven.worlds", worlds),
+        ("seahaven.plugins", plugins),
+        ("seahaven.scenarios", scenarios),
+    ):
         if entries:
             lines = [f"[{group}]", *(f"{key} = {value}" for key, value in entries.items())]
             groups.append("\n".join(lines))

@@ -81,14 +81,16 @@ def build_app(manager: PluginManager | None = None) -> typer.Typer:
     return app
 
 
-# The order the help lists commands in: trying a world, serving it, scaling it out, then
-# building one. A plugin's own commands follow, by name.
+# The order the help lists commands in: trying a world, serving it, scaling it out, grading
+# it, then building one. A plugin's own commands follow, by name.
 COMMAND_ORDER = (
     "worlds",
     "episode",
     "serve",
     "mcp",
     "episodes",
+    "scenarios",
+    "eval",
     "new",
     "check",
     "fixture",

@@ -1,0 +1,194 @@
+"""What grading costs, against the episode it grades, and how many trials an eval runs a second.
+
+Every round times, in turn on the same machine, a ten-call company episode from
+the ``acme`` fixture (make the instance, make the calls, read the change log,
+destroy it) four ways:
+
+* **episode**: the calls alone, on a plain instance: the baseline;
+* **checks**: the same episode as a scenario's trial, graded by row checks
+  (``changed``, ``exists``, ``count``) and ``nothing_else_changed``;
+* **replay**: graded by ``matches_solution`` too, with a seed never seen before,
+  so the solution is replayed every time (a second episode: the worst case; an
+  eval replays once per seed and scenario, and trials of one seed share it);
+* **eval**: ``seahaven.evaluation.evaluate`` over a pack of that scenario with the
+  scripted solution policy, reported as trials per second.
+
+The figures are medians over rounds; a ratio is the graded episode's time over
+the plain one's, so 1.10 means grading added 10%. Nothing asserts. Run it with
+
+    .venv/bin/python benchmarks/scenarios.py --markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import itertools
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import apsw
+import company_world
+
+import seahaven
+from seahaven import grading
+from seahaven.evaluation import evaluate, solution_policy
+from seahaven.scenarios import Scenario, ScenarioSet, Trial
+
+PRINCIPAL = {"principal": "tom@acme-robotics.test"}
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("whoami", {}),
+    (
+        "invoice_customer",
+        {
+            "customer_email": "ap@cyberdyne.test",
+            "customer_name": "Cyberdyne Systems",
+            "amount": 275000,
+            "description": "Arm calibration, May",
+            "card_token": "tok_visa",
+        },
+    ),
+    ("list_invoices", {"limit": 5}),
+    ("list_expenses", {"status": "submitted", "limit": 2}),
+    ("approve_expense", {"expense_id": "exp_6dd14a2859404c61", "note": "Receipt checked"}),
+    ("list_staff", {}),
+    ("chat_list_channels", {}),
+    ("chat_search_messages", {"query": "invoice"}),
+    ("pay_get_balance", {}),
+    ("get_company_summary", {}),
+]
+
+CHECKS = grading.all_of(
+    grading.changed(
+        "invoices", {"customer_email": "ap@cyberdyne.test"}, to={"status": "paid"}, op="insert"
+    ),
+    grading.changed("expenses", {"id": "exp_6dd14a2859404c61"}, to={"status": "reimbursed"}),
+    grading.exists("charges", {"amount": 275000, "status": "succeeded"}, store="payments"),
+    grading.count("messages", store="chat", at_least=1),
+    grading.nothing_else_changed(
+        allow=[
+            "invoices",
+            "expenses",
+            "approvals",
+            "audit_log",
+            "payments.customers",
+            "payments.payment_methods",
+            "payments.charges",
+            "payments.payouts",
+            "payments.balance_transactions",
+            "chat.messages",
+        ]
+    ),
+)
+
+
+def scenario(grader: grading.Grader) -> Scenario:
+    return Scenario(
+        id="bench",
+        world=company_world.world,
+        instructions="Invoice Cyberdyne and approve the submitted expense.",
+        start={"fixture": "acme", "clock_mode": "tick", "startup": PRINCIPAL},
+        grader=grader,
+        solution=[{"tool": tool, "arguments": arguments} for tool, arguments in CALLS],
+        budget=20,
+    )
+
+
+def _play(call: Callable[..., Any]) -> None:
+    for tool, arguments in CALLS:
+        with contextlib.suppress(seahaven.ToolError):
+            call(tool, **arguments)
+
+
+def plain_episode(seed: int) -> None:
+    with company_world.world.instance(
+        "acme", seed=seed, clock_mode="tick", startup=PRINCIPAL
+    ) as inst:
+        _play(inst.call)
+        inst.change_log()
+
+
+def graded_episode(graded: Scenario, seed: int) -> grading.Grade:
+    with Trial(graded, seed=seed, world=company_world.world) as trial:
+        _play(trial.call)
+        return trial.finish()
+
+
+def timed(operation: Callable[[int], object], count: int, seeds: itertools.count[int]) -> float:
+    """Milliseconds per run of ``operation`` over ``count`` runs, each with a new seed."""
+    gc.collect()
+    started = time.perf_counter()
+    for _ in range(count):
+        operation(next(seeds))
+    return (time.perf_counter() - started) * 1e3 / count
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--episodes", type=int, default=40, help="episodes per round and way")
+    parser.add_argument("--trials", type=int, default=200, help="trials per eval round")
+    parser.add_argument("--markdown", action="store_true")
+    options = parser.parse_args(argv)
+
+    checked = scenario(CHECKS)
+    replayed = scenario(grading.all_of(CHECKS, grading.matches_solution(ignore=["id"])))
+    # Both graders pass on the scripted calls, or the figures would time a failing path.
+    assert graded_episode(checked, 1).passed
+    assert graded_episode(replayed, 2).passed, graded_episode(replayed, 2).summary()
+    pack = ScenarioSet("bench", "1", [checked])
+    seeds = itertools.count(1000)
+
+    plain: list[float] = []
+    checks: list[float] = []
+    replay: list[float] = []
+    rates: list[float] = []
+    for _ in range(options.rounds):
+        plain.append(timed(plain_episode, options.episodes, seeds))
+        checks.append(timed(lambda seed: graded_episode(checked, seed), options.episodes, seeds))
+        replay.append(timed(lambda seed: graded_episode(replayed, seed), options.episodes, seeds))
+        started = time.perf_counter()
+        summary, _ = evaluate(pack, solution_policy, trials=options.trials)
+        rates.append(options.trials / (time.perf_counter() - started))
+        assert summary.mean == 1.0
+    base = statistics.median(plain)
+    rows = [
+        ("ten-call company episode (acme), plain", base, None, "baseline"),
+        (
+            "the same, graded: row checks + nothing_else_changed",
+            statistics.median(checks),
+            statistics.median(checks) / base,
+            "<= 1.10",
+        ),
+        (
+            "the same, + matches_solution replayed (a new seed each time)",
+            statistics.median(replay),
+            statistics.median(replay) / base,
+            "<= 2.00",
+        ),
+    ]
+    rate = statistics.median(rates)
+    machine = f"Python {platform.python_version()}, SQLite {apsw.sqlite_lib_version()}"
+    if options.markdown:
+        print(f"{machine}, {options.rounds} rounds of {options.episodes} episodes each way\n")
+        print("| case | ms an episode | vs plain | target |")
+        print("|---|---|---|---|")
+        for name, ms, ratio, target in rows:
+            print(f"| {name} | {ms:.2f} | {'-' if ratio is None else f'{ratio:.2f}'} | {target} |")
+        print(f"| `evaluate`, scripted policy, in process | {rate:.0f} trials/s | - | >= 100 |")
+    else:
+        print(machine)
+        for name, ms, ratio, target in rows:
+            shown = "" if ratio is None else f"  x{ratio:.2f}"
+            print(f"{name:<62} {ms:7.2f} ms{shown}  target {target}")
+        print(f"{'evaluate, scripted policy, in process':<62} {rate:7.0f} trials/s  target >= 100")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,336 @@
+"""``seahaven scenarios list|show|check`` and ``seahaven eval``: packs of scenarios, and evals.
+
+``scenarios list`` lists the installed packs, or one pack's scenarios;
+``scenarios show PACK/ID`` prints one scenario whole; ``scenarios check PACK``
+runs every scenario's solution and an idle episode and exits 1 naming each
+scenario that fails. ``eval PACK --policy module:function`` runs trials and
+appends one JSON line per trial to ``--out``, in this process, on Ray
+(``--ray``) or against a served world (``--url``), and prints the summary.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from seahaven.cli.support import Progress, fail, failures, one_line, plural
+from seahaven.extras import expose
+from seahaven.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from seahaven.evaluation import ScenarioReport, TrialResult, TrialRunner
+    from seahaven.scenarios import Scenario, ScenarioSet
+
+__all__ = ["scenarios_app", "seahaven_cli"]
+
+scenarios_app = typer.Typer(
+    name="scenarios",
+    help="Packs of scenarios (tasks, graders, rewards): list them, show one, check a pack.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def _pack(name: str) -> ScenarioSet:
+    from seahaven.scenarios import load_pack
+
+    return load_pack(name)
+
+
+def _scenario_row(pack: ScenarioSet, scenario: Scenario) -> dict[str, Any]:
+    return {
+        "id": scenario.id,
+        "world": scenario.world_name,
+        "splits": pack.split_of(scenario.id),
+        "tags": list(scenario.tags),
+        "budget": scenario.budget,
+        "solved": scenario.solution is not None,
+        "hash": scenario.hash,
+        "instructions": scenario.instructions,
+    }
+
+
+@scenarios_app.command("list")
+def list_scenarios(
+    pack_name: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[PACK]", help="A pack's name: list its scenarios.", show_default=False
+        ),
+    ] = None,
+    split: Annotated[
+        str | None, typer.Option("--split", help="Only the scenarios of this split.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the installed packs, or the scenarios of one pack."""
+    from seahaven.scenarios import pack_specs
+
+    with failures():
+        if pack_name is None:
+            if split is not None:
+                fail("--split needs a PACK: seahaven scenarios list PACK --split NAME")
+            rows: list[dict[str, Any]] = []
+            problems: list[str] = []
+            for spec in pack_specs():
+                try:
+                    pack = spec.load()
+                except Exception as error:
+                    problems.append(f"{spec.describe()}: {one_line(str(error))}")
+                    continue
+                rows.append(
+                    {
+                        "name": pack.name,
+                        "version": pack.version,
+                        "scenarios": len(pack),
+                        "splits": {name: len(ids) for name, ids in pack.splits.items()},
+                        "distribution": spec.distribution,
+                        "description": pack.description,
+                    }
+                )
+            for problem in problems:
+                typer.echo(f"error: {problem}", err=True)
+            if as_json:
+                typer.echo(json.dumps(rows, indent=2))
+            elif not rows:
+                typer.echo(
+                    "no packs of scenarios are installed; a world distribution publishes one "
+                    "under the seahaven.scenarios entry-point group (the company world's does)"
+                )
+            else:
+                for row in rows:
+                    splits = ", ".join(f"{name} {count}" for name, count in row["splits"].items())
+                    typer.echo(
+                        f"{row['name']} {row['version']}: {plural(row['scenarios'], 'scenario')}"
+                        + (f" ({splits})" if splits else "")
+                        + (f" - {one_line(row['description'])}" if row["description"] else "")
+                    )
+            if problems:
+                raise typer.Exit(1)
+            return
+        pack = _pack(pack_name)
+        scenarios = pack.split(split)
+        rows = [_scenario_row(pack, scenario) for scenario in scenarios]
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            return
+        width = max((len(row["id"]) for row in rows), default=0)
+        for row in rows:
+            splits = ",".join(row["splits"]) or "-"
+            first = one_line(row["instructions"])
+            if len(first) > 70:
+                first = first[:69] + "…"
+            typer.echo(f"{row['id'].ljust(width)}  {splits:<10}  {first}")
+
+
+@scenarios_app.command("show")
+def show_scenario(
+    reference: Annotated[str, typer.Argument(metavar="PACK/ID", help="The scenario, as pack/id.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Show one scenario whole: its start, instructions, grader and solution."""
+    from seahaven.scenarios import find_scenario
+
+    with failures():
+        pack, scenario = find_scenario(reference)
+        data = {
+            "pack": pack.name,
+            "pack_version": pack.version,
+            "splits": pack.split_of(scenario.id),
+            "hash": scenario.hash,
+            **scenario.to_data(),
+        }
+        if as_json:
+            typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+            return
+        import yaml
+
+        typer.echo(f"# {pack.name}/{scenario.id} (hash {scenario.hash[:12]})")
+        typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).rstrip())
+
+
+def _report_line(report: ScenarioReport) -> str:
+    if report.ok:
+        solved = report.solution_grade
+        note = f"solution 1, idle {report.idle_grade.score if report.idle_grade else 0:.2g}"
+        return f"ok    {report.scenario}" + (f" ({note})" if solved else "")
+    return f"FAIL  {report.scenario}: " + "; ".join(
+        one_line(problem) for problem in report.problems
+    )
+
+
+@scenarios_app.command("check")
+def check(
+    pack_name: Annotated[str, typer.Argument(metavar="PACK", help="A pack's name or module:attr.")],
+    allow_unsolved: Annotated[
+        bool,
+        typer.Option("--allow-unsolved", help="Accept scenarios without a reference solution."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Check a pack: solutions score 1, doing nothing does not, names exist, grading repeats."""
+    from seahaven.evaluation import check_pack
+
+    with failures():
+        pack = _pack(pack_name)
+        progress = Progress()
+        seen = 0
+
+        def shown(report: ScenarioReport) -> None:
+            nonlocal seen
+            seen += 1
+            if not as_json:
+                progress.clear()
+                typer.echo(_report_line(report))
+                progress.show(f"checked {seen}/{len(pack)}")
+
+        reports = check_pack(pack, allow_unsolved=allow_unsolved, progress=shown)
+        progress.clear()
+        failed = [report for report in reports if not report.ok]
+        if as_json:
+            typer.echo(
+                json.dumps(
+                    [
+                        {"scenario": report.scenario, "ok": report.ok, "problems": report.problems}
+                        for report in reports
+                    ],
+                    indent=2,
+                )
+            )
+        elif failed:
+            typer.echo(
+                f"{plural(len(failed), 'scenario')} of {len(reports)} in {pack.name} failed: "
+                + ", ".join(report.scenario for report in failed),
+                err=True,
+            )
+        else:
+            typer.echo(f"all {len(reports)} scenarios of {pack.name} {pack.version} are sound")
+        if failed:
+            raise typer.Exit(1)
+
+
+def _runner(ray_address: str | None, url: str | None, workers: int | None) -> TrialRunner:
+    from seahaven.evaluation import run_in_process
+
+    if ray_address is not None and url is not None:
+        raise typer.BadParameter("give --ray or --url, not both", param_hint="--ray")
+    if ray_address is not None:
+        ray_plugin: Any = expose("seahaven.ray")
+        runner: TrialRunner = ray_plugin.trial_runner(
+            None if ray_address == "local" else ray_address, workers=workers
+        )
+        return runner
+    if url is not None:
+        openenv_plugin: Any = expose("seahaven.openenv")
+        served: TrialRunner = openenv_plugin.trial_runner(url)
+        return served
+    return run_in_process
+
+
+def _status(done: int, total: int, passed: int, started: float) -> str:
+    elapsed = max(time.monotonic() - started, 1e-9)
+    return (
+        f"trials {done}/{total}, {passed} passed, {done / elapsed:.1f}/s"
+        if done
+        else f"trials 0/{total}"
+    )
+
+
+def eval_command(
+    pack_name: Annotated[str, typer.Argument(metavar="PACK", help="A pack's name or module:attr.")],
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy", metavar="MODULE:FUNCTION", help="The policy: a function of the session."
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FILE", help="Append one JSON result per trial here.")
+    ],
+    split: Annotated[
+        str | None, typer.Option("--split", help="Only this split's scenarios (default: all).")
+    ] = None,
+    trials: Annotated[
+        int, typer.Option("--trials", "-k", min=1, help="Trials of each scenario.")
+    ] = 1,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option("--scenario", metavar="ID", help="Only this scenario (repeatable)."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Run only the trials --out does not hold yet.")
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Run on Ray: 'local' starts a cluster here, else a cluster's address.",
+        ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option("--url", metavar="URL", help="Run against a served world (seahaven serve)."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="With --ray: how many actors.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run a pack's scenarios with a policy, TRIALS times each, and summarize the scores."""
+    from seahaven.evaluation import evaluate, load_policy
+
+    with failures():
+        pack = _pack(pack_name)
+        chosen = load_policy(policy)
+        if out.is_dir():
+            fail(f"--out {out} is a directory; give a file to append results to")
+        runner = _runner(ray_address, url, workers)
+        progress = Progress()
+        started = time.monotonic()
+        passed = 0
+
+        def shown(result: TrialResult, done: int, total: int) -> None:
+            nonlocal passed
+            passed += 1 if result.passed else 0
+            progress.show(_status(done, total, passed, started))
+
+        try:
+            summary, _ = evaluate(
+                pack,
+                chosen,
+                split=split,
+                trials=trials,
+                scenarios=scenario,
+                out=out,
+                resume=resume,
+                runner=runner,
+                progress=shown,
+            )
+        except KeyboardInterrupt:
+            progress.clear()
+            typer.echo(
+                f"interrupted: the finished trials are in {out}; run the same command with "
+                "--resume to run the rest",
+                err=True,
+            )
+            raise typer.Exit(130) from None
+        progress.clear()
+        if as_json:
+            typer.echo(json.dumps(summary.to_dict(), indent=2))
+        else:
+            typer.echo(summary.render())
+            typer.echo(f"results in {out}")
+
+
+@hookimpl
+def seahaven_cli(app: typer.Typer) -> None:
+    """Add ``seahaven scenarios`` and ``seahaven eval``."""
+    app.add_typer(scenarios_app)
+    app.command("eval", context_settings={"help_option_names": ["-h", "--help"]})(eval_command)

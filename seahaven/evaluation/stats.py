@@ -1,0 +1,83 @@
+"""The numbers an eval reports: pass@k, pass^k, and a bootstrap interval for the mean score.
+
+For a scenario tried ``n`` times with ``c`` passes, pass@k is the chance that
+at least one of ``k`` trials drawn without replacement passes, and pass^k
+(tau-bench's) the chance that all ``k`` do: ``C(c, k) / C(n, k)``. Both are
+averaged over scenarios. The interval resamples scenarios, not trials, because
+trials of one scenario are not independent of each other.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from math import comb
+
+__all__ = ["bootstrap_interval", "pass_at_k", "pass_hat_k", "per_scenario_rate"]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The chance that at least one of ``k`` of ``n`` trials (``c`` passing) passes."""
+    _check(n, c, k)
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k: the chance that all ``k`` of ``n`` trials (``c`` passing) pass."""
+    _check(n, c, k)
+    return comb(c, k) / comb(n, k)
+
+
+def _check(n: int, c: int, k: int) -> None:
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass rates need 0 <= c <= n and 1 <= k <= n; got n={n} c={c} k={k}")
+
+
+def per_scenario_rate(passes: Mapping[str, Sequence[bool]], k: int, *, hat: bool) -> float | None:
+    """pass^k (``hat``) or pass@k over scenarios; ``None`` if one has fewer than k trials."""
+    rates = []
+    for trials in passes.values():
+        n = len(trials)
+        if n < k:
+            return None
+        c = sum(1 for passed in trials if passed)
+        rates.append(pass_hat_k(n, c, k) if hat else pass_at_k(n, c, k))
+    return sum(rates) / len(rates) if rates else None
+
+
+def bootstrap_interval(
+    scores: Mapping[str, Sequence[float]],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """A percentile bootstrap interval for the mean score, resampling scenarios.
+
+    Each resample draws as many scenarios as there are, with replacement, and
+    averages every trial of the scenarios drawn. The same scores and seed give
+    the same interval on any machine.
+    """
+    groups = [list(values) for values in scores.values() if values]
+    if not groups:
+        return (0.0, 0.0)
+    if len(groups) == 1 and len(groups[0]) == 1:
+        return (groups[0][0], groups[0][0])
+    sums = [(sum(group), len(group)) for group in groups]
+    rng = random.Random(seed)
+    means = []
+    for _ in range(resamples):
+        total = 0.0
+        count = 0
+        for _ in range(len(sums)):
+            group_total, group_count = sums[rng.randrange(len(sums))]
+            total += group_total
+            count += group_count
+        means.append(total / count)
+    means.sort()
+    tail = (1.0 - confidence) / 2.0
+    low = means[min(len(means) - 1, int(tail * len(means)))]
+    high = means[min(len(means) - 1, int((1.0 - tail) * len(means)))]
+    return (low, high)

@@ -1,0 +1,243 @@
+"""A scenario: where an episode starts, what the agent is asked, and how its end is judged.
+
+A world stays reward-free; a ``Scenario`` names a world and a ``Start`` (the
+fixture, seed, clock, startup keywords and ``setup_sql`` a reset takes), gives
+the agent its ``instructions`` and a call ``budget``, and carries the ``grader``
+that scores the episode, with an optional reference ``solution`` (the tool calls
+that solve it). Scenarios are plain data, written in Python or YAML, and each has
+a content ``hash`` so a result says exactly which version of a task it graded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+)
+
+from seahaven.clock import check_clock_mode, format_instant, parse_instant
+from seahaven.errors import WorldBug
+from seahaven.grading.graders import Grader
+from seahaven.grading.spec import as_grader
+from seahaven.names import check_scenario_name
+from seahaven.world import World
+
+__all__ = ["DEFAULT_BUDGET", "SUBMIT_TOOL", "Scenario", "Start", "ToolCall"]
+
+# The one tool a bound session adds: it takes the agent's answer and ends the episode.
+SUBMIT_TOOL = "submit"
+# Tool calls an agent may make in one episode when a scenario does not say.
+DEFAULT_BUDGET = 50
+
+
+class ToolCall(BaseModel):
+    """One call of a reference solution: a tool's surface name and its arguments.
+
+    ``{"tool": "submit", "arguments": {"answer": ...}}`` submits an answer.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Start(BaseModel):
+    """Where an episode starts: everything ``world.instance(...)`` and a reset take.
+
+    ``seed`` is the scenario's own; an eval derives a seed per trial instead
+    (``seahaven.evaluation.trial_seed``), so trials differ where the world draws
+    randomness while every trial of one seed replays exactly.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fixture: str | None = None
+    seed: int | None = None
+    now: str | None = None
+    clock_mode: Literal["fixed", "tick", "running", "wall"] | None = None
+    startup: dict[str, Any] = Field(default_factory=dict)
+    setup_sql: str | None = None
+
+    @field_validator("now", mode="before")
+    @classmethod
+    def _canonical_now(cls, value: Any) -> Any:
+        # YAML reads an unquoted timestamp as a datetime; either way, keep the canonical text.
+        if value is None:
+            return None
+        if not isinstance(value, str | datetime):
+            raise ValueError("now is an instant, as 2026-03-02T09:00:00.000Z")
+        try:
+            return format_instant(parse_instant(value))
+        except WorldBug as error:
+            raise ValueError(str(error)) from None
+
+    @field_validator("clock_mode", mode="before")
+    @classmethod
+    def _known_mode(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check_clock_mode(value)
+        except WorldBug as error:
+            raise ValueError(str(error)) from None
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _whole_seed(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError("seed is a whole number")
+        return value
+
+    def instance_options(self, *, seed: int | None = None) -> dict[str, Any]:
+        """The keywords of ``world.instance(...)`` for this start; ``seed`` replaces its own."""
+        options: dict[str, Any] = {
+            "fixture": self.fixture,
+            "seed": self.seed if seed is None else seed,
+            "now": self.now,
+            "clock_mode": self.clock_mode,
+            "setup_sql": self.setup_sql,
+        }
+        if self.startup:
+            options["startup"] = dict(self.startup)
+        return {key: value for key, value in options.items() if value is not None}
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Scenario(BaseModel):
+    """One task on one world: a start, instructions, a grader, a budget; optionally a solution."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    id: str
+    world: str | World
+    instructions: str = Field(min_length=1)
+    grader: Grader
+    start: Start = Field(default_factory=Start)
+    solution: tuple[ToolCall, ...] | None = None
+    budget: int = Field(default=DEFAULT_BUDGET, ge=1, le=100_000)
+    tags: tuple[str, ...] = ()
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _spelled(cls, value: Any) -> Any:
+        try:
+            return check_scenario_name(value)
+        except WorldBug as error:
+            raise ValueError(str(error)) from None
+
+    @field_validator("world", mode="before")
+    @classmethod
+    def _named_world(cls, value: Any) -> Any:
+        if isinstance(value, World):
+            return value
+        if not isinstance(value, str) or not value:
+            raise ValueError("world is a registered world's name, module:attr, or a World")
+        return value
+
+    @field_validator("grader", mode="before")
+    @classmethod
+    def _built_grader(cls, value: Any) -> Any:
+        try:
+            return as_grader(value, "grader")
+        except WorldBug as error:
+            raise ValueError(str(error)) from None
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tag_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("tags is a list of words, not one string")
+        return value
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _whole_budget(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("budget is a whole number of tool calls")
+        return value
+
+    @field_validator("solution")
+    @classmethod
+    def _one_submit_last(cls, value: tuple[ToolCall, ...] | None) -> Any:
+        if value is None:
+            return None
+        for index, call in enumerate(value):
+            if call.tool == SUBMIT_TOOL:
+                if index != len(value) - 1:
+                    raise ValueError("a solution submits its answer last, once")
+                if set(call.arguments) != {"answer"}:
+                    raise ValueError(
+                        "a solution submits as {tool: submit, arguments: {answer: ...}}"
+                    )
+        return value
+
+    @field_serializer("world")
+    def _world_name(self, world: str | World) -> str:
+        return world.name if isinstance(world, World) else world
+
+    @field_serializer("grader")
+    def _grader_spec(self, grader: Grader) -> Any:
+        return grader.spec()
+
+    @property
+    def world_name(self) -> str:
+        """The name of the world this scenario runs on."""
+        return self.world.name if isinstance(self.world, World) else self.world
+
+    def calls(self) -> int:
+        """How many world tool calls the solution makes (``submit`` not counted)."""
+        return sum(1 for call in self.solution or () if call.tool != SUBMIT_TOOL)
+
+    def to_data(self) -> dict[str, Any]:
+        """The scenario as plain data, the shape its YAML takes (the grader as its spec)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        data["start"] = self.start.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        return data
+
+    @property
+    def hash(self) -> str:
+        """A stable content hash: the same text for the same task, on any machine.
+
+        It covers the world's name, the start, the instructions, the grader (a
+        Python grader by its source), the solution, the budget and the tags.
+        """
+        return hashlib.sha256(_canonical_json(self.to_data()).encode("utf-8")).hexdigest()
+
+    def resolve_world(self) -> World:
+        """The ``World`` this scenario runs on, found by name if it was given one."""
+        if isinstance(self.world, World):
+            return self.world
+        from seahaven.discovery import find_world
+
+        try:
+            return find_world(self.world).world
+        except WorldBug as error:
+            raise WorldBug(f"scenario {self.id!r}: {error}") from None
+
+
+def scenario_from_data(data: Mapping[str, Any], where: str) -> Scenario:
+    """A scenario from plain data; a ``WorldBug`` naming ``where`` and each problem."""
+    from pydantic import ValidationError
+
+    try:
+        return Scenario.model_validate(dict(data))
+    except ValidationError as error:
+        problems = []
+        for problem in error.errors():
+            location = ".".join(str(part) for part in problem["loc"])
+            message = str(problem["msg"]).removeprefix("Value error, ")
+            problems.append(f"{location}: {message}" if location else message)
+        raise WorldBug(f"{where}: " + "; ".join(problems)) from None

@@ -1,0 +1,250 @@
+"""A pack of scenarios: named, versioned, split, and loadable from YAML shipped in a package.
+
+A ``ScenarioSet`` holds scenarios in order with named splits (``train``,
+``test``, ...). A pack of hundreds of tasks is data, so it is usually a folder of
+YAML files inside a world's package::
+
+    scenarios/
+      pack.yaml        name, version, description, world, defaults, splits
+      invoices.yaml    a list of scenarios (or one)
+      ...
+
+``pack.yaml``'s ``defaults`` (a ``start``, a ``budget``, ``tags``) apply to every
+scenario that does not say otherwise; ``splits`` maps each split to scenario
+ids. ``ScenarioSet.from_package(__package__)`` loads the folder beside a module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from seahaven.errors import WorldBug
+from seahaven.names import check_scenario_name
+from seahaven.scenarios.model import Scenario, scenario_from_data
+
+__all__ = ["PACK_FILE", "ScenarioSet"]
+
+PACK_FILE = "pack.yaml"
+_PACK_KEYS = ("name", "version", "description", "world", "defaults", "splits")
+_DEFAULT_KEYS = ("start", "budget", "tags")
+
+
+class ScenarioSet:
+    """A named, versioned pack of scenarios, in order, with named splits."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        scenarios: Iterable[Scenario],
+        *,
+        splits: Mapping[str, Sequence[str]] | None = None,
+        description: str = "",
+    ) -> None:
+        self.name = check_scenario_name(name, what="pack name")
+        if not isinstance(version, str) or not version:
+            raise WorldBug(f"pack {name!r}: version is a string such as 1.0.0")
+        self.version = version
+        self.description = description
+        self._scenarios = tuple(scenarios)
+        self._by_id: dict[str, Scenario] = {}
+        for scenario in self._scenarios:
+            if not isinstance(scenario, Scenario):
+                raise WorldBug(f"pack {name!r} holds {scenario!r}, which is not a Scenario")
+            if scenario.id in self._by_id:
+                raise WorldBug(f"pack {name!r} has two scenarios with the id {scenario.id!r}")
+            self._by_id[scenario.id] = scenario
+        self._splits: dict[str, tuple[str, ...]] = {}
+        for split, ids in (splits or {}).items():
+            check_scenario_name(split, what=f"pack {name!r}: split name")
+            if isinstance(ids, str) or not all(isinstance(item, str) for item in ids):
+                raise WorldBug(f"pack {name!r}: split {split!r} is a list of scenario ids")
+            unknown = [item for item in ids if item not in self._by_id]
+            if unknown:
+                raise WorldBug(
+                    f"pack {name!r}: split {split!r} names {', '.join(map(repr, unknown))}, "
+                    "which the pack does not hold"
+                )
+            if len(set(ids)) != len(ids):
+                raise WorldBug(f"pack {name!r}: split {split!r} names a scenario twice")
+            self._splits[split] = tuple(ids)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Scenario]:
+        return iter(self._scenarios)
+
+    def __len__(self) -> int:
+        return len(self._scenarios)
+
+    def __contains__(self, scenario_id: object) -> bool:
+        return scenario_id in self._by_id
+
+    def __repr__(self) -> str:
+        return f"ScenarioSet({self.name!r}, {self.version!r}, {len(self)} scenarios)"
+
+    @property
+    def scenarios(self) -> tuple[Scenario, ...]:
+        """Every scenario, in the pack's order."""
+        return self._scenarios
+
+    @property
+    def splits(self) -> dict[str, tuple[str, ...]]:
+        """Each split's scenario ids."""
+        return dict(self._splits)
+
+    def get(self, scenario_id: str) -> Scenario:
+        """The scenario with this id; a ``WorldBug`` naming the pack's ids if there is none."""
+        found = self._by_id.get(scenario_id)
+        if found is None:
+            raise WorldBug(
+                f"pack {self.name!r} has no scenario {scenario_id!r}; "
+                f"`seahaven scenarios list {self.name}` lists its {len(self)}"
+            )
+        return found
+
+    def split(self, name: str | None) -> list[Scenario]:
+        """The scenarios of one split, in the split's order; every scenario for ``None``."""
+        if name is None:
+            return list(self._scenarios)
+        ids = self._splits.get(name)
+        if ids is None:
+            known = ", ".join(self._splits) or "none"
+            raise WorldBug(f"pack {self.name!r} has no split {name!r} (its splits: {known})")
+        return [self._by_id[item] for item in ids]
+
+    def split_of(self, scenario_id: str) -> list[str]:
+        """The splits a scenario is in."""
+        return [split for split, ids in self._splits.items() if scenario_id in ids]
+
+    @property
+    def hash(self) -> str:
+        """The pack's content hash: its name, version, splits and every scenario's hash."""
+        data = {
+            "name": self.name,
+            "version": self.version,
+            "splits": {split: list(ids) for split, ids in self._splits.items()},
+            "scenarios": [scenario.hash for scenario in self._scenarios],
+        }
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    # --- loading ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_directory(cls, directory: Path | str | Traversable) -> ScenarioSet:
+        """Load a pack from a folder holding ``pack.yaml`` and scenario files (``*.yaml``)."""
+        folder: Traversable = Path(directory) if isinstance(directory, str | Path) else directory
+        pack_file = folder / PACK_FILE
+        if not pack_file.is_file():
+            raise WorldBug(
+                f"{folder} has no {PACK_FILE}; a pack's folder starts with one naming the pack "
+                "(name, version, splits)"
+            )
+        header = _read_yaml(pack_file, f"{folder}/{PACK_FILE}")
+        if not isinstance(header, Mapping):
+            raise WorldBug(f"{folder}/{PACK_FILE} must be a mapping of {', '.join(_PACK_KEYS)}")
+        stray = sorted(str(key) for key in header if key not in _PACK_KEYS)
+        if stray:
+            raise WorldBug(
+                f"{folder}/{PACK_FILE} does not take {', '.join(stray)}; it takes "
+                f"{', '.join(_PACK_KEYS)}"
+            )
+        name = header.get("name")
+        version = header.get("version")
+        if not isinstance(name, str) or not isinstance(version, str):
+            raise WorldBug(f"{folder}/{PACK_FILE} needs a name and a version (quote the version)")
+        defaults = header.get("defaults") or {}
+        if not isinstance(defaults, Mapping) or not set(defaults) <= set(_DEFAULT_KEYS):
+            raise WorldBug(
+                f"{folder}/{PACK_FILE}: defaults is a mapping of {', '.join(_DEFAULT_KEYS)}"
+            )
+        scenarios: list[Scenario] = []
+        files = sorted(
+            (item for item in folder.iterdir() if item.name.endswith((".yaml", ".yml"))),
+            key=lambda item: item.name,
+        )
+        for item in files:
+            if item.name == PACK_FILE:
+                continue
+            where = f"{folder}/{item.name}"
+            content = _read_yaml(item, where)
+            entries = content if isinstance(content, list) else [content]
+            for index, entry in enumerate(entries):
+                place = f"{where}[{index}]" if isinstance(content, list) else where
+                if not isinstance(entry, Mapping):
+                    raise WorldBug(
+                        f"{place}: a scenario is a mapping (id, instructions, grader, ...)"
+                    )
+                scenarios.append(
+                    scenario_from_data(
+                        _with_defaults(entry, header, defaults), _named(place, entry)
+                    )
+                )
+        splits = header.get("splits") or {}
+        if not isinstance(splits, Mapping):
+            raise WorldBug(f"{folder}/{PACK_FILE}: splits maps each split to a list of ids")
+        try:
+            return cls(
+                name,
+                version,
+                scenarios,
+                splits=splits,
+                description=str(header.get("description") or ""),
+            )
+        except WorldBug as error:
+            raise WorldBug(f"{folder}/{PACK_FILE}: {error}") from None
+
+    @classmethod
+    def from_package(cls, package: str, directory: str = "scenarios") -> ScenarioSet:
+        """Load the pack kept in ``directory`` inside an installed package (package data)."""
+        try:
+            root = resources.files(package)
+        except (ModuleNotFoundError, TypeError) as error:
+            raise WorldBug(
+                f"cannot find package {package!r} to load its scenarios: {error}"
+            ) from None
+        return cls.from_directory(root / directory)
+
+
+def _read_yaml(item: Traversable, where: str) -> Any:
+    try:
+        return yaml.safe_load(item.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise WorldBug(f"{where} is not valid YAML: {error}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise WorldBug(f"{where} cannot be read: {error}") from None
+
+
+def _named(place: str, entry: Mapping[str, Any]) -> str:
+    scenario_id = entry.get("id")
+    return f"{place} (scenario {scenario_id!r})" if isinstance(scenario_id, str) else place
+
+
+def _with_defaults(
+    entry: Mapping[str, Any], header: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    data = dict(entry)
+    if "world" not in data and header.get("world") is not None:
+        data["world"] = header["world"]
+    if "budget" not in data and "budget" in defaults:
+        data["budget"] = defaults["budget"]
+    if "tags" in defaults:
+        data["tags"] = [
+            *defaults["tags"],
+            *[tag for tag in data.get("tags", ()) if tag not in defaults["tags"]],
+        ]
+    start_defaults = defaults.get("start")
+    if isinstance(start_defaults, Mapping):
+        start = data.get("start") or {}
+        if isinstance(start, Mapping):
+            data["start"] = {**start_defaults, **start}
+    return data

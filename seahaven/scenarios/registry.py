@@ -1,0 +1,157 @@
+"""Every installed pack of scenarios, by name, found through entry points.
+
+A distribution publishes its packs under the ``seahaven.scenarios`` entry-point
+group (``name = "module:attr"``), where ``attr`` is a ``ScenarioSet`` or a
+function returning one. Listing packs reads metadata only; a pack is imported
+when it is first asked for. ``find_scenario("pack/id")`` is how the wire, the
+command line and the adapters name one scenario.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass, field
+
+import importlib_metadata
+
+from seahaven.errors import WorldBug
+from seahaven.scenarios.model import Scenario
+from seahaven.scenarios.pack import ScenarioSet
+
+__all__ = [
+    "SCENARIOS_GROUP",
+    "PackSpec",
+    "find_scenario",
+    "load_pack",
+    "pack_specs",
+    "refresh_packs",
+    "split_reference",
+]
+
+SCENARIOS_GROUP = "seahaven.scenarios"
+
+
+@dataclass(frozen=True, slots=True)
+class PackSpec:
+    """One published pack: its name, where it lives, and which distribution published it."""
+
+    name: str
+    value: str
+    distribution: str | None
+    version: str | None
+    _loaded: list[ScenarioSet] = field(default_factory=list, repr=False, compare=False)
+
+    def describe(self) -> str:
+        """How messages name this entry."""
+        source = f"{self.distribution} {self.version}, " if self.distribution else ""
+        return f"pack {self.name!r} ({source}entry point {self.value})"
+
+    def load(self) -> ScenarioSet:
+        """Import the pack on first use and keep it."""
+        if self._loaded:
+            return self._loaded[0]
+        pack = import_pack(self.value, self.describe())
+        if pack.name != self.name:
+            raise WorldBug(
+                f"{self.describe()} holds a pack named {pack.name!r}; publish it under its own name"
+            )
+        self._loaded.append(pack)
+        return pack
+
+
+def import_pack(target: str, what: str | None = None) -> ScenarioSet:
+    """The ``ScenarioSet`` at ``module:attr`` (or what calling it returns)."""
+    label = what or target
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise WorldBug(f"{label}: {target!r} does not name a pack; write module:attr")
+    try:
+        found: object = importlib.import_module(module_name)
+    except ImportError as error:
+        raise WorldBug(f"{label}: cannot import {module_name!r} ({error})") from None
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise WorldBug(f"{label}: module {module_name!r} has no attribute {attribute!r}")
+        found = getattr(found, part)
+    if not isinstance(found, ScenarioSet) and callable(found):
+        found = found()
+    if not isinstance(found, ScenarioSet):
+        raise WorldBug(f"{label}: {target} is a {type(found).__name__}, not a seahaven.ScenarioSet")
+    return found
+
+
+_specs: dict[str, PackSpec] | None = None
+_conflicts: dict[str, list[PackSpec]] = {}
+_lock = threading.Lock()
+
+
+def _discover() -> dict[str, PackSpec]:
+    global _specs
+    with _lock:
+        if _specs is None:
+            claims: dict[str, list[PackSpec]] = {}
+            for entry_point in importlib_metadata.entry_points(group=SCENARIOS_GROUP):
+                dist = entry_point.dist
+                spec = PackSpec(
+                    name=entry_point.name,
+                    value=entry_point.value.split("[", 1)[0].strip(),
+                    distribution=dist.name if dist is not None else None,
+                    version=dist.version if dist is not None else None,
+                )
+                claims.setdefault(spec.name, []).append(spec)
+            _conflicts.clear()
+            _conflicts.update({name: found for name, found in claims.items() if len(found) > 1})
+            _specs = {name: found[0] for name, found in claims.items() if len(found) == 1}
+        return _specs
+
+
+def pack_specs() -> list[PackSpec]:
+    """Every installed pack, sorted by name, none of them imported."""
+    specs = _discover()
+    return [specs[name] for name in sorted(specs)]
+
+
+def refresh_packs() -> None:
+    """Forget what was discovered; the next lookup reads the entry points again."""
+    global _specs
+    importlib.invalidate_caches()
+    with _lock:
+        _specs = None
+
+
+def load_pack(name: str) -> ScenarioSet:
+    """The installed pack ``name``, or the pack at ``module:attr``."""
+    if ":" in name:
+        return import_pack(name)
+    specs = _discover()
+    if name in _conflicts:
+        claimants = " and ".join(spec.describe() for spec in _conflicts[name])
+        raise WorldBug(f"the pack name {name!r} is claimed twice: {claimants}; uninstall one")
+    spec = specs.get(name)
+    if spec is None:
+        known = ", ".join(sorted(specs)) or "none are installed"
+        raise WorldBug(
+            f"no pack of scenarios is registered as {name!r} (installed: {known}); install the "
+            "world that publishes it, or pass module:attr"
+        )
+    return spec.load()
+
+
+def split_reference(reference: str) -> tuple[str, str]:
+    """``"pack/id"`` as ``(pack, id)``; a ``WorldBug`` for anything else."""
+    if not isinstance(reference, str) or reference.count("/") != 1:
+        raise WorldBug(
+            f"a scenario is named pack/id, as company/refund-duplicate; got {reference!r}"
+        )
+    pack, _, scenario_id = reference.partition("/")
+    if not pack or not scenario_id:
+        raise WorldBug(f"a scenario is named pack/id; got {reference!r}")
+    return pack, scenario_id
+
+
+def find_scenario(reference: str) -> tuple[ScenarioSet, Scenario]:
+    """The pack and the scenario ``"pack/id"`` names."""
+    pack_name, scenario_id = split_reference(reference)
+    pack = load_pack(pack_name)
+    return pack, pack.get(scenario_id)

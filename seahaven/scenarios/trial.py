@@ -1,0 +1,371 @@
+"""A trial: one episode bound to a scenario, with a budget, a ``submit`` tool and a grade.
+
+A ``Trial`` makes the scenario's instance from its start, lets the agent call
+the world's tools and one more, ``submit(answer)``, counts calls against the
+scenario's budget, and grades the episode when it ends: on ``submit``, when the
+budget is spent, or when the caller calls ``finish()``. Every door that binds a
+session to a scenario drives this one class: ``seahaven eval`` in process and
+on Ray, the served session over ``/ws``, the TRL adapter.
+
+The world stays reward-free: the trial adds ``submit`` beside the world's tools
+and reads the instance only through its public API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from seahaven.db import Db
+from seahaven.errors import ArgumentError, ToolError, WorldBug
+from seahaven.grading.episode import Episode
+from seahaven.grading.fold import Changes, fold
+from seahaven.grading.grade import Grade
+from seahaven.instance import Instance
+from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
+from seahaven.world import World
+
+__all__ = [
+    "MAX_ANSWER_LENGTH",
+    "EpisodeOver",
+    "Replay",
+    "Trial",
+    "replay_solution",
+    "submit_listing",
+]
+
+# An answer longer than this is refused: it is a report, not an answer, and it travels.
+MAX_ANSWER_LENGTH = 20_000
+# How many replayed solutions a process keeps, each keyed by scenario hash and seed.
+SOLUTION_CACHE_SIZE = 512
+
+
+class EpisodeOver(ToolError):
+    """A call after the episode ended (the answer was submitted, or the budget spent)."""
+
+    def __init__(self, ended_by: str, budget: int) -> None:
+        reason = (
+            "an answer was submitted"
+            if ended_by == "submit"
+            else f"its budget of {budget} tool calls is spent"
+            if ended_by == "budget"
+            else "it was finished"
+        )
+        super().__init__(
+            "episode_over",
+            f"the episode has ended ({reason}); no more calls are taken",
+            {"ended_by": ended_by},
+        )
+
+
+def submit_listing() -> dict[str, Any]:
+    """The ``submit`` tool as a tool list shows it."""
+    return {
+        "name": SUBMIT_TOOL,
+        "description": (
+            "Submit your final answer and end the episode. Call it once, when the task is "
+            "done: put the answer to the question you were asked in `answer`, or a short note "
+            "of what you did (or why you refused) when no answer is asked for. No tool can be "
+            "called after it."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "answer": {
+                    "type": "string",
+                    "description": "The final answer, or a short note of what was done.",
+                }
+            },
+            "required": ["answer"],
+            "additionalProperties": False,
+        },
+    }
+
+
+def _submitted_answer(arguments: dict[str, Any]) -> str:
+    violations: list[dict[str, Any]] = []
+    stray = sorted(set(arguments) - {"answer"})
+    for name in stray:
+        violations.append(
+            {"loc": [name], "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}
+        )
+    if "answer" not in arguments:
+        violations.append({"loc": ["answer"], "msg": "Field required", "type": "missing"})
+    elif not isinstance(arguments["answer"], str):
+        violations.append(
+            {"loc": ["answer"], "msg": "Input should be a valid string", "type": "string_type"}
+        )
+    elif len(arguments["answer"]) > MAX_ANSWER_LENGTH:
+        violations.append(
+            {
+                "loc": ["answer"],
+                "msg": f"String should have at most {MAX_ANSWER_LENGTH} characters",
+                "type": "string_too_long",
+            }
+        )
+    if violations:
+        raise ArgumentError(SUBMIT_TOOL, violations)
+    answer: str = arguments["answer"]
+    return answer
+
+
+class Trial:
+    """One episode of a scenario: its instance, the calls left, the answer, and the grade."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        seed: int | None = None,
+        world: World | None = None,
+        state_format: str | None = None,
+        control_tools: bool = False,
+    ) -> None:
+        self.scenario = scenario
+        self.world = world if world is not None else scenario.resolve_world()
+        self.seed = seed if seed is not None else scenario.start.seed
+        names = {entry.name for entry in self.world.composition().surface}
+        if SUBMIT_TOOL in names:
+            raise WorldBug(
+                f"world {self.world.name!r} has a tool named {SUBMIT_TOOL!r}, which a scenario "
+                "adds to end the episode; rename the world's tool to bind it to scenarios"
+            )
+        self._options = scenario.start.instance_options(seed=self.seed)
+        try:
+            self.instance: Instance = self.world.instance(
+                state_format=state_format, control_tools=control_tools, **self._options
+            )
+        except WorldBug as error:
+            raise WorldBug(f"scenario {scenario.id!r} cannot start: {error}") from None
+        self.calls_made = 0
+        self.answer: str | None = None
+        self.ended_by: str | None = None
+        self._grade: Grade | None = None
+        self._start: Instance | None = None
+        self._lock = threading.RLock()
+
+    # --- what the agent sees -----------------------------------------------------------------
+
+    @property
+    def instructions(self) -> str:
+        """What the agent is asked to do."""
+        return self.scenario.instructions
+
+    @property
+    def budget(self) -> int:
+        """How many tool calls the agent may make."""
+        return self.scenario.budget
+
+    @property
+    def calls_left(self) -> int:
+        """How many more tool calls the agent may make."""
+        return max(0, self.scenario.budget - self.calls_made)
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode has ended."""
+        return self.ended_by is not None
+
+    @property
+    def submitted(self) -> bool:
+        """Whether the agent ended the episode with ``submit``."""
+        return self.ended_by == "submit"
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The world's tool list and ``submit`` after it."""
+        return [*self.instance.tools(), submit_listing()]
+
+    def call(self, tool: str, /, **arguments: Any) -> Any:
+        """Call a tool as the agent: the world's, or ``submit``.
+
+        Every call counts against the budget but a ``submit`` that is accepted;
+        the call that spends the budget ends the episode after it returns or
+        raises. After the end, every call raises ``EpisodeOver``.
+        """
+        with self._lock:
+            if self.ended_by is not None:
+                raise EpisodeOver(self.ended_by, self.scenario.budget)
+            if tool == SUBMIT_TOOL:
+                try:
+                    answer = _submitted_answer(arguments)
+                except ArgumentError:
+                    self._count_call()
+                    raise
+                self.submit(answer)
+                return {"submitted": True, "answer": answer}
+            try:
+                return self.instance.call(tool, **arguments)
+            finally:
+                self._count_call()
+
+    def submit(self, answer: str) -> Grade:
+        """End the episode with the agent's answer, and grade it."""
+        with self._lock:
+            if self.ended_by is not None:
+                raise EpisodeOver(self.ended_by, self.scenario.budget)
+            self.answer = _submitted_answer({"answer": answer})
+            return self._end("submit")
+
+    def finish(self) -> Grade:
+        """End the episode where it stands (if it has not ended) and return its grade."""
+        with self._lock:
+            if self._grade is not None:
+                return self._grade
+            return self._end(self.ended_by or "finish")
+
+    # --- the outcome -------------------------------------------------------------------------
+
+    @property
+    def grade(self) -> Grade | None:
+        """The grade, once the episode has ended."""
+        return self._grade
+
+    @property
+    def reward(self) -> float | None:
+        """The grade's score once the episode has ended; ``None`` before."""
+        return None if self._grade is None else self._grade.score
+
+    def episode(self) -> Episode:
+        """The episode as graders read it, as the instance holds it now."""
+        return Episode.of(
+            self.instance,
+            answer=self.answer,
+            submitted=self.submitted,
+            start=self._start_view,
+            solution=self._solution_changes,
+        )
+
+    def report(self) -> dict[str, Any]:
+        """What the trial adds to a state document: the scenario, the budget, the outcome."""
+        return {
+            "id": self.scenario.id,
+            "hash": self.scenario.hash,
+            "seed": self.seed,
+            "budget": self.scenario.budget,
+            "calls_made": self.calls_made,
+            "done": self.done,
+            "ended_by": self.ended_by,
+            "answer": self.answer,
+            "grade": None if self._grade is None else self._grade.to_dict(),
+        }
+
+    def state_sha256(self) -> str:
+        """A hash of what the agent did: every change-log record and every call, in order.
+
+        It leaves out the instance id and the envelope, so the same calls from
+        the same start give the same hash in process, on Ray and over the wire.
+        """
+        data = {
+            "log": [record.to_dict() for record in self.instance.change_log()],
+            "calls": [record.to_dict() for record in self.instance.call_log()],
+        }
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    # --- ending ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Destroy the trial's instances. Idempotent."""
+        with self._lock:
+            for instance in (self._start, self.instance):
+                if instance is not None:
+                    instance.destroy()
+            self._start = None
+
+    def __enter__(self) -> Trial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _count_call(self) -> None:
+        self.calls_made += 1
+        if self.calls_made >= self.scenario.budget and self.ended_by is None:
+            self._end("budget")
+
+    def _end(self, reason: str) -> Grade:
+        self.ended_by = reason
+        grader = self.scenario.grader
+        try:
+            grade = grader.grade(self.episode())
+        except WorldBug as error:
+            raise WorldBug(f"scenario {self.scenario.id!r}: grading failed: {error}") from None
+        except Exception as error:
+            raise WorldBug(
+                f"scenario {self.scenario.id!r}: grading raised {type(error).__name__}: {error}"
+            ) from error
+        self._grade = grade
+        return grade
+
+    def _start_view(self) -> Db:
+        if self._start is None:
+            self._start = self.world.instance(**self._options)
+        return self._start.inspect()
+
+    def _solution_changes(self) -> Changes:
+        return replay_solution(self.scenario, self.world, self.seed).changes
+
+
+class Replay:
+    """What a scenario's reference solution did from a start: its net changes and answer."""
+
+    __slots__ = ("answer", "changes", "errors")
+
+    def __init__(self, changes: Changes, answer: str | None, errors: list[str]) -> None:
+        self.changes = changes
+        self.answer = answer
+        self.errors = errors
+
+
+_replays: OrderedDict[tuple[str, int | None, int], Replay] = OrderedDict()
+_replays_lock = threading.Lock()
+
+
+def replay_solution(scenario: Scenario, world: World, seed: int | None) -> Replay:
+    """Play the scenario's solution on a fresh instance from its start, once per seed.
+
+    The result is kept per process (by scenario hash, seed and world), so a
+    thousand trials of one scenario replay it once each seed.
+    """
+    if scenario.solution is None:
+        raise WorldBug(
+            f"scenario {scenario.id!r} has no reference solution; give it one (a list of tool "
+            "calls) or drop the matches_solution check"
+        )
+    key = (scenario.hash, seed, id(world))
+    with _replays_lock:
+        found = _replays.get(key)
+        if found is not None:
+            _replays.move_to_end(key)
+            return found
+    replay = _play(scenario, world, seed)
+    with _replays_lock:
+        _replays[key] = replay
+        while len(_replays) > SOLUTION_CACHE_SIZE:
+            _replays.popitem(last=False)
+    return replay
+
+
+def _play(scenario: Scenario, world: World, seed: int | None) -> Replay:
+    answer: str | None = None
+    errors: list[str] = []
+    options = scenario.start.instance_options(seed=seed)
+    with world.instance(**options) as instance:
+        for step in scenario.solution or ():
+            if step.tool == SUBMIT_TOOL:
+                answer = str(step.arguments.get("answer"))
+                break
+            try:
+                instance.call(step.tool, **step.arguments)
+            except ToolError as error:
+                errors.append(f"{step.tool}: {error.code}: {error.message}")
+            except WorldBug as error:
+                raise WorldBug(
+                    f"scenario {scenario.id!r}: its solution's call to {step.tool} hit a bug in "
+                    f"the world: {error}"
+                ) from None
+        changes = fold(instance.change_log())
+    return Replay(changes, answer, errors)

@@ -1,0 +1,157 @@
+"""A trial: one episode bound to a scenario, its budget, ``submit``, and its grade."""
+
+from __future__ import annotations
+
+import pytest
+from grading_worlds import make_shop, question_scenario, ship_scenario
+
+import seahaven
+from seahaven.scenarios import EpisodeOver, Trial, replay_solution, submit_listing
+
+
+@pytest.fixture
+def shop() -> seahaven.World:
+    return make_shop()
+
+
+def test_a_trial_lists_submit_after_the_worlds_tools(shop: seahaven.World) -> None:
+    with Trial(ship_scenario(shop), seed=1, world=shop) as trial:
+        names = [tool["name"] for tool in trial.tools()]
+        assert names[-1] == "submit"
+        assert names[:-1] == [tool["name"] for tool in trial.instance.tools()]
+        assert trial.tools()[-1] == submit_listing()
+        assert trial.instructions.startswith("Ship Ada's open order")
+
+
+def test_submit_ends_the_episode_and_grades_it(shop: seahaven.World) -> None:
+    with Trial(question_scenario(shop), seed=1, world=shop) as trial:
+        assert trial.call("total_for", customer="ada") == {"total": 65.0}
+        assert not trial.done and trial.reward is None and trial.grade is None
+        answer = trial.call("submit", answer="65")
+        assert answer == {"submitted": True, "answer": "65"}
+        assert trial.done and trial.submitted and trial.ended_by == "submit"
+        assert trial.reward == 1.0
+        assert trial.grade is not None and trial.grade.passed
+        with pytest.raises(EpisodeOver) as raised:
+            trial.call("total_for", customer="ada")
+        assert raised.value.code == "episode_over"
+        assert "an answer was submitted" in raised.value.message
+        with pytest.raises(EpisodeOver):
+            trial.submit("again")
+        # What the agent did after the end did not happen.
+        assert trial.calls_made == 1
+
+
+def test_the_budget_ends_the_episode_on_the_call_that_spends_it(shop: seahaven.World) -> None:
+    scenario = ship_scenario(shop, budget=2)
+    with Trial(scenario, seed=1, world=shop) as trial:
+        assert trial.calls_left == 2
+        trial.call("set_status", order_id="o1", status="shipped")
+        assert trial.calls_left == 1 and not trial.done
+        # A refused call counts too.
+        with pytest.raises(seahaven.ToolError):
+            trial.call("set_status", order_id="nope", status="shipped")
+        assert trial.done and trial.ended_by == "budget"
+        assert trial.grade is not None and not trial.grade.passed
+        with pytest.raises(EpisodeOver, match="its budget of 2 tool calls is spent"):
+            trial.call("ledger_record", order_id="o1", cents=2500)
+
+
+def test_an_unknown_tool_and_a_bad_submit_count_against_the_budget(shop: seahaven.World) -> None:
+    with Trial(question_scenario(shop), seed=1, world=shop) as trial:
+        with pytest.raises(seahaven.UnknownTool):
+            trial.call("no_such_tool")
+        with pytest.raises(seahaven.ArgumentError) as bad:
+            trial.call("submit", answer=65)
+        assert bad.value.error_type == "invalid_args"
+        assert bad.value.violations[0]["loc"] == ["answer"]
+        with pytest.raises(seahaven.ArgumentError):
+            trial.call("submit", answer="x", note="y")
+        assert trial.done and trial.ended_by == "budget"
+
+
+def test_an_answer_too_long_is_refused(shop: seahaven.World) -> None:
+    with Trial(question_scenario(shop), seed=1, world=shop) as trial:
+        with pytest.raises(seahaven.ArgumentError, match="at most 20000 characters"):
+            trial.submit("9" * 20_001)
+        assert not trial.done
+
+
+def test_finish_grades_where_the_episode_stands_once(shop: seahaven.World) -> None:
+    with Trial(ship_scenario(shop), seed=1, world=shop) as trial:
+        trial.call("set_status", order_id="o1", status="shipped")
+        trial.call("ledger_record", order_id="o1", cents=2500)
+        grade = trial.finish()
+        assert grade.passed and trial.ended_by == "finish"
+        assert trial.finish() is grade
+        report = trial.report()
+        assert report["done"] is True and report["grade"] == grade.to_dict()
+        assert report["id"] == "ship-ada" and report["calls_made"] == 2
+
+
+def test_a_world_with_its_own_submit_tool_cannot_be_bound() -> None:
+    world = make_shop()
+
+    @world.tool
+    def submit(ctx: seahaven.Ctx) -> None:
+        """The world's own submit."""
+
+    with pytest.raises(seahaven.WorldBug, match="has a tool named 'submit'"):
+        Trial(ship_scenario(world), seed=1, world=world)
+
+
+def test_a_scenario_that_cannot_start_says_which(shop: seahaven.World) -> None:
+    scenario = ship_scenario(shop, start={"fixture": "nowhere"})
+    with pytest.raises(seahaven.WorldBug, match="scenario 'ship-ada' cannot start"):
+        Trial(scenario, seed=1, world=shop)
+
+
+def test_the_state_hash_follows_what_the_agent_did_not_the_instance(shop: seahaven.World) -> None:
+    def hash_of(*orders: str) -> str:
+        with Trial(ship_scenario(shop), seed=4, world=shop) as trial:
+            for order in orders:
+                trial.call("set_status", order_id=order, status="shipped")
+            return trial.state_sha256()
+
+    assert hash_of("o1") == hash_of("o1")
+    assert hash_of("o1") != hash_of("o2")
+
+
+def test_a_solution_is_replayed_once_per_seed(shop: seahaven.World) -> None:
+    scenario = ship_scenario(shop)
+    first = replay_solution(scenario, shop, 11)
+    assert replay_solution(scenario, shop, 11) is first
+    assert replay_solution(scenario, shop, 12) is not first
+    assert [change.table for change in first.changes] == ["entries", "orders"]
+    assert first.errors == [] and first.answer is None
+    with pytest.raises(seahaven.WorldBug, match="has no reference solution"):
+        replay_solution(ship_scenario(shop, solution=None), shop, 1)
+
+
+def test_closing_a_trial_destroys_its_instances(shop: seahaven.World) -> None:
+    from seahaven import grading
+
+    def reads_start(episode: grading.Episode) -> bool:
+        return episode.start.one("SELECT count(*) AS n FROM orders") is not None
+
+    trial = Trial(ship_scenario(shop, grader=grading.python(reads_start)), seed=1, world=shop)
+    directory = trial.instance.directory
+    assert trial.finish().passed
+    trial.close()
+    trial.close()
+    assert not directory.exists()
+    with pytest.raises(seahaven.WorldBug):
+        trial.instance.call("total_for", customer="ada")
+
+
+def test_a_grader_that_breaks_is_the_scenarios_bug(shop: seahaven.World) -> None:
+    from seahaven import grading
+
+    broken = ship_scenario(shop, grader=grading.exists("no_such_table"))
+    with (
+        Trial(broken, seed=1, world=shop) as trial,
+        pytest.raises(
+            seahaven.WorldBug, match=r"scenario 'ship-ada': grading failed: .*no such table"
+        ),
+    ):
+        trial.finish()
