@@ -26,8 +26,8 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO
 
 import anyio
@@ -242,25 +242,14 @@ async def _stop_calls_when(ended: anyio.Event, instance: seahaven.Instance) -> N
     and then sends SIGTERM, so a call left to finish would only delay the end.
     """
     await ended.wait()
-    async with _interrupting(instance):
-        await anyio.sleep_forever()
+    await _keep_interrupting(instance)
 
 
-@asynccontextmanager
-async def _interrupting(instance: seahaven.Instance) -> AsyncIterator[None]:
-    """Interrupt the instance's statements, again and again, until the block ends."""
-
-    async def keep_interrupting() -> None:
-        while True:
-            instance.interrupt()
-            await anyio.sleep(_INTERRUPT_SECONDS)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(keep_interrupting)
-        try:
-            yield
-        finally:
-            group.cancel_scope.cancel()
+async def _keep_interrupting(instance: seahaven.Instance) -> None:
+    """Interrupt the instance's statements again and again, until cancelled."""
+    while True:
+        instance.interrupt()
+        await anyio.sleep(_INTERRUPT_SECONDS)
 
 
 async def _stop_on_signal(instance: seahaven.Instance) -> None:
@@ -274,8 +263,10 @@ async def _stop_on_signal(instance: seahaven.Instance) -> None:
     """
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as received:
         async for signum in received:
-            async with _interrupting(instance):
+            async with anyio.create_task_group() as stopping:
+                stopping.start_soon(_keep_interrupting, instance)
                 await anyio.to_thread.run_sync(instance.destroy)
+                stopping.cancel_scope.cancel()
             _log.warning("stopped by signal %d; the instance is destroyed", signum)
             sys.stderr.flush()
             os._exit(128 + signum)
