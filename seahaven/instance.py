@@ -151,6 +151,10 @@ class NodeRuntime:
         """Close the connection, without setting up anything first."""
         self._conn.close()
 
+    def interrupt(self) -> None:
+        """Stop the statement running on the connection, from any thread."""
+        self._conn.interrupt()
+
     def describe_table(self, name: str) -> TableInfo:
         """Columns and key of ``name``, from the world's schema or, failing that, SQLite."""
         table = self.tables.get(name) or self._extra_tables.get(name)
@@ -401,6 +405,25 @@ class Instance:
         return freeze_instance(self, id, description)
 
     # --- life cycle ------------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Stop the statements running on this instance's connections now, from any thread.
+
+        The call (or reader) running one fails with the statement interrupted; the
+        instance stays usable, and statements started afterwards run as usual. A
+        server that is shutting down calls it before ``destroy()``, which waits for
+        the call in flight. Once the instance is destroyed it does nothing.
+        """
+        if self._destroyed:
+            return
+        stops = [runtime.interrupt for runtime in self._nodes]
+        stops += [
+            db.conn.interrupt for db in (self._inspect_db, self._control_db) if db is not None
+        ]
+        for stop in stops:
+            # destroy() may close a connection meanwhile; there is nothing left to stop then.
+            with contextlib.suppress(apsw.Error):
+                stop()
 
     def destroy(self) -> None:
         """Close everything and remove the directory. Idempotent; waits for a call in flight."""

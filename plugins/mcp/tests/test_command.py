@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from conftest import BOUND_SECONDS, COMMAND, Server, environment, run_command
+from conftest import BOUND_SECONDS, COMMAND, INITIALIZE, Server, environment, message, run_command
 
 USAGE_ERRORS: list[tuple[list[str], dict[str, str], str]] = [
     (["--reset-options", '{"seed": 1}', "--seed", "2"], {}, "--seed"),
@@ -89,10 +89,6 @@ def test_an_unknown_world_is_one_line(server_dirs: Callable[[], Server]) -> None
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def _message(**fields: Any) -> bytes:
-    return (json.dumps({"jsonrpc": "2.0", **fields}) + "\n").encode()
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_destroys_the_instance_while_the_client_is_still_connected(
     server_dirs: Callable[[], Server], signum: int
@@ -108,17 +104,7 @@ def test_a_signal_destroys_the_instance_while_the_client_is_still_connected(
     ) as process:
         assert process.stdin is not None and process.stdout is not None
         try:
-            process.stdin.write(
-                _message(
-                    id=1,
-                    method="initialize",
-                    params={
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "raw", "version": "0"},
-                    },
-                )
-            )
+            process.stdin.write(message(id=1, method="initialize", params=INITIALIZE))
             process.stdin.flush()
             answer = json.loads(process.stdout.readline())
             assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "payments"
@@ -167,3 +153,81 @@ def test_the_seed_line_is_on_stderr_only(server_dirs: Callable[[], Server]) -> N
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     assert "seahaven mcp: seed " in result.stderr
+
+
+RUNAWAY_WORLD = """
+import os
+from pathlib import Path
+
+import seahaven
+from seahaven import sandbox
+
+# The statement's own time limit would end the query by itself, in seconds; raised out of
+# reach, only the server stopping can end it.
+sandbox.STATEMENT_SECONDS = 3600.0
+DOOR = sandbox.Authorizer(["notes"], read_only=True)
+
+world = seahaven.World(
+    name="runaway",
+    version="1.0.0",
+    schema="CREATE TABLE notes (id TEXT PRIMARY KEY) STRICT",
+    state_format="seahaven.state/1",
+)
+
+
+@world.tool
+def run_sql(ctx: seahaven.Ctx, query: str) -> dict:
+    \"\"\"Run one statement, as seahaven.helpers.run_sql does, saying first that it starts.\"\"\"
+    Path(os.environ["RUNAWAY_STARTED"]).write_text("started", encoding="utf-8")
+    return sandbox.run_statement(ctx.db, query, authorizer=DOOR).to_dict()
+"""
+
+RUNAWAY = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "stdin closed"])
+def test_a_runaway_statement_does_not_hold_up_the_end(
+    server_dirs: Callable[[], Server], stop: str
+) -> None:
+    server = server_dirs()
+    (server.cwd / "runaway_world.py").write_text(RUNAWAY_WORLD, encoding="utf-8")
+    started = server.cwd / "started"
+    with subprocess.Popen(
+        [*COMMAND, "--world", "runaway_world:world", "--seed", "1"],
+        cwd=server.cwd,
+        env=environment(server.tmp, {"RUNAWAY_STARTED": str(started)}),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(message(id=1, method="initialize", params=INITIALIZE))
+            process.stdin.write(message(method="notifications/initialized"))
+            process.stdin.write(
+                message(
+                    id=2,
+                    method="tools/call",
+                    params={"name": "run_sql", "arguments": {"query": RUNAWAY}},
+                )
+            )
+            process.stdin.flush()
+            assert json.loads(process.stdout.readline())["id"] == 1
+            for _ in range(BOUND_SECONDS * 10):
+                if started.exists() or process.poll() is not None:
+                    break
+                time.sleep(0.1)
+            assert started.exists(), "the call never started"
+            assert len(server.instance_dirs()) == 1
+            if stop == "SIGTERM":
+                process.send_signal(signal.SIGTERM)
+                # The test's bound: without the interrupt the statement would run for an hour.
+                assert process.wait(timeout=BOUND_SECONDS) == 128 + signal.SIGTERM
+            else:
+                process.stdin.close()
+                assert process.wait(timeout=BOUND_SECONDS) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert server.instance_dirs() == []
+    assert server.files() == []

@@ -68,3 +68,34 @@ def test_a_result_is_json_text_and_an_object_is_structured_too(value: Any, struc
     assert result.structuredContent == structured
     if structured is not None:
         assert rendered == structured
+
+
+class Trickle:
+    """A byte source that hands out a few bytes per read, so lines cross reads."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data, self.step = data, step
+
+    def read(self, size: int) -> bytes:
+        taken, self.data = self.data[: min(size, self.step)], self.data[min(size, self.step) :]
+        return taken
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 7, 1 << 16])
+def test_lines_are_split_across_reads_and_a_long_one_is_reported_once(step: int) -> None:
+    import anyio
+    from seahaven_mcp.stdio import read_lines
+
+    data = b"one\n\ntwo\r\n" + b"x" * 25 + b"\nexactly10!\n" + b"y" * 11 + b"\nlast"
+
+    async def collect() -> list[bytes | None]:
+        return [line async for line in read_lines(Trickle(data, step), limit=10)]  # type: ignore[arg-type]
+
+    assert anyio.run(collect) == [b"one", b"", b"two\r", None, b"exactly10!", None, b"last"]
+
+
+def test_the_door_knows_the_sdk_s_methods() -> None:
+    from seahaven_mcp.jsonrpc import NOTIFICATION_METHODS, REQUEST_METHODS
+
+    assert {"initialize", "ping", "tools/list", "tools/call"} <= REQUEST_METHODS
+    assert {"notifications/initialized", "notifications/cancelled"} <= NOTIFICATION_METHODS

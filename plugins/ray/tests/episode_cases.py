@@ -160,17 +160,8 @@ class Explodes:
 def comparable(result: seahaven_ray.EpisodeResult) -> dict[str, Any]:
     """What must be the same wherever an episode ran: status, error, calls, state document.
 
-    The state document's own ``episode_id`` is the id of the instance, made
-    fresh for every run, so it is left out; so are timings and the worker.
+    Timings and the worker are left out; the state document is whole, its
+    ``episode_id`` the episode's own.
     """
     dumped = result.model_dump(mode="json")
-    state = dumped["state"]
-    if state is not None:
-        state = {key: value for key, value in state.items() if key != "episode_id"}
-    return {
-        "episode_id": dumped["episode_id"],
-        "status": dumped["status"],
-        "error": dumped["error"],
-        "calls": dumped["calls"],
-        "state": state,
-    }
+    return {key: dumped[key] for key in ("episode_id", "status", "error", "calls", "state")}

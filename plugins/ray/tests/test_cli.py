@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +65,14 @@ def test_episodes_run_in_process_and_append_one_result_line_each(
     assert stdout.strip() == f"5 episodes run (5 ok, 0 failed); results in {out}"
     results = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [result["episode_id"] for result in results] == ["e0", "e1", "e2", "e3", "line-5"]
+    # The state document carries the line's id too, not the id of the instance that ran it.
+    assert [result["state"]["episode_id"] for result in results] == [
+        "e0",
+        "e1",
+        "e2",
+        "e3",
+        "line-5",
+    ]
     first = results[0]
     assert {"episode_id", "calls", "state", "timings", "status", "attempts"} <= set(first)
     assert [call["tool"] for call in first["calls"]] == [call["tool"] for call in CALLS]
@@ -199,6 +211,7 @@ def test_ray_without_ray_installed_names_the_install_command(
     )
     assert status == 1
     assert EXTRAS["seahaven.ray"].install_command in one_error_line(stderr)
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1:9", "ray://127.0.0.1:9"])
@@ -219,6 +232,69 @@ def test_a_cluster_address_nothing_answers_at_is_one_line_at_once(
     assert "nothing accepts a connection at 127.0.0.1:9" in line
     assert not ray.is_initialized()
     assert not out.exists() or out.read_text() == ""
+
+
+class NotRay:
+    """A plain TCP listener on a loopback port: it accepts, then does as ``mode`` says."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            if self.mode == "answers HTTP/1.1":
+                with contextlib.suppress(OSError):
+                    connection.recv(1024)
+                    connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                connection.close()
+            elif self.mode == "closes":
+                connection.close()
+            else:
+                self.accepted.append(connection)  # held open, and never answered
+
+    def close(self) -> None:
+        self.listener.close()
+        for connection in self.accepted:
+            connection.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "scheme"),
+    [("stays silent", ""), ("stays silent", "ray://"), ("answers HTTP/1.1", ""), ("closes", "")],
+)
+def test_an_open_port_that_is_not_ray_is_one_line_at_once_and_leaves_no_results_file(
+    tmp_path: Path, mode: str, scheme: str
+) -> None:
+    need_ray()
+    listener = NotRay(mode)
+    address = f"{scheme}127.0.0.1:{listener.port}"
+    episodes = write_episodes(tmp_path / "in.jsonl", good_lines(1))
+    out = tmp_path / "out.jsonl"
+    try:
+        # A process of its own with a bound: without the check, Ray retries for minutes.
+        command = ["episodes", "run", "company", "--episodes", str(episodes), "--out", str(out)]
+        result = subprocess.run(
+            [sys.executable, "-m", "seahaven.cli", *command, "--ray", address],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        listener.close()
+    assert result.returncode == 1, result.stderr
+    line = one_error_line(result.stderr)
+    assert f"cannot reach the Ray cluster at '{address}'" in line
+    assert f"something accepts connections at 127.0.0.1:{listener.port}, but it is not Ray" in line
+    assert not out.exists()
 
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

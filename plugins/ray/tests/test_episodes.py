@@ -34,6 +34,8 @@ def test_a_scripted_episode_runs_every_call_and_keeps_tool_errors_as_observation
     # A call to a tool that is not there is refused before dispatch, so it is not counted.
     assert result.state is not None and result.state["call_count"] == len(result.calls) - 1
     assert result.state["fixture"]["id"] == "acme"
+    # The document names the episode, not the instance that ran it.
+    assert result.state["episode_id"] == episode.episode_id
     assert result.worker == "in-process" and result.attempts == 1
     assert result.timings.total_seconds >= result.timings.calls_seconds > 0
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 from collections import Counter
 from pathlib import Path
@@ -209,3 +212,31 @@ def _alive(ray: Any, name: str) -> bool:
     except Exception:
         return False
     return True
+
+
+def test_the_command_line_joins_a_running_cluster_by_its_address(tmp_path: Path) -> None:
+    """The address check before ``ray.init`` lets a real cluster's head through."""
+    import ray
+
+    address = ray.get_runtime_context().gcs_address
+    episodes = tmp_path / "in.jsonl"
+    episodes.write_text(
+        "".join(
+            json.dumps({"episode_id": f"joined-{n}", "calls": [{"tool": "whoami"}]}) + "\n"
+            for n in range(2)
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    command = ["episodes", "run", "company", "--episodes", str(episodes), "--out", str(out)]
+    result = subprocess.run(
+        [sys.executable, "-m", "seahaven.cli", *command, "--ray", address, "--workers", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted(line["episode_id"] for line in lines) == ["joined-0", "joined-1"]
+    assert all(line["worker"].startswith(f"ray actor {ACTOR_NAME_PREFIX}-") for line in lines)

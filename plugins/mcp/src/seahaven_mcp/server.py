@@ -9,13 +9,17 @@ control tool are not. Tools are listed exactly as
 ``structuredContent`` when it is an object); a ``ToolError`` is a result with
 ``isError`` carrying the error's ``{code, message, details}``.
 
+The SDK's session reads its messages through ``seahaven_mcp.stdio``, which
+answers a line that is not a message with JSON-RPC's error and goes on. When the
+client closes stdin or a signal arrives, a statement still running is
+interrupted (``inst.interrupt()``), so the process ends at once.
+
 While it serves, the process's own standard output (fd 1 and ``sys.stdout``)
 points at stderr, so a stray ``print`` in world code cannot corrupt the protocol.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -24,18 +28,18 @@ import signal
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
 from mcp import types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from pydantic_core import to_jsonable_python
 
 import seahaven
 from seahaven.errors import ToolError, WorldBug
 from seahaven_mcp.options import CONVENIENCE_KEYS, RESET_KEYS, check_reset_options
+from seahaven_mcp.stdio import stdio_transport
 
 __all__ = [
     "CONVENIENCE_KEYS",
@@ -184,8 +188,8 @@ def _is_terminal(stream: Any) -> bool:
 
 
 @contextmanager
-def _protocol_streams() -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
-    """Text streams on the real stdin and stdout; fd 1 points at stderr meanwhile.
+def _protocol_streams() -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """Unbuffered byte streams on the real stdin and stdout; fd 1 points at stderr meanwhile.
 
     The streams are on duplicates of the two descriptors, so closing them leaves
     the process's own stdin and stdout as they were.
@@ -193,8 +197,8 @@ def _protocol_streams() -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
     sys.stdout.flush()
     original_stdout = os.dup(1)
     saved_stdout = sys.stdout
-    protocol_in = io.TextIOWrapper(open(os.dup(0), "rb"), encoding="utf-8")  # noqa: SIM115
-    protocol_out = io.TextIOWrapper(open(os.dup(1), "wb"), encoding="utf-8")  # noqa: SIM115
+    protocol_in = open(os.dup(0), "rb", buffering=0)  # noqa: SIM115
+    protocol_out = open(os.dup(1), "wb", buffering=0)  # noqa: SIM115
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
@@ -208,36 +212,61 @@ def _protocol_streams() -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
         os.close(original_stdout)
 
 
+# How often a statement still running is interrupted while the server stops: a call may
+# start its next statement after the last interrupt.
+_INTERRUPT_SECONDS = 0.05
+
+
 async def _run(
     world: seahaven.World,
     instance: seahaven.Instance,
-    protocol_in: io.TextIOWrapper,
-    protocol_out: io.TextIOWrapper,
+    protocol_in: BinaryIO,
+    protocol_out: BinaryIO,
 ) -> None:
     server = build_server(world, instance)
     async with (
-        stdio_server(anyio.wrap_file(protocol_in), anyio.wrap_file(protocol_out)) as (
-            read_stream,
-            write_stream,
-        ),
+        stdio_transport(protocol_in, protocol_out) as (read_stream, write_stream, ended),
         anyio.create_task_group() as group,
     ):
         if hasattr(signal, "SIGHUP"):
             group.start_soon(_stop_on_signal, instance)
+        group.start_soon(_stop_calls_when, ended, instance)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         group.cancel_scope.cancel()
 
 
+async def _stop_calls_when(ended: anyio.Event, instance: seahaven.Instance) -> None:
+    """Once the client has closed stdin, stop the call still running: nobody waits for it.
+
+    Closing stdin is how an MCP client shuts its server down; it waits a moment
+    and then sends SIGTERM, so a call left to finish would only delay the end.
+    """
+    await ended.wait()
+    await _keep_interrupting(instance)
+
+
+async def _keep_interrupting(instance: seahaven.Instance) -> None:
+    """Interrupt the instance's statements again and again, until cancelled."""
+    while True:
+        instance.interrupt()
+        await anyio.sleep(_INTERRUPT_SECONDS)
+
+
 async def _stop_on_signal(instance: seahaven.Instance) -> None:
-    """On SIGTERM, SIGHUP or SIGINT: destroy the instance and end the process.
+    """On SIGTERM, SIGHUP or SIGINT: stop the running call, destroy the instance, end the process.
 
     Reading stdin blocks a worker thread that only the client can release, by
     closing the pipe; a signal may come while it is still open, so the process
     exits directly once the instance is gone, with the shell's status for it.
+    A statement still running is interrupted first, so the instance (which waits
+    for the call in flight) is destroyed at once.
     """
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as received:
         async for signum in received:
-            await anyio.to_thread.run_sync(instance.destroy)
+            async with anyio.create_task_group() as stopping:
+                stopping.start_soon(_keep_interrupting, instance)
+                await anyio.to_thread.run_sync(instance.destroy)
+                stopping.cancel_scope.cancel()
             _log.warning("stopped by signal %d; the instance is destroyed", signum)
             sys.stderr.flush()
             os._exit(128 + signum)

@@ -161,6 +161,9 @@ def run(
                     f"fixtures: {', '.join(sorted(fixtures)) or 'none'}); name one of them, or "
                     "leave fixture out for a blank instance",
                 )
+        if ray_address is not None:
+            _check_ray_installed()
+        created = not out.exists()
         done_ids = _check_out(out, resume=resume)
         todo = [episode for _, episode in lines if episode.episode_id not in done_ids]
         skipped = len(lines) - len(todo)
@@ -177,6 +180,7 @@ def run(
         progress = Progress()
         written = failed = 0
         started = time.monotonic()
+        finished = False
         try:
             with out.open("a", encoding="utf-8") as handle:
                 progress.show(_status(0, 0, len(todo), started))
@@ -186,6 +190,7 @@ def run(
                     written += 1
                     failed += 0 if result.ok else 1
                     progress.show(_status(written, failed, len(todo), started))
+            finished = True
         except KeyboardInterrupt:
             results.close()
             progress.clear()
@@ -198,10 +203,24 @@ def run(
         finally:
             results.close()
             progress.clear()
+            if created and not finished and written == 0:
+                # The file was made only to prove it could be; a run that wrote nothing to it
+                # (a cluster that never answered, say) leaves no empty file behind.
+                out.unlink(missing_ok=True)
         already = f", {skipped} already in {out}" if skipped else ""
         typer.echo(
             f"{written} episodes run ({written - failed} ok, {failed} failed){already}; results "
             f"in {out}"
+        )
+
+
+def _check_ray_installed() -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        fail(
+            f"--ray needs Ray, which is not installed; install it with: "
+            f"{EXTRAS['seahaven.ray'].install_command}"
         )
 
 
@@ -221,13 +240,6 @@ def _results(
 
         known = {name: found} if isinstance(found, World) else {}
         return run_in_process(todo, worlds=WorldLoader(known))
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        fail(
-            f"--ray needs Ray, which is not installed; install it with: "
-            f"{EXTRAS['seahaven.ray'].install_command}"
-        )
     from seahaven_ray.cluster import run_episodes
 
     return run_episodes(

@@ -187,8 +187,9 @@ class Timings(BaseModel):
 class EpisodeResult(BaseModel):
     """What one episode produced: its calls and observations, the state document, timings.
 
-    ``state`` is the document ``inst.state()`` returned at the end, or ``None``
-    when no instance could be made (or the worker died). ``error`` is ``None``
+    ``state`` is the document ``inst.state()`` returned at the end, its
+    ``episode_id`` the episode's own, or ``None`` when no instance could be made
+    (or the worker died). ``error`` is ``None``
     for an episode that ran to its end; a ``ToolError`` is an observation, not
     an error of the episode.
     """
@@ -341,7 +342,9 @@ def run_episode(
             calls_seconds = clock() - calls_begun
             state_begun = clock()
             try:
-                state = instance.state()
+                # The document names the episode by the id it was given, not the instance's,
+                # which is new for every run.
+                state = {**instance.state(), "episode_id": episode.episode_id}
             except Exception as error:
                 if failure is None:
                     failure = EpisodeError(kind="world", message=_describe(error))
