@@ -41,14 +41,24 @@ SEARCH_TOOL = "search_issues"
 _log = logging.getLogger("projecttracker")
 
 
+def _description(spec: object) -> str | None:
+    """An argument's description; an optional one keeps it on the non-null member."""
+    if not isinstance(spec, dict):
+        return None
+    if "description" in spec:
+        return str(spec["description"])
+    for member in spec.get("anyOf", ()):
+        found = _description(member)
+        if found is not None:
+            return found
+    return None
+
+
 def _descriptions(call: seahaven.Call) -> dict[str, str]:
     """Each argument's description, from the JSON schema the agent was shown."""
     properties = call.tool.schema.get("properties", {})
-    return {
-        name: str(spec["description"])
-        for name, spec in properties.items()
-        if isinstance(spec, dict) and "description" in spec
-    }
+    found = {name: _description(spec) for name, spec in properties.items()}
+    return {name: text for name, text in found.items() if text is not None}
 
 
 def restate(violations: Sequence[Mapping[str, Any]], call: seahaven.Call) -> InvalidInput:
