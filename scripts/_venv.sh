@@ -1,5 +1,6 @@
-# Sourced by the scripts: make .venv with Python 3.11 and install the project,
-# its plugins and its worlds into it, editable. Safe to run again; pip skips what is there.
+# Sourced by the scripts: make .venv with Python 3.11 and install the project, its
+# plugins, its worlds and its example extensions into it, editable. Safe to run again; pip
+# skips what is there.
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 if [ ! -x .venv/bin/python ]; then
@@ -8,7 +9,7 @@ fi
 # The first-party plugins and the worlds are distributions of their own; one pip run
 # installs them beside the framework, so their requirement on seahaven is met here.
 projects=()
-for project in plugins/*/ worlds/*/; do
+for project in plugins/*/ worlds/*/ examples/*/; do
   [ -f "$project/pyproject.toml" ] || continue
   # A project with a test extra (the serving plugin's browser driver) is installed with it.
   if grep -q '^test = ' "$project/pyproject.toml"; then
