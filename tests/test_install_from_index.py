@@ -284,12 +284,12 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
 REFERENCE_EPISODE = """
 import projecttracker
 
-with projecttracker.world.instance("small_startup", clock_mode="fixed") as inst:
-    issue = inst.call("get_issue", key="ENG-3")
-    inst.call("transition_issue", issue_id=issue["id"], status="done")
-    document = inst.state()
-with projecttracker.world.instance("agency", seed=7) as inst:
-    found = inst.call("search_issues", query="billing", limit=3)["issues"]
+with projecttracker.world.instance("small_startup", clock_mode="fixed") as tracker:
+    opened = tracker.call("get_issue", key="ENG-4")
+    tracker.call("transition_issue", issue_id=opened["id"], status="canceled")
+    document = tracker.state()
+with projecttracker.world.instance("agency", seed=7) as tracker:
+    found = tracker.call("search_issues", query="billing", limit=3)["issues"]
 print(projecttracker.__file__)
 print(document["fixture"]["id"], document["world"]["version"], len(found))
 """

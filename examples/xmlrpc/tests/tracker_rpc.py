@@ -49,8 +49,8 @@ world = seahaven.World(
     schema=seahaven.sql_files(projecttracker.__name__, "schema") + seahaven_xmlrpc.CALL_LOG_DDL,
     state_format="seahaven.state/1",
 )
-world.tool(seahaven_xmlrpc.xmlrpc_call(methods=METHODS, name="rpc", log_calls=True))
 world.middleware(error_handler)
 world.middleware(seahaven_xmlrpc.render_faults(tools=["rpc"]))
+world.tool(seahaven_xmlrpc.xmlrpc_call(methods=METHODS, log_calls=True))
 world.instance_startup(set_viewer)
 world.instance_startup(seahaven_xmlrpc.remember_client)

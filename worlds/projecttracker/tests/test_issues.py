@@ -110,8 +110,8 @@ def test_closing_an_issue_drops_its_assignee_in_one_update(
     closed = instance.call("transition_issue", issue_id=issue_id("ENG-3"), status="done")
     assert closed["status"] == "done" and closed["assignee_id"] is None
     assert closed["completed_at"] == NOW
-    records = [record for record in instance.change_log() if record.table == "issues"]
-    assert [record.op for record in records] == ["update"]
+    rows_changed = [entry for entry in instance.change_log() if entry.table == "issues"]
+    assert [entry.op for entry in rows_changed] == ["update"]
     trail = events(instance, closed["id"], NOW)
     assert [event["kind"] for event in trail] == ["status", "assignee"]
     assert json.loads(trail[0]["payload"]) == {"from": "in_progress", "to": "done"}

@@ -3,9 +3,9 @@
 A world whose product speaks XML-RPC registers one tool carrying ``<methodCall>`` documents,
 with a namespace of methods inside it::
 
-    world.tool(seahaven_xmlrpc.xmlrpc_call(methods=METHODS, name="rpc", log_calls=True))
-    world.middleware(error_handler)  # the world's own, first, so it stays outermost
+    world.middleware(error_handler)  # registered before the renderer: it wraps it
     world.middleware(seahaven_xmlrpc.render_faults(tools=["rpc"]))
+    world.tool(seahaven_xmlrpc.xmlrpc_call(methods=rpc_methods, log_calls=True))
     world.instance_startup(seahaven_xmlrpc.remember_client)
 
 and, for the call log, adds ``seahaven_xmlrpc.CALL_LOG_DDL`` to its schema (which changes the

@@ -9,8 +9,8 @@ __all__ = ["world"]
 world = seahaven.World(
     name="projecttracker",
     version="1.0.0",
-    schema=seahaven.sql_files(__package__, "schema"),
     state_format="seahaven.state/1",
+    schema=seahaven.sql_files(__package__, "schema"),
     description=(
         "An issue tracker for a fictional software company, in the manner of Linear or Jira: "
         "teams, projects, issues with keys such as ENG-12, labels, comments, full-text search "

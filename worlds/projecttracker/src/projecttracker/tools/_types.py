@@ -1,10 +1,10 @@
 """The argument types every tool spells its parameters with, declared once.
 
-The ``Literal`` types repeat the schema's ``CHECK`` constraints on purpose: the ``CHECK`` is what
-the database will not store, and the ``Literal`` is what the agent is told before it tries.
-They are plain assignments, not ``type`` statements, so the tool list carries the values where
-the argument is instead of a ``$ref`` to resolve. Each annotated type carries the description an
-agent reads in the tool's JSON schema.
+The ``Literal`` types say again what the schema's ``CHECK`` constraints say, deliberately: the
+constraint guards the table, and the ``Literal`` puts the allowed values in the tool list, so an
+agent reads them before it calls. Each is a plain assignment rather than a ``type`` statement,
+which pydantic would publish as a ``$ref`` into ``$defs`` instead of inline. Each annotated
+type carries the description an agent reads in the tool's JSON schema.
 """
 
 from __future__ import annotations
