@@ -118,6 +118,19 @@ def test_closing_an_issue_drops_its_assignee_in_one_update(
     assert json.loads(trail[1]["payload"])["to"] is None
 
 
+def test_moving_between_the_closed_statuses_drops_an_assignee_too(
+    instance: seahaven.Instance, issue_id: Lookup
+) -> None:
+    key = issue_id("ENG-3")
+    instance.call("transition_issue", issue_id=key, status="done")
+    # The loophole puts someone on the closed issue; canceling it takes them off again.
+    instance.call("update_issue", issue_id=key, assignee_id="u_3")
+    canceled = instance.call("transition_issue", issue_id=key, status="canceled")
+    assert (canceled["status"], canceled["assignee_id"]) == ("canceled", None)
+    kinds = [event["kind"] for event in events(instance, key, NOW)]
+    assert kinds == ["status", "assignee", "assignee", "status", "assignee"]
+
+
 def test_reopening_clears_completed_at_and_stays_unassigned(
     instance: seahaven.Instance, issue_id: Lookup
 ) -> None:

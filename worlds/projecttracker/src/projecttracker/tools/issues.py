@@ -125,19 +125,17 @@ def _apply(
 ) -> Issue:
     """Write ``changes`` to the issue in one UPDATE, with the trail for status and assignee.
 
-    A move to a closed status drops the assignee in that same UPDATE and records the drop
-    after the status change; a move between open and closed sets or clears completed_at.
+    A move to a closed status (from an open one or from the other closed one) drops the
+    assignee in that same UPDATE, records the drop after the status change, and stamps
+    completed_at; a move to an open status clears completed_at.
     """
     now = ctx.clock.iso()
     before_status = str(issue["status"])
     after_status = str(changes.get("status", before_status))
     if after_status != before_status:
-        if _closed(after_status) and not _closed(before_status):
+        if _closed(after_status):
             changes["completed_at"] = now
-            if "assignee_id" not in changes:
-                changes["assignee_id"] = None
-        elif _closed(after_status):
-            changes["completed_at"] = now
+            changes.setdefault("assignee_id", None)
         else:
             changes["completed_at"] = None
     changes["updated_at"] = now
