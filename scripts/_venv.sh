@@ -1,6 +1,7 @@
-# Sourced by the scripts: make .venv with Python 3.11 and install the project,
-# its plugins and its worlds into it, editable. Safe to run again; pip skips what is there.
-# Each step says what it does on stderr, since a first install takes a minute or two.
+# Sourced by the scripts: make .venv with Python 3.11 and install the project, its
+# plugins, its worlds and its example extensions into it, editable. Safe to run again; pip
+# skips what is there. Each step says what it does on stderr, since a first install takes a
+# minute or two.
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 if [ ! -x .venv/bin/python ]; then
@@ -10,7 +11,7 @@ fi
 # The first-party plugins and the worlds are distributions of their own; one pip run
 # installs them beside the framework, so their requirement on seahaven is met here.
 projects=()
-for project in plugins/*/ worlds/*/; do
+for project in plugins/*/ worlds/*/ examples/*/; do
   [ -f "$project/pyproject.toml" ] || continue
   # A project with a test extra (the serving plugin's browser driver) is installed with it.
   if grep -q '^test = ' "$project/pyproject.toml"; then
@@ -19,8 +20,8 @@ for project in plugins/*/ worlds/*/; do
     projects+=(-e "$project")
   fi
 done
-echo "setup: installing seahaven and its $((${#projects[@]} / 2)) plugins and worlds into .venv," \
-  "editable, with their dependencies (the first time, this downloads them: a minute or two)" >&2
+echo "setup: installing seahaven and its $((${#projects[@]} / 2)) plugins, worlds and examples into" \
+  ".venv, editable, with their dependencies (the first time, this downloads them: a minute or two)" >&2
 setup_started=$SECONDS
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" "${projects[@]}"
 echo "setup: .venv is ready ($((SECONDS - setup_started)) s)" >&2

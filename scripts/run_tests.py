@@ -1,10 +1,10 @@
 """Run every test session the project has: the framework's suite, each world's, each plugin's.
 
-Each first-party plugin and each world is its own distribution with its own
-project directory, so its tests run as their own pytest session from that
-directory (where the pytest plugin's `world` fixture finds a world by
-convention). Exits non-zero if any session
-fails. Extra arguments are passed to every pytest session.
+Each first-party plugin, each world and each example extension is its own
+distribution with its own project directory, so its tests run as their own
+pytest session from that directory (where the pytest plugin's `world` fixture
+finds a world by convention). Exits non-zero if any session fails. Extra
+arguments are passed to every pytest session.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def sessions() -> list[tuple[str, Path, list[str]]]:
     found = [("framework", ROOT, ["tests"])]
-    for folder, label in (("plugins", "plugin"), ("worlds", "world")):
+    for folder, label in (("plugins", "plugin"), ("worlds", "world"), ("examples", "example")):
         projects = ROOT / folder
         if not projects.is_dir():
             continue

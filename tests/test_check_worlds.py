@@ -1,4 +1,4 @@
-"""``seahaven check`` is clean on the project's own worlds: payments, chat and company.
+"""``seahaven check`` is clean on the project's own worlds: payments, chat, company, projecttracker.
 
 Each world is checked the way its author would check it: ``seahaven check``
 run in the world's own directory, in a process of its own, from the checkout
@@ -18,7 +18,7 @@ import pytest
 WORLDS = Path(__file__).resolve().parent.parent / "worlds"
 
 
-@pytest.mark.parametrize("name", ["payments", "chat", "company"])
+@pytest.mark.parametrize("name", ["payments", "chat", "company", "projecttracker"])
 def test_check_is_clean_on_the_world(name: str) -> None:
     directory = WORLDS / name
     if not (directory / "pyproject.toml").is_file():

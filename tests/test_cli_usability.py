@@ -406,7 +406,7 @@ def test_the_setup_says_what_it_installs_before_the_long_pip_run(tmp_path: Path)
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     assert lines[0].startswith(
-        "setup: installing seahaven and its 3 plugins and worlds into .venv, editable"
+        "setup: installing seahaven and its 3 plugins, worlds and examples into .venv, editable"
     )
     assert re.fullmatch(r"setup: \.venv is ready \(\d+ s\)", lines[-1])
     asked = (python.parent / "asked").read_text(encoding="utf-8")

@@ -1,14 +1,15 @@
-"""Install the company world from a package index, the way a user of a published world would.
+"""Install the shipped worlds from a package index, the way a user of a published world would.
 
-The test builds wheels of ``seahaven``, of the three worlds and of the
+The test builds wheels of ``seahaven``, of the four worlds and of the
 first-party plugins from this checkout, lays them out as a PEP 503 index on
 disk, makes a fresh virtual environment, and installs
-``seahaven-world-company`` and ``seahaven[ray]`` from that index, with the
-usual registry as an extra index for third-party packages (Ray among them). It checks that the
-framework and every world came from the local index, then drives the
-installed ``seahaven`` console script: ``worlds list`` names the three worlds
-and ``fixture create company acme`` works from the installed package, whose
-fixtures travelled in the wheel, and ``episodes run`` (the Ray plugin's
+``seahaven-world-company``, ``seahaven-world-projecttracker`` and ``seahaven[ray]`` from that
+index, with the usual registry as an extra index for third-party packages (Ray among them). It
+checks that the framework and every world came from the local index, then drives the
+installed ``seahaven`` console script: ``worlds list`` names the four worlds,
+``fixture create company acme`` works from the installed package, whose
+fixtures travelled in the wheel, the reference world's examples run against its installed
+fixtures, and ``episodes run`` (the Ray plugin's
 command) runs the same episodes in process and on a local Ray cluster whose
 workers find the world in the installed wheels. Nothing is cached between runs: every
 wheel, the index and the environment are made in ``tmp_path``.
@@ -31,7 +32,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-WORLDS = ("payments", "chat", "company")
+WORLDS = ("payments", "chat", "company", "projecttracker")
 PLUGINS = ("openenv", "ray")
 TARGET = "seahaven-world-company"
 # The world with its serve extra (which brings seahaven[serve]), and the Ray plugin.
@@ -39,6 +40,8 @@ TARGET_WITH_EXTRAS = "seahaven-world-company[serve]"
 EXTRA = "seahaven[ray]"
 TARGET_WORLD = "company"
 TARGET_FIXTURE = "acme"
+# The reference documentation's world, installed from its own wheel beside the company.
+REFERENCE_WORLD = "seahaven-world-projecttracker"
 
 # Build output and local state a copy of a project must not carry into a wheel.
 IGNORED = shutil.ignore_patterns(
@@ -63,7 +66,7 @@ def missing_worlds() -> list[str]:
 pytestmark = pytest.mark.skipif(
     bool(missing_worlds()),
     reason=f"worlds/{', worlds/'.join(missing_worlds())} not written yet; the index test installs "
-    "all three worlds",
+    "all four worlds",
 )
 
 
@@ -191,6 +194,7 @@ def install(venv: Path, index_url: str, report: Path) -> dict[str, Any]:
             "--extra-index-url",
             usual_registry(),
             TARGET_WITH_EXTRAS,
+            REFERENCE_WORLD,
             EXTRA,
         ]
     )
@@ -231,6 +235,7 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
         assert item["metadata"]["version"] == version
         assert not (installed_dist_info(venv, project, version) / "direct_url.json").exists()
     assert chosen[TARGET]["requested"] is True
+    assert chosen[REFERENCE_WORLD]["requested"] is True
     others = [item for name, item in chosen.items() if name not in local]
     assert any(normalize(item["metadata"]["name"]) == "pydantic" for item in others)
     assert any(normalize(item["metadata"]["name"]) == "ray" for item in others)
@@ -271,8 +276,33 @@ def test_the_company_world_installs_from_an_index_and_runs(tmp_path: Path) -> No
     assert venv in docs.parents
     assert (docs / "publishing.md").is_file()
 
+    reference_world(venv, workdir)
     episodes_run(venv, tmp_path)
     served(venv, tmp_path)
+
+
+REFERENCE_EPISODE = """
+import projecttracker
+
+with projecttracker.world.instance("small_startup", clock_mode="fixed") as tracker:
+    opened = tracker.call("get_issue", key="ENG-4")
+    tracker.call("transition_issue", issue_id=opened["id"], status="canceled")
+    document = tracker.state()
+with projecttracker.world.instance("agency", seed=7) as tracker:
+    found = tracker.call("search_issues", query="billing", limit=3)["issues"]
+print(projecttracker.__file__)
+print(document["fixture"]["id"], document["world"]["version"], len(found))
+"""
+
+
+def reference_world(venv: Path, workdir: Path) -> None:
+    """projecttracker from its wheel: its fixtures travelled, and the documented calls work."""
+    printed = run([str(venv / "bin" / "python"), "-c", REFERENCE_EPISODE], cwd=workdir)
+    location, summary = printed.strip().splitlines()
+    assert venv in Path(location).parents
+    assert summary == "small_startup 1.0.0 3"
+    verified = run([str(venv / "bin" / "seahaven"), "fixture", "verify", "projecttracker"])
+    assert sorted(verified.splitlines()) == ["agency: ok", "empty: ok", "small_startup: ok"]
 
 
 SERVED_EPISODE = """

@@ -128,8 +128,8 @@ def test_several_worlds_each_under_its_name(tmp_path: Path) -> None:
 
 
 def test_all_serves_every_installed_world(tmp_path: Path) -> None:
-    with serving(tmp_path, "--all", expect=3) as server:
-        assert set(server["urls"]) >= {"payments", "chat", "company"}
+    with serving(tmp_path, "--all", expect=4) as server:
+        assert set(server["urls"]) >= {"payments", "chat", "company", "projecttracker"}
 
 
 @pytest.mark.parametrize(

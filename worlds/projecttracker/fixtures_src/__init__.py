@@ -1,0 +1,1 @@
+"""The committed fixture generator of ProjectTracker (see ``generate.py``)."""
