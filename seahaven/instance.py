@@ -834,8 +834,9 @@ def _materialise(
         else:
             # The schema built once per process and copied, as a fixture's file is.
             image = blank_image(node.world.name, node.world.schema)
-            if image is not None:
-                write_new_file(target, image)
+            # Written here even when empty, so that SQLite opens a file made private
+            # (0600), and gives its companion files the same mode.
+            write_new_file(target, image if image is not None else b"")
         seed = node_seed(instance.seed, node.path)
         conn = open_connection(
             target, clock=instance._clock, seed=seed, purpose="main", defer_journal=True
