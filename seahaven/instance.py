@@ -199,6 +199,7 @@ class Instance:
     _inspect_db: Db | None
     _control_db: Db | None
     _destroyed: bool
+    _diverged: str | None
     _formatting: bool
     _fixture_files: dict[str, str] | None
     _reports: tuple[NodeReport, ...]
@@ -355,7 +356,15 @@ class Instance:
                     raise
                 try:
                     activation.flush()
-                except WorldBug:
+                    # A segment that could not be recorded, nor undone, is rolled back
+                    # with the rest, and so is a block that stopped recording.
+                    lost = activation.diverged or activation.unrecorded
+                    if lost is not None:
+                        raise WorldBug(
+                            f"bulk() could not record everything the block wrote ({lost}), so "
+                            "none of it was kept"
+                        )
+                except BaseException:
                     # What the block wrote cannot be logged: none of it is kept.
                     for runtime in begun:
                         _roll_back_quietly(runtime.conn)
@@ -460,9 +469,14 @@ class Instance:
         return self._fixture_files
 
     def check_usable(self) -> None:
-        """Raise ``WorldBug`` once the instance is destroyed."""
+        """Raise ``WorldBug`` once the instance is destroyed, or no longer matches its log."""
         if self._destroyed:
             raise WorldBug(f"instance {self.id} was destroyed; make a new one")
+        if self._diverged is not None:
+            raise WorldBug(
+                f"instance {self.id} no longer matches its state document ({self._diverged}); "
+                "destroy it and make a new one"
+            )
 
     def check_callable(self) -> None:
         """``check_usable``, and refuse a call made while a state formatter runs."""
@@ -548,12 +562,12 @@ class Instance:
     def finish_call(self, activation: Activation) -> WorldBug | None:
         """End an outer call: close what it left open, keep its records, stale its handles."""
         left_open = []
-        for runtime, _ in activation.sessions.values():
-            if runtime.conn.in_transaction:
-                _roll_back_quietly(runtime.conn)
-                left_open.append(runtime.path)
         unrecorded: WorldBug | None = None
         try:
+            for runtime, _ in activation.sessions.values():
+                if runtime.conn.in_transaction:
+                    _roll_back_quietly(runtime.conn)
+                    left_open.append(runtime.path)
             try:
                 activation.flush()
             except WorldBug as error:
@@ -562,6 +576,7 @@ class Instance:
                 self._change_log.extend(activation.records)
                 self._change_texts.extend(activation.texts)
         finally:
+            self._diverged = self._diverged or activation.diverged
             activation.end()
             self.activation = None
         if unrecorded is not None:
@@ -756,6 +771,7 @@ def create_instance(
     instance._inspect_db = None
     instance._control_db = None
     instance._destroyed = False
+    instance._diverged = None
     instance._formatting = False
     instance._fixture_files = prepared.file_hashes if prepared is not None else None
     frozen = prepared.frozen_versions if prepared is not None else {}
