@@ -33,9 +33,11 @@ from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, p
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.context import Ctx, InstanceInfo
 from seahaven.db import (
+    Connections,
     Db,
     db_error,
     open_connection,
+    run_cleanup,
     run_script,
     use_write_ahead_log,
 )
@@ -43,6 +45,7 @@ from seahaven.dispatch import Activation, Route, call_surface, entered, in_call,
 from seahaven.errors import ArgumentError, WorldBug
 from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
+from seahaven.instances import watch
 from seahaven.names import check_fixture_id
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
 from seahaven.schema import TableInfo, blank_image, describe
@@ -59,6 +62,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _live_instances: weakref.WeakSet[Instance] = weakref.WeakSet()
+
+# How often destroy() stops the statements of a thread holding the instance, in seconds.
+_STOP_EVERY = 0.05
 
 
 class NodeRuntime:
@@ -139,7 +145,7 @@ class NodeRuntime:
 
     def close(self) -> None:
         """Close the connection, without setting up anything first."""
-        self._conn.close()
+        self.instance._connections.close(self._conn)
 
     def describe_table(self, name: str) -> TableInfo:
         """Columns and key of ``name``, from the world's schema or, failing that, SQLite."""
@@ -198,7 +204,9 @@ class Instance:
     _route_cache: _RouteCache | None
     _inspect_db: Db | None
     _control_db: Db | None
+    _connections: Connections
     _destroyed: bool
+    _stopping: bool
     _diverged: str | None
     _formatting: bool
     _fixture_files: dict[str, str] | None
@@ -402,7 +410,12 @@ class Instance:
     # --- life cycle ------------------------------------------------------------------------------
 
     def destroy(self) -> None:
-        """Close everything and remove the directory. Idempotent; waits for a call in flight."""
+        """Close everything and remove the directory. Idempotent.
+
+        Work another thread is doing on the instance (a call, ``bulk()``) is not
+        waited for: its statements are interrupted until it lets go, and it fails
+        with a ``WorldBug`` saying the instance was destroyed.
+        """
         activation = self.activation
         if activation is not None and activation.thread == threading.get_ident():
             if in_world_code():
@@ -411,7 +424,15 @@ class Instance:
             # landed while a call was finishing. Nothing runs in it, so it ends here.
             activation.end()
             self.activation = None
-        with self._lock:
+        if not self._lock.acquire(blocking=False):
+            # Another thread holds the instance (a call, bulk(), a freeze). Nothing it
+            # does will be kept, so its statements are stopped rather than waited for:
+            # again and again, since a tool may start another after one fails.
+            self._stopping = True
+            self._connections.stop()
+            while not self._lock.acquire(timeout=_STOP_EVERY):
+                self._connections.stop()
+        try:
             if self._destroyed:
                 return
             self._destroyed = True
@@ -421,6 +442,19 @@ class Instance:
                 # Whatever closing met, the directory goes: nothing else will remove it.
                 remove_directory(self._directory, self._file_names())
                 _live_instances.discard(self)
+        finally:
+            self._lock.release()
+
+    def interrupt(self) -> None:
+        """Stop whatever statement runs on this instance now, from any thread; nothing else.
+
+        For a server stopping, or a harness giving up on a call: the statement (a
+        tool's, ``setup_sql``'s, a reader's) fails with a ``DbError`` saying it was
+        interrupted, and the call running it fails as that error makes it. A
+        statement started afterwards runs as usual, and the instance stays usable.
+        ``destroy()`` does this itself for whatever holds the instance.
+        """
+        self._connections.interrupt()
 
     def __enter__(self) -> Instance:
         return self
@@ -470,7 +504,7 @@ class Instance:
 
     def check_usable(self) -> None:
         """Raise ``WorldBug`` once the instance is destroyed, or no longer matches its log."""
-        if self._destroyed:
+        if self._destroyed or self._stopping:
             raise WorldBug(f"instance {self.id} was destroyed; make a new one")
         if self._diverged is not None:
             raise WorldBug(
@@ -634,6 +668,7 @@ class Instance:
             purpose=purpose,
             readonly=True,
         )
+        self._connections.add(conn)
         try:
             for runtime in self._nodes[1:]:
                 uri = f"file:{_uri_path(runtime.file)}?mode=ro"
@@ -646,7 +681,7 @@ class Instance:
             # No time limit, but a Ctrl-C stops a long read instead of waiting for it.
             Deadline(conn, None).install()
         except BaseException:
-            conn.close()
+            self._connections.close(conn)
             raise
         return conn
 
@@ -665,8 +700,10 @@ class Instance:
     def _close_connections(self) -> None:
         readers = [db.conn for db in (self._inspect_db, self._control_db) if db is not None]
         self._inspect_db = self._control_db = None
+        # A reader's queries do not take the instance lock, so one may be running:
+        # closing interrupts it (it fails as a destroyed instance's statement).
         for conn in readers:
-            _close_reader(conn)
+            self._connections.close(conn)
         for runtime in getattr(self, "_nodes", ()):
             runtime.close()
 
@@ -677,27 +714,10 @@ def _uri_path(path: Path) -> str:
     return quote(str(path.resolve()))
 
 
-def _close_reader(conn: apsw.Connection) -> None:
-    """Close a reader another thread may be using, interrupting whatever it runs.
-
-    The reader's queries do not take the instance lock, so a query may be running
-    on it. APSW refuses to close a connection busy in another thread; interrupting
-    makes that thread's statement end (it raises the framework's ``WorldBug``)
-    and the close is tried again until it succeeds.
-    """
-    while True:
-        try:
-            conn.close()
-            return
-        except apsw.ThreadingViolationError:
-            conn.interrupt()
-            time.sleep(0.001)
-
-
 def _roll_back_quietly(conn: apsw.Connection) -> None:
     try:
         if conn.in_transaction:
-            conn.execute("ROLLBACK")
+            run_cleanup(conn, "ROLLBACK")
     except apsw.Error:
         pass
 
@@ -770,7 +790,9 @@ def create_instance(
     instance._route_cache = None
     instance._inspect_db = None
     instance._control_db = None
+    instance._connections = Connections()
     instance._destroyed = False
+    instance._stopping = False
     instance._diverged = None
     instance._formatting = False
     instance._fixture_files = prepared.file_hashes if prepared is not None else None
@@ -788,10 +810,18 @@ def create_instance(
         for report in composition.reports()
     )
     instance._directory = instance_directory(world.name, world.work_dir, instance.id)
+    # From here, interrupt_all() reaches the statements it runs, setup_sql's included.
+    watch(instance)
     try:
         _materialise(instance, composition, prepared)
         if setup_sql is not None:
-            run_setup_sql(setup_sql, instance._nodes, clock=clock, seed=instance.seed)
+            run_setup_sql(
+                setup_sql,
+                instance._nodes,
+                clock=clock,
+                seed=instance.seed,
+                connections=instance._connections,
+            )
         _run_startup(instance, composition, caller_startup)
     except BaseException:
         instance._destroyed = True
@@ -857,9 +887,14 @@ def _materialise(
         conn = open_connection(
             target, clock=instance._clock, seed=seed, purpose="main", defer_journal=True
         )
-        # Closing must not copy the write-ahead log back into a file that is deleted next.
-        conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-        runtime = NodeRuntime(instance, node, target, conn, seed)
+        instance._connections.add(conn)
+        try:
+            # Closing must not copy the write-ahead log back into a file that is deleted next.
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+            runtime = NodeRuntime(instance, node, target, conn, seed)
+        except BaseException:
+            instance._connections.close(conn)
+            raise
         runtimes.append(runtime)
         if prepared is None and image is None:
             # A schema whose rows read the clock or random() runs on the instance's own
