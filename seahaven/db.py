@@ -1,8 +1,8 @@
 """``Db``, the connection wrapper world code uses, and how the framework opens connections.
 
-Every connection an instance opens goes through ``open_connection``: write-ahead
-logging, foreign keys, defensive mode, and the clock and random overrides. World
-code never sets a pragma. Every SQLite failure arrives as ``DbError``.
+Every connection an instance opens goes through ``open_connection``: the journal,
+foreign keys, defensive mode, and the clock and random overrides. World code
+never sets a pragma. Every SQLite failure arrives as ``DbError``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,17 @@ from seahaven.clock import Clock, StatementClock
 from seahaven.errors import DbError, WorldBug
 from seahaven.ids import sql_random
 
-__all__ = ["Connections", "Db", "Exec", "is_closing", "open_connection", "run_cleanup"]
+__all__ = [
+    "Connections",
+    "Db",
+    "Exec",
+    "is_closing",
+    "open_connection",
+    "run_cleanup",
+    "use_memory_journal",
+    "use_private_journal",
+    "use_shared_journal",
+]
 
 
 class Exec(NamedTuple):
@@ -324,16 +334,49 @@ class Db:
         return f"Db({self._conn.filename or ':memory:'})"
 
 
-def use_write_ahead_log(conn: apsw.Connection) -> None:
-    """WAL, so inspect() reads alongside the writer, and no syncing.
+def use_private_journal(conn: apsw.Connection) -> None:
+    """A store's own connection while nothing else reads its file: one descriptor, no syncing.
 
-    An instance is thrown away at the end of its run, so surviving a power cut
-    buys nothing. ``synchronous=OFF`` comes first: switching a file that is not
-    yet in WAL mode rewrites its header in a transaction, and under SQLite's
-    default setting that transaction waits for the disk three times. Both
-    pragmas read the file, creating the -wal and -shm files.
+    The rollback journal is kept in memory and the file locked for this
+    connection alone, so SQLite opens no ``-wal``, ``-shm`` or ``-journal`` file
+    (one descriptor per store instead of three) and takes no lock per
+    transaction. An instance is thrown away at the end of its run, so surviving
+    a crash buys nothing; ``synchronous=OFF`` comes first so that leaving a
+    frozen file's write-ahead mode does not wait for the disk. A store switches
+    to ``use_shared_journal`` the first time a reader needs it.
     """
-    run_script(conn, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL")
+    run_script(
+        conn, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=MEMORY"
+    )
+
+
+def use_shared_journal(conn: apsw.Connection) -> None:
+    """Switch a store's connection to the write-ahead log, so readers read alongside it.
+
+    What ``inst.inspect()`` and the control tool need: the lock is given up and
+    the file marked for WAL, which adds its ``-wal`` and ``-shm`` files. It cannot
+    happen inside a transaction.
+    """
+    run_script(conn, "PRAGMA synchronous=OFF; PRAGMA locking_mode=NORMAL")
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    if mode != [("wal",)]:
+        raise WorldBug(f"the store could not switch to its write-ahead log (it answered {mode})")
+
+
+def use_memory_journal(conn: apsw.Connection) -> None:
+    """The journal in memory on every database ``conn`` has attached, unsynced, locks as usual.
+
+    For a connection that writes a store briefly before its own connection uses it
+    (``setup_sql``'s, a schema run per instance): it leaves no lock behind.
+    """
+    schemas = [str(row[1]) for row in conn.execute("PRAGMA database_list") if row[1] != "temp"]
+    run_script(
+        conn,
+        "".join(
+            f'PRAGMA "{name}".synchronous=OFF; PRAGMA "{name}".journal_mode=MEMORY;'
+            for name in (schema.replace('"', '""') for schema in schemas)
+        ),
+    )
 
 
 def run_script(conn: apsw.Connection, sql: str) -> None:
@@ -377,9 +420,9 @@ def open_connection(
 ) -> apsw.Connection:
     """Open a connection to an instance file with the framework's setup applied.
 
-    With ``defer_journal`` the write-ahead log is not set up yet: nothing here
-    reads the file, so the caller runs ``use_write_ahead_log`` before its first
-    use, and a store nobody touches never creates its -wal and -shm files.
+    With ``defer_journal`` the journal is not set up yet: nothing here reads the
+    file, so the caller runs ``use_private_journal`` before its first use.
+    Otherwise a writable connection gets ``use_memory_journal``.
     """
     flags = apsw.SQLITE_OPEN_URI | (
         apsw.SQLITE_OPEN_READONLY
@@ -392,7 +435,7 @@ def open_connection(
         conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
         conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
         if not readonly and not defer_journal:
-            use_write_ahead_log(conn)
+            use_memory_journal(conn)
         conn.execute("PRAGMA foreign_keys=ON")
         StatementClock(clock).install(conn)
         sql_random(conn, seed, purpose)

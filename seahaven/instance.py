@@ -39,7 +39,9 @@ from seahaven.db import (
     open_connection,
     run_cleanup,
     run_script,
-    use_write_ahead_log,
+    use_memory_journal,
+    use_private_journal,
+    use_shared_journal,
 )
 from seahaven.dispatch import Activation, Route, call_surface, entered, in_call, in_world_code
 from seahaven.errors import ArgumentError, WorldBug
@@ -74,7 +76,7 @@ class NodeRuntime:
         "_conn",
         "_db",
         "_extra_tables",
-        "_journal_ready",
+        "_journal",
         "children",
         "clock",
         "file",
@@ -100,7 +102,8 @@ class NodeRuntime:
         self.file = file
         self._conn = conn
         self._db = Db(conn)
-        self._journal_ready = False
+        # None until first used, then "private" (this connection alone), or "shared".
+        self._journal: str | None = None
         self.clock = instance.clock
         self.ids = Ids(seed)
         self.state: dict[str, Any] = {}
@@ -121,23 +124,40 @@ class NodeRuntime:
 
     @property
     def conn(self) -> apsw.Connection:
-        """The node's connection, its write-ahead log set up on first use."""
-        if not self._journal_ready:
+        """The node's connection, its journal set up on first use."""
+        if self._journal is None:
             self.ensure_journal()
         return self._conn
 
     @property
     def db(self) -> Db:
-        """The node's ``Db``, its write-ahead log set up on first use."""
-        if not self._journal_ready:
+        """The node's ``Db``, its journal set up on first use."""
+        if self._journal is None:
             self.ensure_journal()
         return self._db
 
     def ensure_journal(self) -> None:
-        """Set up the write-ahead log now, if the node has not been used yet."""
-        if not self._journal_ready:
-            use_write_ahead_log(self._conn)
-            self._journal_ready = True
+        """Set up the journal now, if the node has not been used yet."""
+        if self._journal is None:
+            use_private_journal(self._conn)
+            self._journal = "private"
+
+    def share(self) -> None:
+        """Let another connection read this store alongside its own: the write-ahead log.
+
+        A store keeps its file to its own connection until a reader needs it;
+        from then on it stays in WAL mode. Refused inside a transaction.
+        """
+        if self._journal == "shared":
+            return
+        if self._conn.in_transaction:
+            raise WorldBug(
+                "the first inspect() (or control-tool read) of an instance cannot open inside "
+                "bulk() or a call, where its stores' transactions are open; open the reader "
+                "before the block, with inst.inspect()"
+            )
+        use_shared_journal(self._conn)
+        self._journal = "shared"
 
     def total_changes(self) -> int:
         """Rows changed on this connection since it opened; reads nothing from the file."""
@@ -657,9 +677,9 @@ class Instance:
         return sandbox.Authorizer(tables, read_only=True, pragmas=sandbox.REPORTING_PRAGMAS)
 
     def _open_reader(self, purpose: str) -> apsw.Connection:
-        # A reader joins each store's write-ahead log, so the log must exist.
+        # A reader reads alongside each store's own connection: the write-ahead log.
         for runtime in self._nodes:
-            runtime.ensure_journal()
+            runtime.share()
         root = self._nodes[0]
         conn = open_connection(
             root.file,
@@ -688,7 +708,7 @@ class Instance:
     def _file_names(self) -> list[str]:
         """The files an instance leaves in its directory once its connections are closed.
 
-        A store's connection closes without checkpointing, so a store that was used
+        A store's connection closes without checkpointing, so a store a reader used
         leaves its write-ahead log and its index beside it.
         """
         return [
@@ -898,8 +918,8 @@ def _materialise(
         runtimes.append(runtime)
         if prepared is None and image is None:
             # A schema whose rows read the clock or random() runs on the instance's own
-            # connection, after the journal is set up so that nothing waits on the disk.
-            runtime.ensure_journal()
+            # connection, with a journal that waits on no disk and keeps no lock after.
+            use_memory_journal(conn)
             try:
                 run_script(conn, node.world.schema)
             except apsw.Error as error:

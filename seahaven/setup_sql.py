@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from seahaven import sandbox
-from seahaven.db import Connections, open_connection, run_cleanup
+from seahaven.db import Connections, open_connection, run_cleanup, use_memory_journal
 from seahaven.errors import WorldBug
 from seahaven.ids import node_seed
 from seahaven.sandbox import (
@@ -107,6 +107,9 @@ def run_setup_sql(
     try:
         for runtime in runtimes[1:]:
             conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (str(runtime.file),))
+        if len(runtimes) > 1:
+            # The attached stores too: nothing synced, and no lock left for their own connections.
+            use_memory_journal(conn)
         tables: list[str] = []
         for runtime in runtimes:
             schema = runtime.node.schema_name
