@@ -152,9 +152,8 @@ class NodeRuntime:
             return
         if self._conn.in_transaction:
             raise WorldBug(
-                "the first inspect() (or control-tool read) of an instance cannot open inside "
-                "bulk() or a call, where its stores' transactions are open; open the reader "
-                "before the block, with inst.inspect()"
+                f"the store at {self.path!r} cannot be opened to a reader while a transaction "
+                "is open on it; open inst.inspect() between calls"
             )
         use_shared_journal(self._conn)
         self._journal = "shared"
@@ -367,6 +366,10 @@ class Instance:
         self.refuse_inside("bulk() cannot run inside a call or another bulk() block")
         with self._lock:
             self.check_callable()
+            # A reader may be asked for inside the block, and switching a store to the
+            # journal a reader needs cannot happen once its transaction is open.
+            for runtime in self._nodes:
+                runtime.share()
             activation = self.activation = Activation(recording=True)
             begun: list[NodeRuntime] = []
             try:
