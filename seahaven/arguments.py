@@ -114,10 +114,14 @@ def _what(value: Any) -> str:
     if kind is bytes:
         return f"{len(value)} bytes"
     if kind is dict:
-        return f"an object of {len(value)} keys"
+        return f"an object of {_count(len(value), 'key')}"
     if kind is list or kind is tuple:
-        return f"an array of {len(value)} items"
+        return f"an array of {_count(len(value), 'item')}"
     return f"a {kind.__name__}"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _copy(value: Any, depth: int, room: list[int]) -> Any:
