@@ -673,10 +673,12 @@ def _render_sidecar(fields: dict[str, Any]) -> str:
 def _mark_write_ahead(file: Path) -> None:
     """Record write-ahead logging in the frozen file's header.
 
-    Every instance opens its copy in WAL mode; a file already marked so opens
-    without rewriting its header and syncing, which is most of what opening a
-    copy would otherwise cost. The last connection to close checkpoints and
-    removes the -wal and -shm files, so the frozen file stands alone.
+    Every fixture a release has frozen carries this mark, and a fixture's bytes
+    (and so its hash, and a generator's rebuild) must not change with the
+    release, so it stays, though an instance's store now starts with its journal
+    in memory and rewrites its copy's header once, unsynced, on first use. The
+    last connection to close checkpoints and removes the -wal and -shm files, so
+    the frozen file stands alone.
     """
     conn = apsw.Connection(str(file))
     try:
