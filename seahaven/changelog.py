@@ -17,7 +17,13 @@ from typing import Any, Literal, NamedTuple
 import apsw
 from pydantic_core import to_jsonable_python
 
-from seahaven.errors import ToolError
+from seahaven.arguments import (
+    CALL_LOG_ARGUMENT_BYTES,
+    REFUSED_ARGUMENT_BYTES,
+    kept_arguments,
+    kept_error,
+)
+from seahaven.errors import ArgumentError, ToolError
 from seahaven.schema import TableInfo
 
 __all__ = [
@@ -237,22 +243,36 @@ def render_changeset(
 
 
 class CallRecord:
-    """One call dispatched to an instance: what was asked, and what it raised."""
+    """One call dispatched to an instance: what was asked, and what it raised.
 
-    __slots__ = ("arguments", "error", "tool", "tool_error")
+    ``arguments`` is a copy taken when the call was made, each argument whole
+    up to ``seahaven.arguments.CALL_LOG_ARGUMENT_BYTES`` of JSON text (and
+    ``REFUSED_ARGUMENT_BYTES`` once the arguments were refused); one past that
+    is kept as ``{"seahaven_cut": "<what it was>"}``, and ``cut`` says so.
+    """
+
+    __slots__ = ("arguments", "cut", "error", "tool", "tool_error")
 
     def __init__(self, tool: str, arguments: Mapping[str, Any]) -> None:
         self.tool = tool
-        self.arguments: dict[str, Any] = _copy_arguments(arguments)
+        self.arguments: dict[str, Any]
+        self.cut: bool
+        self.arguments, self.cut = kept_arguments(arguments, CALL_LOG_ARGUMENT_BYTES)
         self.error: str | None = None
         self.tool_error = False
 
     def record_failure(self, error: BaseException) -> None:
-        """Note what the call raised: a ``ToolError``'s message, or else the error's text."""
+        """Note what the call raised: a ``ToolError``'s message, or else the error's text.
+
+        Arguments that were refused are kept only up to ``REFUSED_ARGUMENT_BYTES``.
+        """
         self.tool_error = isinstance(error, ToolError)
-        self.error = (
+        self.error = kept_error(
             error.message if isinstance(error, ToolError) else (str(error) or type(error).__name__)
         )
+        if isinstance(error, ArgumentError) and self.arguments:
+            self.arguments, cut = kept_arguments(self.arguments, REFUSED_ARGUMENT_BYTES)
+            self.cut = self.cut or cut
 
     def to_dict(self) -> dict[str, Any]:
         """The published shape: a ``ToolError``'s message as written, anything else hidden."""
@@ -270,23 +290,3 @@ class CallRecord:
 
     def __repr__(self) -> str:
         return f"CallRecord(tool={self.tool!r}, error={self.error!r})"
-
-
-def _copy_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    # Only containers are copied, so a scalar skips the call.
-    return {
-        name: _copy_value(value) if type(value) in _CONTAINERS else value
-        for name, value in arguments.items()
-    }
-
-
-_CONTAINERS = (dict, list)
-
-
-def _copy_value(value: Any) -> Any:
-    kind = type(value)
-    if kind is dict:
-        return {key: _copy_value(item) for key, item in value.items()}
-    if kind is list:
-        return [_copy_value(item) for item in value]
-    return value

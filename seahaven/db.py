@@ -1,13 +1,17 @@
 """``Db``, the connection wrapper world code uses, and how the framework opens connections.
 
-Every connection an instance opens goes through ``open_connection``: write-ahead
-logging, foreign keys, defensive mode, and the clock and random overrides. World
-code never sets a pragma. Every SQLite failure arrives as ``DbError``.
+Every connection an instance opens goes through ``open_connection``: the journal,
+foreign keys, defensive mode, and the clock and random overrides. World code
+never sets a pragma. Every SQLite failure arrives as ``DbError``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
+import time
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -19,7 +23,17 @@ from seahaven.clock import Clock, StatementClock
 from seahaven.errors import DbError, WorldBug
 from seahaven.ids import sql_random
 
-__all__ = ["Db", "Exec", "open_connection"]
+__all__ = [
+    "Connections",
+    "Db",
+    "Exec",
+    "is_closing",
+    "open_connection",
+    "run_cleanup",
+    "use_memory_journal",
+    "use_private_journal",
+    "use_shared_journal",
+]
 
 
 class Exec(NamedTuple):
@@ -49,12 +63,14 @@ def db_error(error: apsw.Error, conn: apsw.Connection | None = None) -> DbError 
     """
     if isinstance(error, apsw.ConnectionClosedError | apsw.CursorClosedError):
         return WorldBug("the instance behind this database was destroyed")
-    if isinstance(error, apsw.InterruptError):
-        # Only destroy() interrupts the framework's connections.
-        return WorldBug(
-            "the statement was interrupted: the instance behind this database was destroyed"
-        )
     message = error.args[0] if error.args else type(error).__name__
+    if isinstance(error, apsw.InterruptError):
+        if conn is not None and is_closing(conn):
+            return WorldBug(DESTROYED_WHILE_RUNNING)
+        # Another thread interrupted it (Instance.interrupt(), a server stopping):
+        # the statement did not finish, and the connection is as usable as before.
+        return DbError(str(message), apsw.SQLITE_INTERRUPT, message=INTERRUPTED)
+
     code = getattr(error, "extendedresult", None) or getattr(error, "result", None)
     # An error raised by Python code SQLite called (randomblob(), say) carries no
     # code of its own; its class says which it is.
@@ -96,6 +112,74 @@ def value_error(error: OverflowError | ValueError, sql: str) -> DbError | None:
             "SQL text cannot hold",
         )
     return None
+
+
+# What a statement interrupted from another thread fails with, and one stopped by destroy().
+INTERRUPTED = "the statement was interrupted before it finished"
+DESTROYED_WHILE_RUNNING = (
+    "the statement was interrupted: the instance behind this database was destroyed"
+)
+
+# The connections whose owner is closing them: an interrupt on one now means destroy().
+_closing: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
+
+
+def is_closing(conn: apsw.Connection) -> bool:
+    """Whether ``conn``'s instance is being destroyed (``Connections.stop`` marked it)."""
+    return conn in _closing
+
+
+class Connections:
+    """Every connection one instance holds, closed and interrupted under one lock.
+
+    ``interrupt()`` may be called from any thread while another runs a statement:
+    SQLite's interrupt is made for that, but not for a connection closing at the same
+    moment, so ``close`` and ``interrupt`` never overlap. ``stop()`` is the interrupt
+    destroy() sends: the statements it stops fail as a destroyed instance's would.
+    """
+
+    __slots__ = ("_conns", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conns: list[apsw.Connection] = []
+
+    def add(self, conn: apsw.Connection) -> None:
+        """Hold ``conn`` until ``close(conn)``."""
+        with self._lock:
+            self._conns.append(conn)
+
+    def interrupt(self) -> None:
+        """Stop the statement each connection runs now, if any; idle ones are untouched."""
+        with self._lock:
+            for conn in self._conns:
+                # A connection closed behind our back has nothing to stop.
+                with contextlib.suppress(apsw.Error):
+                    conn.interrupt()
+
+    def stop(self) -> None:
+        """``interrupt()`` for destroy(): what it stops reports the instance destroyed."""
+        with self._lock:
+            _closing.update(self._conns)
+        self.interrupt()
+
+    def close(self, conn: apsw.Connection) -> None:
+        """Close ``conn``, interrupting the statement another thread runs on it until it can.
+
+        APSW refuses to close a connection busy in another thread; interrupting makes
+        that thread's statement end, and the close is tried again until it succeeds.
+        """
+        with self._lock:
+            with contextlib.suppress(ValueError):
+                self._conns.remove(conn)
+            while True:
+                try:
+                    conn.close()
+                    return
+                except apsw.ThreadingViolationError:
+                    _closing.add(conn)
+                    conn.interrupt()
+                    time.sleep(0.001)
 
 
 _savepoints = itertools.count()
@@ -141,9 +225,9 @@ class _Transaction:
         conn, savepoint = self._conn, self._savepoint
         try:
             if savepoint:
-                run_script(conn, f"ROLLBACK TO {savepoint}; RELEASE {savepoint}")
+                run_cleanup(conn, f"ROLLBACK TO {savepoint}; RELEASE {savepoint}")
             elif conn.in_transaction:
-                conn.execute("ROLLBACK")
+                run_cleanup(conn, "ROLLBACK")
         except apsw.Error:
             # SQLite may already have rolled back (an I/O error, a full disk); the
             # failure that brought us here is the one worth raising.
@@ -250,16 +334,49 @@ class Db:
         return f"Db({self._conn.filename or ':memory:'})"
 
 
-def use_write_ahead_log(conn: apsw.Connection) -> None:
-    """WAL, so inspect() reads alongside the writer, and no syncing.
+def use_private_journal(conn: apsw.Connection) -> None:
+    """A store's own connection while nothing else reads its file: one descriptor, no syncing.
 
-    An instance is thrown away at the end of its run, so surviving a power cut
-    buys nothing. ``synchronous=OFF`` comes first: switching a file that is not
-    yet in WAL mode rewrites its header in a transaction, and under SQLite's
-    default setting that transaction waits for the disk three times. Both
-    pragmas read the file, creating the -wal and -shm files.
+    The rollback journal is kept in memory and the file locked for this
+    connection alone, so SQLite opens no ``-wal``, ``-shm`` or ``-journal`` file
+    (one descriptor per store instead of three) and takes no lock per
+    transaction. An instance is thrown away at the end of its run, so surviving
+    a crash buys nothing; ``synchronous=OFF`` comes first so that leaving a
+    frozen file's write-ahead mode does not wait for the disk. A store switches
+    to ``use_shared_journal`` the first time a reader needs it.
     """
-    run_script(conn, "PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL")
+    run_script(
+        conn, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=MEMORY"
+    )
+
+
+def use_shared_journal(conn: apsw.Connection) -> None:
+    """Switch a store's connection to the write-ahead log, so readers read alongside it.
+
+    What ``inst.inspect()`` and the control tool need: the lock is given up and
+    the file marked for WAL, which adds its ``-wal`` and ``-shm`` files. It cannot
+    happen inside a transaction.
+    """
+    run_script(conn, "PRAGMA synchronous=OFF; PRAGMA locking_mode=NORMAL")
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    if mode != [("wal",)]:
+        raise WorldBug(f"the store could not switch to its write-ahead log (it answered {mode})")
+
+
+def use_memory_journal(conn: apsw.Connection) -> None:
+    """The journal in memory on every database ``conn`` has attached, unsynced, locks as usual.
+
+    For a connection that writes a store briefly before its own connection uses it
+    (``setup_sql``'s, a schema run per instance): it leaves no lock behind.
+    """
+    schemas = [str(row[1]) for row in conn.execute("PRAGMA database_list") if row[1] != "temp"]
+    run_script(
+        conn,
+        "".join(
+            f'PRAGMA "{name}".synchronous=OFF; PRAGMA "{name}".journal_mode=MEMORY;'
+            for name in (schema.replace('"', '""') for schema in schemas)
+        ),
+    )
 
 
 def run_script(conn: apsw.Connection, sql: str) -> None:
@@ -270,6 +387,26 @@ def run_script(conn: apsw.Connection, sql: str) -> None:
     """
     for _ in conn.execute(sql):
         pass
+
+
+def run_cleanup(conn: apsw.Connection, sql: str) -> None:
+    """``run_script`` for statements that undo (a ``ROLLBACK``), which an interrupt must not stop.
+
+    An interrupt from another thread is meant for the statement running when it
+    came, but SQLite also stops a statement that starts before that one has wound
+    down; losing a rollback to it would leave the transaction open. So an
+    interrupted cleanup is run again, a few times.
+    """
+    for attempt in range(_CLEANUP_ATTEMPTS):
+        try:
+            run_script(conn, sql)
+            return
+        except apsw.InterruptError:
+            if attempt == _CLEANUP_ATTEMPTS - 1:
+                raise
+
+
+_CLEANUP_ATTEMPTS = 5
 
 
 def open_connection(
@@ -283,9 +420,9 @@ def open_connection(
 ) -> apsw.Connection:
     """Open a connection to an instance file with the framework's setup applied.
 
-    With ``defer_journal`` the write-ahead log is not set up yet: nothing here
-    reads the file, so the caller runs ``use_write_ahead_log`` before its first
-    use, and a store nobody touches never creates its -wal and -shm files.
+    With ``defer_journal`` the journal is not set up yet: nothing here reads the
+    file, so the caller runs ``use_private_journal`` before its first use.
+    Otherwise a writable connection gets ``use_memory_journal``.
     """
     flags = apsw.SQLITE_OPEN_URI | (
         apsw.SQLITE_OPEN_READONLY
@@ -298,7 +435,7 @@ def open_connection(
         conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
         conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
         if not readonly and not defer_journal:
-            use_write_ahead_log(conn)
+            use_memory_journal(conn)
         conn.execute("PRAGMA foreign_keys=ON")
         StatementClock(clock).install(conn)
         sql_random(conn, seed, purpose)

@@ -102,12 +102,14 @@ class Activation:
     __slots__ = (
         "_worlds",
         "alive",
+        "diverged",
         "ordinal",
         "recording",
         "records",
         "sessions",
         "texts",
         "thread",
+        "unrecorded",
     )
 
     def __init__(self, *, recording: bool) -> None:
@@ -121,28 +123,45 @@ class Activation:
         # Each record's JSON text, in step with ``records``.
         self.texts: list[str] = []
         self._worlds: dict[int, Worlds] = {}
+        # Why the stores now hold a change the log cannot show, once that has happened.
+        self.diverged: str | None = None
+        # Why some writes of this activation would go unrecorded (a session not reopened).
+        self.unrecorded: str | None = None
 
     def touch(self, runtime: NodeRuntime) -> None:
         """Make sure ``runtime``'s writes in this activation are recorded."""
         if self.recording and runtime.index not in self.sessions:
             session = apsw.Session(runtime.conn, "main")
-            if runtime.table_filter is not None:
-                session.table_filter(runtime.table_filter)
-            session.attach()
+            try:
+                if runtime.table_filter is not None:
+                    session.table_filter(runtime.table_filter)
+                session.attach()
+            except BaseException:
+                session.close()
+                raise
             self.sessions[runtime.index] = (runtime, session)
 
     def flush(self) -> list[NodeRuntime]:
         """Render the open sessions into records under the current ordinal, and close them.
 
         Returns the nodes whose sessions were closed, so a caller can reopen them.
+        Whatever interrupts it (an unrenderable value, ``MemoryError``, Ctrl-C), every
+        session is closed and what was written is taken back out, or, when that
+        cannot be done, ``diverged`` says so.
         """
         if not self.sessions:
             return []
         touched = [runtime for runtime, _ in self.sessions.values()]
         taken: list[tuple[NodeRuntime, bytes]] = []
+        unread: list[str] = []
+        failure: BaseException | None = None
         for runtime, session in self.sessions.values():
             try:
                 changeset = session.changeset()
+            except BaseException as error:
+                failure = failure or error
+                unread.append(runtime.path)
+                continue
             finally:
                 session.close()
             if changeset:
@@ -150,6 +169,8 @@ class Activation:
         self.sessions.clear()
         rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
         try:
+            if failure is not None:
+                raise failure
             for runtime, changeset in taken:
                 rendered.extend(
                     render_changeset(
@@ -160,16 +181,50 @@ class Activation:
                         runtime.shapes,
                     )
                 )
-        except Exception as error:
-            # The rows are written but cannot be logged: take them back out, so the
-            # instance never holds a change its state document does not show.
-            raise _unrecordable(taken, error) from error
-        if rendered:
             if len(rendered) > 1:
                 rendered.sort(key=_sort_key)
+        except BaseException as error:
+            # The rows are written but cannot be logged: take them back out, so the
+            # instance never holds a change its state document does not show.
+            problem = self._unrecordable(taken, unread, error)
+            if isinstance(error, Exception):
+                raise problem from error
+            raise
+        if rendered:
             self.records.extend([record for record, _, _ in rendered])
             self.texts.extend([text for _, text, _ in rendered])
         return touched
+
+    def _unrecordable(
+        self, taken: list[tuple[NodeRuntime, bytes]], unread: list[str], error: BaseException
+    ) -> WorldBug:
+        """Undo the changes ``taken`` records, and say why they could not be logged."""
+        why = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        stores = ", ".join([runtime.path for runtime, _ in taken] + unread)
+        try:
+            for runtime, changeset in reversed(taken):
+                apsw.Changeset.apply(
+                    apsw.Changeset.invert(changeset),
+                    runtime.conn,
+                    conflict=lambda _reason, _change: apsw.SQLITE_CHANGESET_ABORT,
+                )
+        except apsw.Error as undo_error:
+            self.diverged = (
+                f"what was written to {stores} could not be recorded ({why}) nor undone "
+                f"({type(undo_error).__name__}: {undo_error})"
+            )
+        if unread:
+            # A session whose changes could not be read cannot be undone either.
+            self.diverged = f"what was written to {', '.join(unread)} could not be read ({why})"
+        if self.diverged is not None:
+            return WorldBug(
+                f"{self.diverged}; this instance no longer matches its state document, so it "
+                "refuses further use: destroy it"
+            )
+        return WorldBug(
+            f"the change log cannot record what was written to {stores} ({why}), so it was "
+            "undone; store text as valid UTF-8, or bytes as a BLOB"
+        )
 
     def discard(self) -> None:
         """Close the open sessions without rendering them."""
@@ -209,29 +264,6 @@ class Activation:
             runtime.info,
             self.worlds(runtime),
         )
-
-
-def _unrecordable(taken: list[tuple[NodeRuntime, bytes]], error: Exception) -> WorldBug:
-    """Undo the changes ``taken`` records, and say why they could not be logged."""
-    why = f"{type(error).__name__}: {error}"
-    stores = ", ".join(runtime.path for runtime, _ in taken)
-    try:
-        for runtime, changeset in reversed(taken):
-            apsw.Changeset.apply(
-                apsw.Changeset.invert(changeset),
-                runtime.conn,
-                conflict=lambda _reason, _change: apsw.SQLITE_CHANGESET_ABORT,
-            )
-    except apsw.Error as undo_error:
-        return WorldBug(
-            f"the change log cannot record what was written to {stores} ({why}), and undoing "
-            f"it failed ({type(undo_error).__name__}: {undo_error}); this instance no longer "
-            "matches its state document: destroy it. Store text as valid UTF-8, or as a BLOB"
-        )
-    return WorldBug(
-        f"the change log cannot record what was written to {stores} ({why}), so it was undone; "
-        "store text as valid UTF-8, or bytes as a BLOB"
-    )
 
 
 def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -367,26 +399,34 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
             instance.check_callable()
             activation = instance.activation
             outer = activation is None
-            resumed: list[NodeRuntime] = []
             if activation is None:
-                activation = instance.activation = Activation(recording=True)
+                activation = Activation(recording=True)
+                resumed: list[NodeRuntime] = []
+                outer_ordinal = None
             else:
-                # A call made inside bulk(): what the block wrote before it is a
-                # segment of its own, and so is what it writes after.
-                resumed = activation.flush()
-            ordinal, record = instance.record_call(name, arguments)
-            outer_ordinal = activation.ordinal
-            activation.ordinal = ordinal
-            for runtime in route.touched:
-                activation.touch(runtime)
+                # A call made inside bulk(): what the block wrote before it is a segment
+                # of its own, and so is what it writes after, on the same stores.
+                resumed = [runtime for runtime, _ in activation.sessions.values()]
+                outer_ordinal = activation.ordinal
             owner = route.owner
-            tool = route.entry.tool
-            layers = route.layers
             started = time.perf_counter()
             failure: BaseException | None = None
             leftover: WorldBug | None = None
+            # Nothing above changed the instance, so a record that cannot be made (or
+            # anything else raised so far) leaves it as it was. From the record on, the
+            # finally below ends the call's work, whatever is raised.
+            ordinal, record = instance.record_call(name, arguments)
             local.depth += 1
             try:
+                if outer:
+                    instance.activation = activation
+                else:
+                    activation.flush()
+                activation.ordinal = ordinal
+                for runtime in route.touched:
+                    activation.touch(runtime)
+                layers = route.layers
+                tool = route.entry.tool
                 if layers:
                     call = Call(name, arguments, tool, owner.path)
                     result = _run_chain(activation, layers, 0, owner, tool, call)
@@ -402,15 +442,7 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
                 if outer:
                     leftover = instance.finish_call(activation)
                 else:
-                    try:
-                        activation.flush()
-                    except WorldBug as unrecorded:
-                        leftover = unrecorded
-                    finally:
-                        # The block goes on recording, whatever the call's segment did.
-                        activation.ordinal = outer_ordinal
-                        for runtime in resumed:
-                            activation.touch(runtime)
+                    leftover = _resume_block(activation, outer_ordinal, resumed)
                 failure = failure or leftover
                 if failure is not None or _log.isEnabledFor(_INFO):
                     _log_call(instance, name, owner.path, started, failure, internal=False)
@@ -424,6 +456,28 @@ def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, 
     finally:
         if gated:
             gate().release()
+
+
+def _resume_block(
+    activation: Activation, ordinal: int | None, resumed: list[NodeRuntime]
+) -> WorldBug | None:
+    """End a call's segment inside ``bulk()``, and record the block's own writes again."""
+    leftover: WorldBug | None = None
+    try:
+        activation.flush()
+    except WorldBug as unrecorded:
+        leftover = unrecorded
+    finally:
+        # The block goes on recording, whatever the call's segment did.
+        activation.ordinal = ordinal
+        try:
+            for runtime in resumed:
+                activation.touch(runtime)
+        except BaseException as error:
+            # The block cannot record what it writes next, so it will keep none of it.
+            activation.unrecorded = f"{type(error).__name__} reopening a change-log session"
+            raise
+    return leftover
 
 
 # --- calls made by host code through a handle ---------------------------------------------------

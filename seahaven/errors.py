@@ -28,14 +28,43 @@ class WorldBug(SeahavenError):
     """The author's mistake: a bad registration, a misused instance, a broken fixture."""
 
 
+class _Category:
+    """``ToolError.error_type``: the class's category, or an argument error's for a restatement.
+
+    Read on an error raised ``from`` one whose category is ``invalid_args`` (a
+    world's handler restating the framework's ``ArgumentError`` in its own
+    words), it answers ``invalid_args`` too: the call's arguments were refused,
+    whatever the world calls that.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __get__(self, error: ToolError | None, owner: type[ToolError]) -> str:
+        if error is None or self.value != "execution_error":
+            return self.value
+        seen: set[int] = set()
+        cause = error.__cause__
+        while isinstance(cause, ToolError) and id(cause) not in seen:
+            seen.add(id(cause))
+            if isinstance(cause, ArgumentError):
+                return ArgumentError.error_type
+            cause = cause.__cause__
+        return self.value
+
+
 class ToolError(SeahavenError):
     """An error written for the agent: a stable ``code``, a ``message`` and optional ``details``.
 
     Worlds subclass it for their own product errors. ``error_type`` is the
-    framework's coarse category and cannot be set by a subclass.
+    framework's coarse category and cannot be set by a subclass: ``execution_error``,
+    or ``invalid_args`` for an error raised ``from`` an ``ArgumentError`` (a world's
+    restatement of refused arguments, as ``seahaven.toolkit.error_handler`` raises).
     """
 
-    error_type: ClassVar[str] = "execution_error"
+    error_type: ClassVar[str] = _Category("execution_error")  # type: ignore[assignment]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

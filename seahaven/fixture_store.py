@@ -38,7 +38,7 @@ from seahaven.errors import WorldBug
 from seahaven.fixtures_dir import installed_location
 from seahaven.names import portable_name_problem
 from seahaven.schema import describe
-from seahaven.workdir import mark_is_live, process_mark
+from seahaven.workdir import mark_is_live, open_new_file, process_mark
 
 if TYPE_CHECKING:
     from seahaven.composition import Composition
@@ -614,8 +614,11 @@ _FICLONE = 0x40049409
 
 
 def copy_state_file(source: Path, target: Path) -> None:
-    """Copy a frozen file the cheapest correct way: a reflink where the filesystem has one."""
-    with open(source, "rb") as src, open(target, "xb") as dst:
+    """Copy a frozen file the cheapest correct way: a reflink where the filesystem has one.
+
+    ``target`` must not exist; it is made readable by its owner only (``0600``).
+    """
+    with open(source, "rb") as src, open(open_new_file(target), "wb") as dst:
         if sys.platform == "linux":
             try:
                 import fcntl
@@ -670,10 +673,12 @@ def _render_sidecar(fields: dict[str, Any]) -> str:
 def _mark_write_ahead(file: Path) -> None:
     """Record write-ahead logging in the frozen file's header.
 
-    Every instance opens its copy in WAL mode; a file already marked so opens
-    without rewriting its header and syncing, which is most of what opening a
-    copy would otherwise cost. The last connection to close checkpoints and
-    removes the -wal and -shm files, so the frozen file stands alone.
+    Every fixture a release has frozen carries this mark, and a fixture's bytes
+    (and so its hash, and a generator's rebuild) must not change with the
+    release, so it stays, though an instance's store now starts with its journal
+    in memory and rewrites its copy's header once, unsynced, on first use. The
+    last connection to close checkpoints and removes the -wal and -shm files, so
+    the frozen file stands alone.
     """
     conn = apsw.Connection(str(file))
     try:

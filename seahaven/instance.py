@@ -33,16 +33,21 @@ from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, p
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.context import Ctx, InstanceInfo
 from seahaven.db import (
+    Connections,
     Db,
     db_error,
     open_connection,
+    run_cleanup,
     run_script,
-    use_write_ahead_log,
+    use_memory_journal,
+    use_private_journal,
+    use_shared_journal,
 )
 from seahaven.dispatch import Activation, Route, call_surface, entered, in_call, in_world_code
 from seahaven.errors import ArgumentError, WorldBug
 from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import Ids, check_seed, derive_seed, node_seed
+from seahaven.instances import watch
 from seahaven.names import check_fixture_id
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
 from seahaven.schema import TableInfo, blank_image, describe
@@ -60,6 +65,9 @@ R = TypeVar("R")
 
 _live_instances: weakref.WeakSet[Instance] = weakref.WeakSet()
 
+# How often destroy() stops the statements of a thread holding the instance, in seconds.
+_STOP_EVERY = 0.05
+
 
 class NodeRuntime:
     """One node of one instance: its file, connection, id stream and state."""
@@ -69,7 +77,7 @@ class NodeRuntime:
         "_db",
         "_extra_tables",
         "_instance",
-        "_journal_ready",
+        "_journal",
         "children",
         "clock",
         "file",
@@ -96,7 +104,8 @@ class NodeRuntime:
         self.file = file
         self._conn = conn
         self._db = Db(conn)
-        self._journal_ready = False
+        # None until first used, then "private" (this connection alone), or "shared".
+        self._journal: str | None = None
         self.clock = instance.clock
         self.ids = Ids(seed)
         self.state: dict[str, Any] = {}
@@ -125,23 +134,39 @@ class NodeRuntime:
 
     @property
     def conn(self) -> apsw.Connection:
-        """The node's connection, its write-ahead log set up on first use."""
-        if not self._journal_ready:
+        """The node's connection, its journal set up on first use."""
+        if self._journal is None:
             self.ensure_journal()
         return self._conn
 
     @property
     def db(self) -> Db:
-        """The node's ``Db``, its write-ahead log set up on first use."""
-        if not self._journal_ready:
+        """The node's ``Db``, its journal set up on first use."""
+        if self._journal is None:
             self.ensure_journal()
         return self._db
 
     def ensure_journal(self) -> None:
-        """Set up the write-ahead log now, if the node has not been used yet."""
-        if not self._journal_ready:
-            use_write_ahead_log(self._conn)
-            self._journal_ready = True
+        """Set up the journal now, if the node has not been used yet."""
+        if self._journal is None:
+            use_private_journal(self._conn)
+            self._journal = "private"
+
+    def share(self) -> None:
+        """Let another connection read this store alongside its own: the write-ahead log.
+
+        A store keeps its file to its own connection until a reader needs it;
+        from then on it stays in WAL mode. Refused inside a transaction.
+        """
+        if self._journal == "shared":
+            return
+        if self._conn.in_transaction:
+            raise WorldBug(
+                f"the store at {self.path!r} cannot be opened to a reader while a transaction "
+                "is open on it; open inst.inspect() between calls"
+            )
+        use_shared_journal(self._conn)
+        self._journal = "shared"
 
     def total_changes(self) -> int:
         """Rows changed on this connection since it opened; reads nothing from the file."""
@@ -149,11 +174,7 @@ class NodeRuntime:
 
     def close(self) -> None:
         """Close the connection, without setting up anything first."""
-        self._conn.close()
-
-    def interrupt(self) -> None:
-        """Stop the statement running on the connection, from any thread."""
-        self._conn.interrupt()
+        self.instance._connections.close(self._conn)
 
     def describe_table(self, name: str) -> TableInfo:
         """Columns and key of ``name``, from the world's schema or, failing that, SQLite."""
@@ -212,7 +233,10 @@ class Instance:
     _route_cache: _RouteCache | None
     _inspect_db: Db | None
     _control_db: Db | None
+    _connections: Connections
     _destroyed: bool
+    _stopping: bool
+    _diverged: str | None
     _formatting: bool
     _fixture_files: dict[str, str] | None
     _reports: tuple[NodeReport, ...]
@@ -352,6 +376,10 @@ class Instance:
         self.refuse_inside("bulk() cannot run inside a call or another bulk() block")
         with self._lock:
             self.check_callable()
+            # A reader may be asked for inside the block, and switching a store to the
+            # journal a reader needs cannot happen once its transaction is open.
+            for runtime in self._nodes:
+                runtime.share()
             activation = self.activation = Activation(recording=True)
             begun: list[NodeRuntime] = []
             try:
@@ -369,7 +397,15 @@ class Instance:
                     raise
                 try:
                     activation.flush()
-                except WorldBug:
+                    # A segment that could not be recorded, nor undone, is rolled back
+                    # with the rest, and so is a block that stopped recording.
+                    lost = activation.diverged or activation.unrecorded
+                    if lost is not None:
+                        raise WorldBug(
+                            f"bulk() could not record everything the block wrote ({lost}), so "
+                            "none of it was kept"
+                        )
+                except BaseException:
                     # What the block wrote cannot be logged: none of it is kept.
                     for runtime in begun:
                         _roll_back_quietly(runtime.conn)
@@ -406,27 +442,13 @@ class Instance:
 
     # --- life cycle ------------------------------------------------------------------------------
 
-    def interrupt(self) -> None:
-        """Stop the statements running on this instance's connections now, from any thread.
-
-        The call (or reader) running one fails with the statement interrupted; the
-        instance stays usable, and statements started afterwards run as usual. A
-        server that is shutting down calls it before ``destroy()``, which waits for
-        the call in flight. Once the instance is destroyed it does nothing.
-        """
-        if self._destroyed:
-            return
-        stops = [runtime.interrupt for runtime in self._nodes]
-        stops += [
-            db.conn.interrupt for db in (self._inspect_db, self._control_db) if db is not None
-        ]
-        for stop in stops:
-            # destroy() may close a connection meanwhile; there is nothing left to stop then.
-            with contextlib.suppress(apsw.Error):
-                stop()
-
     def destroy(self) -> None:
-        """Close everything and remove the directory. Idempotent; waits for a call in flight."""
+        """Close everything and remove the directory. Idempotent.
+
+        Work another thread is doing on the instance (a call, ``bulk()``) is not
+        waited for: its statements are interrupted until it lets go, and it fails
+        with a ``WorldBug`` saying the instance was destroyed.
+        """
         activation = self.activation
         if activation is not None and activation.thread == threading.get_ident():
             if in_world_code():
@@ -435,7 +457,15 @@ class Instance:
             # landed while a call was finishing. Nothing runs in it, so it ends here.
             activation.end()
             self.activation = None
-        with self._lock:
+        if not self._lock.acquire(blocking=False):
+            # Another thread holds the instance (a call, bulk(), a freeze). Nothing it
+            # does will be kept, so its statements are stopped rather than waited for:
+            # again and again, since a tool may start another after one fails.
+            self._stopping = True
+            self._connections.stop()
+            while not self._lock.acquire(timeout=_STOP_EVERY):
+                self._connections.stop()
+        try:
             if self._destroyed:
                 return
             self._destroyed = True
@@ -445,6 +475,19 @@ class Instance:
                 # Whatever closing met, the directory goes: nothing else will remove it.
                 remove_directory(self._directory, self._file_names())
                 _live_instances.discard(self)
+        finally:
+            self._lock.release()
+
+    def interrupt(self) -> None:
+        """Stop whatever statement runs on this instance now, from any thread; nothing else.
+
+        For a server stopping, or a harness giving up on a call: the statement (a
+        tool's, ``setup_sql``'s, a reader's) fails with a ``DbError`` saying it was
+        interrupted, and the call running it fails as that error makes it. A
+        statement started afterwards runs as usual, and the instance stays usable.
+        ``destroy()`` does this itself for whatever holds the instance.
+        """
+        self._connections.interrupt()
 
     def __enter__(self) -> Instance:
         return self
@@ -493,9 +536,14 @@ class Instance:
         return self._fixture_files
 
     def check_usable(self) -> None:
-        """Raise ``WorldBug`` once the instance is destroyed."""
-        if self._destroyed:
+        """Raise ``WorldBug`` once the instance is destroyed, or no longer matches its log."""
+        if self._destroyed or self._stopping:
             raise WorldBug(f"instance {self.id} was destroyed; make a new one")
+        if self._diverged is not None:
+            raise WorldBug(
+                f"instance {self.id} no longer matches its state document ({self._diverged}); "
+                "destroy it and make a new one"
+            )
 
     def check_callable(self) -> None:
         """``check_usable``, and refuse a call made while a state formatter runs."""
@@ -581,12 +629,12 @@ class Instance:
     def finish_call(self, activation: Activation) -> WorldBug | None:
         """End an outer call: close what it left open, keep its records, stale its handles."""
         left_open = []
-        for runtime, _ in activation.sessions.values():
-            if runtime.conn.in_transaction:
-                _roll_back_quietly(runtime.conn)
-                left_open.append(runtime.path)
         unrecorded: WorldBug | None = None
         try:
+            for runtime, _ in activation.sessions.values():
+                if runtime.conn.in_transaction:
+                    _roll_back_quietly(runtime.conn)
+                    left_open.append(runtime.path)
             try:
                 activation.flush()
             except WorldBug as error:
@@ -595,6 +643,7 @@ class Instance:
                 self._change_log.extend(activation.records)
                 self._change_texts.extend(activation.texts)
         finally:
+            self._diverged = self._diverged or activation.diverged
             activation.end()
             self.activation = None
         if unrecorded is not None:
@@ -641,9 +690,9 @@ class Instance:
         return sandbox.Authorizer(tables, read_only=True, pragmas=sandbox.REPORTING_PRAGMAS)
 
     def _open_reader(self, purpose: str) -> apsw.Connection:
-        # A reader joins each store's write-ahead log, so the log must exist.
+        # A reader reads alongside each store's own connection: the write-ahead log.
         for runtime in self._nodes:
-            runtime.ensure_journal()
+            runtime.share()
         root = self._nodes[0]
         conn = open_connection(
             root.file,
@@ -652,6 +701,7 @@ class Instance:
             purpose=purpose,
             readonly=True,
         )
+        self._connections.add(conn)
         try:
             for runtime in self._nodes[1:]:
                 uri = f"file:{_uri_path(runtime.file)}?mode=ro"
@@ -664,14 +714,14 @@ class Instance:
             # No time limit, but a Ctrl-C stops a long read instead of waiting for it.
             Deadline(conn, None).install()
         except BaseException:
-            conn.close()
+            self._connections.close(conn)
             raise
         return conn
 
     def _file_names(self) -> list[str]:
         """The files an instance leaves in its directory once its connections are closed.
 
-        A store's connection closes without checkpointing, so a store that was used
+        A store's connection closes without checkpointing, so a store a reader used
         leaves its write-ahead log and its index beside it.
         """
         return [
@@ -683,8 +733,10 @@ class Instance:
     def _close_connections(self) -> None:
         readers = [db.conn for db in (self._inspect_db, self._control_db) if db is not None]
         self._inspect_db = self._control_db = None
+        # A reader's queries do not take the instance lock, so one may be running:
+        # closing interrupts it (it fails as a destroyed instance's statement).
         for conn in readers:
-            _close_reader(conn)
+            self._connections.close(conn)
         for runtime in getattr(self, "_nodes", ()):
             runtime.close()
 
@@ -695,27 +747,10 @@ def _uri_path(path: Path) -> str:
     return quote(str(path.resolve()))
 
 
-def _close_reader(conn: apsw.Connection) -> None:
-    """Close a reader another thread may be using, interrupting whatever it runs.
-
-    The reader's queries do not take the instance lock, so a query may be running
-    on it. APSW refuses to close a connection busy in another thread; interrupting
-    makes that thread's statement end (it raises the framework's ``WorldBug``)
-    and the close is tried again until it succeeds.
-    """
-    while True:
-        try:
-            conn.close()
-            return
-        except apsw.ThreadingViolationError:
-            conn.interrupt()
-            time.sleep(0.001)
-
-
 def _roll_back_quietly(conn: apsw.Connection) -> None:
     try:
         if conn.in_transaction:
-            conn.execute("ROLLBACK")
+            run_cleanup(conn, "ROLLBACK")
     except apsw.Error:
         pass
 
@@ -788,7 +823,10 @@ def create_instance(
     instance._route_cache = None
     instance._inspect_db = None
     instance._control_db = None
+    instance._connections = Connections()
     instance._destroyed = False
+    instance._stopping = False
+    instance._diverged = None
     instance._formatting = False
     instance._fixture_files = prepared.file_hashes if prepared is not None else None
     frozen = prepared.frozen_versions if prepared is not None else {}
@@ -805,10 +843,18 @@ def create_instance(
         for report in composition.reports()
     )
     instance._directory = instance_directory(world.name, world.work_dir, instance.id)
+    # From here, interrupt_all() reaches the statements it runs, setup_sql's included.
+    watch(instance)
     try:
         _materialise(instance, composition, prepared)
         if setup_sql is not None:
-            run_setup_sql(setup_sql, instance._nodes, clock=clock, seed=instance.seed)
+            run_setup_sql(
+                setup_sql,
+                instance._nodes,
+                clock=clock,
+                seed=instance.seed,
+                connections=instance._connections,
+            )
         _run_startup(instance, composition, caller_startup)
     except BaseException:
         instance._destroyed = True
@@ -867,20 +913,26 @@ def _materialise(
         else:
             # The schema built once per process and copied, as a fixture's file is.
             image = blank_image(node.world.name, node.world.schema)
-            if image is not None:
-                write_new_file(target, image)
+            # Written here even when empty, so that SQLite opens a file made private
+            # (0600), and gives its companion files the same mode.
+            write_new_file(target, image if image is not None else b"")
         seed = node_seed(instance.seed, node.path)
         conn = open_connection(
             target, clock=instance._clock, seed=seed, purpose="main", defer_journal=True
         )
-        # Closing must not copy the write-ahead log back into a file that is deleted next.
-        conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-        runtime = NodeRuntime(instance, node, target, conn, seed)
+        instance._connections.add(conn)
+        try:
+            # Closing must not copy the write-ahead log back into a file that is deleted next.
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+            runtime = NodeRuntime(instance, node, target, conn, seed)
+        except BaseException:
+            instance._connections.close(conn)
+            raise
         runtimes.append(runtime)
         if prepared is None and image is None:
             # A schema whose rows read the clock or random() runs on the instance's own
-            # connection, after the journal is set up so that nothing waits on the disk.
-            runtime.ensure_journal()
+            # connection, with a journal that waits on no disk and keeps no lock after.
+            use_memory_journal(conn)
             try:
                 run_script(conn, node.world.schema)
             except apsw.Error as error:

@@ -1,21 +1,56 @@
-"""The process-wide concurrency gate every tool call passes through.
+"""What holds for every instance of a process: the concurrency gate, and stopping them all.
 
 The gate bounds how many tool calls run at once across all instances in the
 process. It never rejects: extra calls queue, and they are served first come,
 first served. A released slot is handed straight to the longest waiter, so a
 thread that releases and immediately asks again goes to the back of the queue
 instead of barging ahead. Nested calls and ``bulk()`` bypass the gate.
+
+``interrupt_all()`` stops the statement every instance of the process is running,
+those still being made (their ``setup_sql``) included: what a server calls when it
+shuts down, so a runaway query does not hold up the exit.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import deque
+from typing import Protocol
 
 from seahaven.errors import WorldBug
 
-__all__ = ["concurrency", "default_concurrency", "set_concurrency"]
+__all__ = ["concurrency", "default_concurrency", "interrupt_all", "set_concurrency", "watch"]
+
+
+class Interruptible(Protocol):
+    """Something running statements that another thread may stop: an instance."""
+
+    def interrupt(self) -> None:
+        """Stop the statement it runs now, if any."""
+
+
+_watched: weakref.WeakSet[Interruptible] = weakref.WeakSet()
+_watched_lock = threading.Lock()
+
+
+def watch(target: Interruptible) -> None:
+    """Let ``interrupt_all()`` reach ``target`` for as long as it lives."""
+    with _watched_lock:
+        _watched.add(target)
+
+
+def interrupt_all() -> None:
+    """Stop the statement each instance of this process runs now; safe from any thread.
+
+    Each one's statement fails as ``Instance.interrupt()`` makes it; an instance
+    being made fails to be made, and leaves nothing behind.
+    """
+    with _watched_lock:
+        targets = list(_watched)
+    for target in targets:
+        target.interrupt()
 
 
 def default_concurrency() -> int:

@@ -48,7 +48,15 @@ from typing import Any, Literal, get_args
 import apsw
 
 from seahaven.changelog import json_value
-from seahaven.db import Db, db_error, run_script, value_error
+from seahaven.db import (
+    DESTROYED_WHILE_RUNNING,
+    INTERRUPTED,
+    Db,
+    db_error,
+    is_closing,
+    run_cleanup,
+    value_error,
+)
 from seahaven.errors import DbError, WorldBug
 
 __all__ = [
@@ -89,8 +97,9 @@ MAX_RESULT_BYTES = 10_000_000
 # How long one statement of a SQL door may run, reading its rows included.
 STATEMENT_SECONDS = 10.0
 
-# How long one instance's setup_sql may run, all its statements together.
-SETUP_SQL_SECONDS = 30.0
+# How long one instance's setup_sql may run, all its statements together: as long as
+# one statement of a SQL door, since setup_sql is for small per-episode changes.
+SETUP_SQL_SECONDS = 10.0
 
 # The pragmas that only report, which setup_sql and the control tool may run.
 REPORTING_PRAGMAS = frozenset(
@@ -865,6 +874,7 @@ FailureKind = Literal[
     "result_too_big",
     "statements",
     "interrupted",
+    "destroyed",
     "sqlite",
 ]
 
@@ -876,7 +886,8 @@ class StatementFailed(Exception):
     ``too_big`` (a value past ``MAX_VALUE_BYTES``), ``too_long`` (the text past
     ``MAX_SQL_BYTES``), ``invalid_text`` (text that is not UTF-8), ``result_too_big``,
     ``statements`` (not exactly one, or a write on a read-only door),
-    ``interrupted`` (the instance is being destroyed) or ``sqlite`` (SQLite's
+    ``interrupted`` (another thread interrupted it), ``destroyed`` (the instance is
+    being destroyed) or ``sqlite`` (SQLite's
     own error, a syntax error say). ``error`` is APSW's exception, if any.
     """
 
@@ -1134,7 +1145,7 @@ def execute(
                         )
                     rows.append(list(row))
             except apsw.Error as error:
-                raise _failure(error, gate, trace, deadline) from None
+                raise _failure(conn, error, gate, trace, deadline) from None
             except UnicodeDecodeError:
                 raise StatementFailed(
                     "invalid_text",
@@ -1151,7 +1162,7 @@ def execute(
                 # Past its deadline the handler stops every statement, this one too.
                 conn.set_progress_handler(None)
             if conn.in_transaction:
-                run_script(conn, f"ROLLBACK TO {_SAVEPOINT}; RELEASE {_SAVEPOINT}")
+                run_cleanup(conn, f"ROLLBACK TO {_SAVEPOINT}; RELEASE {_SAVEPOINT}")
         raise
     if writes:
         _close_sessions(sessions)
@@ -1207,7 +1218,11 @@ def _check_written_text(sessions: list[apsw.Session]) -> None:
 
 
 def _failure(
-    error: apsw.Error, gate: _Gate, trace: _Trace, deadline: Deadline | None
+    conn: apsw.Connection,
+    error: apsw.Error,
+    gate: _Gate,
+    trace: _Trace,
+    deadline: Deadline | None,
 ) -> StatementFailed:
     if gate.refused:
         first = gate.refused[0]
@@ -1218,10 +1233,14 @@ def _failure(
         return StatementFailed("expired", "the statement ran past its time limit", error=error)
     if isinstance(error, apsw.ExecTraceAbort) and trace.problem is not None:
         return StatementFailed("statements", trace.problem, error=error)
-    if isinstance(error, apsw.InterruptError | apsw.ConnectionClosedError | apsw.CursorClosedError):
+    if isinstance(error, apsw.ConnectionClosedError | apsw.CursorClosedError) or (
+        isinstance(error, apsw.InterruptError) and is_closing(conn)
+    ):
         return StatementFailed(
-            "interrupted", "the instance behind this database was destroyed", error=error
+            "destroyed", "the instance behind this database was destroyed", error=error
         )
+    if isinstance(error, apsw.InterruptError):
+        return StatementFailed("interrupted", INTERRUPTED, error=error)
     message = str(error.args[0]) if error.args else type(error).__name__
     if isinstance(error, apsw.TooBigError):
         return StatementFailed("too_big", message, error=error)
@@ -1313,10 +1332,10 @@ def _db_error(
         base = db_error(failed.error)
         if isinstance(base, DbError):
             code, sqlite_message = base.sqlite_code, base.sqlite_message
+    if failed.kind == "destroyed":
+        return WorldBug(DESTROYED_WHILE_RUNNING)
     if failed.kind == "interrupted":
-        return WorldBug(
-            "the statement was interrupted: the instance behind this database was destroyed"
-        )
+        return DbError(sqlite_message, apsw.SQLITE_INTERRUPT, message=INTERRUPTED)
     if failed.kind == "refused":
         first = failed.refused[0]
         message = f"not authorized: {first.text}"

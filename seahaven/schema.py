@@ -193,18 +193,18 @@ class _Image:
 _images: dict[str, _Image] = {}
 _KEEP_IMAGES = 256
 _images_lock = threading.Lock()
-# Bytes 18 and 19 of a database file: the write and read versions, 2 for write-ahead logging.
-_WAL_VERSIONS = b"\x02\x02"
+# Bytes 18 and 19 of a database file: the write and read versions, 1 for a rollback journal.
+_ROLLBACK_VERSIONS = b"\x01\x01"
 
 
 def blank_image(world_name: str, schema: str) -> bytes | None:
     """The bytes of a database file holding ``schema`` and nothing an instance makes its own.
 
     Built once per process for each schema text, in memory, on a connection set
-    up as an instance's is, and marked for write-ahead logging, so a blank
-    instance writes these bytes into its file instead of running the schema's
-    statements, and opens it without rewriting the header. ``None`` when the
-    schema's statements read the clock or ``random()``: their rows then belong
+    up as an instance's is, and marked for a rollback journal, the mode a store
+    starts in, so a blank instance writes these bytes into its file instead of
+    running the schema's statements, and opens it without rewriting the header.
+    ``None`` when the schema's statements read the clock or ``random()``: their rows then belong
     to each instance, and the schema runs on each instance's own connection. A
     schema that does not execute raises ``WorldBug``, and nothing is kept.
     """
@@ -262,7 +262,7 @@ def _build_image(world_name: str, schema: str) -> bytes | None:
         data = bytearray(conn.serialize("main"))
     finally:
         conn.close()
-    data[18:20] = _WAL_VERSIONS
+    data[18:20] = _ROLLBACK_VERSIONS
     return bytes(data)
 
 

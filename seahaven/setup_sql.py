@@ -9,7 +9,8 @@ DETACH, other pragmas, functions off the allowlist, table-valued functions,
 writes to FTS5 shadow tables or SQLite's own tables, and direct writes to an FTS5
 table that only indexes rows kept elsewhere are refused. The connection holds
 every value to ``seahaven.sandbox.MAX_VALUE_BYTES`` and the whole run to
-``seahaven.sandbox.SETUP_SQL_SECONDS``.
+``seahaven.sandbox.SETUP_SQL_SECONDS``; another thread may stop it sooner through
+the instance's ``interrupt()``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from seahaven import sandbox
-from seahaven.db import open_connection
+from seahaven.db import Connections, open_connection, run_cleanup, use_memory_journal
 from seahaven.errors import WorldBug
 from seahaven.ids import node_seed
 from seahaven.sandbox import (
@@ -62,6 +63,11 @@ def _explained(failed: StatementFailed, seconds: float) -> str:
             "(seahaven.sandbox.SETUP_SQL_SECONDS); setup_sql is for small per-episode changes, "
             "so end the query that runs away, or freeze the bulk of the rows as a fixture"
         )
+    if failed.kind == "interrupted":
+        return (
+            "was interrupted from another thread (the instance's interrupt(), or "
+            "seahaven.instances.interrupt_all() as a server stops), so no instance was made"
+        )
     if failed.kind == "too_big":
         return (
             f"failed: a value grew past seahaven.sandbox.MAX_VALUE_BYTES "
@@ -70,11 +76,20 @@ def _explained(failed: StatementFailed, seconds: float) -> str:
     return f"failed: {failed.message}"
 
 
-def run_setup_sql(sql: str, runtimes: Sequence[NodeRuntime], *, clock: Clock, seed: bytes) -> None:
+def run_setup_sql(
+    sql: str,
+    runtimes: Sequence[NodeRuntime],
+    *,
+    clock: Clock,
+    seed: bytes,
+    connections: Connections | None = None,
+) -> None:
     """Run ``sql`` on a new instance's stores, or raise ``WorldBug`` naming the statement at fault.
 
     ``runtimes`` are the instance's stores, root first; ``clock`` and ``seed`` are
-    the instance's, so the statements read its time and draw from its stream.
+    the instance's, so the statements read its time and draw from its stream. The
+    connection it runs on is held in ``connections`` while it is open, so that the
+    instance's ``interrupt()`` (and ``seahaven.instances.interrupt_all()``) stop it.
     """
     if "\x00" in sql:
         raise WorldBug(
@@ -87,9 +102,14 @@ def run_setup_sql(sql: str, runtimes: Sequence[NodeRuntime], *, clock: Clock, se
     conn = open_connection(
         runtimes[0].file, clock=clock, seed=node_seed(seed, "main"), purpose="setup"
     )
+    held = connections if connections is not None else Connections()
+    held.add(conn)
     try:
         for runtime in runtimes[1:]:
             conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (str(runtime.file),))
+        if len(runtimes) > 1:
+            # The attached stores too: nothing synced, and no lock left for their own connections.
+            use_memory_journal(conn)
         tables: list[str] = []
         for runtime in runtimes:
             schema = runtime.node.schema_name
@@ -129,17 +149,17 @@ def run_setup_sql(sql: str, runtimes: Sequence[NodeRuntime], *, clock: Clock, se
                 )
             except StatementFailed as failed:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    run_cleanup(conn, "ROLLBACK")
                 raise WorldBug(f"{where} {_explained(failed, seconds)}") from None
         try:
             conn.execute("COMMIT")
         except apsw.Error as error:
             # A deferred constraint is checked here, after every statement ran.
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                run_cleanup(conn, "ROLLBACK")
             raise WorldBug(
                 f"setup_sql could not commit: {error}; the rows it wrote break a deferred "
                 "constraint, so write the rows they depend on too"
             ) from None
     finally:
-        conn.close()
+        held.close(conn)

@@ -23,6 +23,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from seahaven.arguments import check_depth
 from seahaven.errors import ArgumentError, WorldBug
 from seahaven.names import check_tool_name
 
@@ -169,8 +170,10 @@ class Tool:
         """The arguments as the function's parameters, or ``ArgumentError`` listing every problem.
 
         Plain JSON at every depth is validated as JSON, the form the schema
-        publishes; anything else is validated as Python objects.
+        publishes; anything else is validated as Python objects. A value nested
+        deeper than ``seahaven.arguments.MAX_ARGUMENT_DEPTH`` is refused first.
         """
+        check_depth(self.name, arguments)
         try:
             if self._python_fast_path:
                 # Every field takes only JSON's own types, where strict Python

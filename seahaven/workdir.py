@@ -5,24 +5,44 @@ By default every process keeps its instances under
 makes an instance of a world, it removes the directories of processes that no
 longer run. A ``work_dir`` the world names is used exactly as given and never
 swept.
+
+What an instance holds is the agent's and the eval's business alone, so every
+directory made here is ``0700`` and every file ``0600``. Each directory of the
+default path is checked before it is used: one that is a link, is not a
+directory, belongs to another user, or that others may write is refused with a
+``WorldBug``, since whoever controls it could read or swap what an instance
+keeps there. One of ours that others may only read (made by an older release)
+is narrowed to ``0700``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from seahaven.errors import WorldBug
+
 __all__ = [
+    "DIRECTORY_MODE",
+    "FILE_MODE",
     "instance_directory",
     "mark_is_live",
+    "open_new_file",
+    "owner_of",
     "process_mark",
     "remove_directory",
     "write_new_file",
 ]
+
+# Only the owner may list, read or write what an instance keeps.
+DIRECTORY_MODE = 0o700
+FILE_MODE = 0o600
 
 _swept: set[Path] = set()
 # Not inherited by child processes, and (on Windows) written as bytes.
@@ -82,29 +102,79 @@ def _sweep(parent: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
+def _uid() -> int | None:
+    return os.getuid() if hasattr(os, "getuid") else None
+
+
+def owner_of(status: os.stat_result) -> int:
+    """The uid owning a file, as ``lstat`` reports it; the seam the ownership tests replace."""
+    return status.st_uid
+
+
+def _private_directory(directory: Path) -> None:
+    """Make ``directory`` (0700) or check one that is there; refuse one someone else controls."""
+    with contextlib.suppress(FileExistsError):
+        directory.mkdir(mode=DIRECTORY_MODE)
+    uid = _uid()
+    if uid is None:  # no owners to compare on this platform
+        return
+    status = directory.lstat()
+    problem = None
+    if stat.S_ISLNK(status.st_mode):
+        problem = "is a symbolic link"
+    elif not stat.S_ISDIR(status.st_mode):
+        problem = "is not a directory"
+    elif owner_of(status) != uid:
+        problem = f"belongs to uid {owner_of(status)}, not to this process's uid {uid}"
+    elif status.st_mode & 0o022:
+        problem = f"may be written by other users (mode {stat.S_IMODE(status.st_mode):o})"
+    if problem is not None:
+        raise WorldBug(
+            f"the instance directory {directory} {problem}, so another user could read or "
+            f"replace what instances keep there; remove it (or run chmod 700 {directory} if it is "
+            "yours), or point TMPDIR at a directory of your own"
+        )
+    if status.st_mode & 0o077:
+        # Ours, but readable by others: made before instances were kept private.
+        directory.chmod(DIRECTORY_MODE)
+
+
 def _default_parent(world_name: str) -> Path:
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return Path(tempfile.gettempdir()) / f"seahaven-{uid}" / world_name
+    uid = _uid()
+    return (
+        Path(tempfile.gettempdir()) / f"seahaven-{uid if uid is not None else 'user'}" / world_name
+    )
 
 
 def instance_directory(world_name: str, work_dir: Path | None, instance_id: str) -> Path:
-    """Create and return a fresh directory for one instance."""
+    """Create and return a fresh directory (0700) for one instance.
+
+    Under the default location, each directory on the way is made private or
+    checked (``WorldBug`` for one another user controls); a world's own
+    ``work_dir`` is made if missing and otherwise used as it is.
+    """
     if work_dir is not None:
         directory = work_dir / instance_id
     else:
         parent = _default_parent(world_name)
         with _lock:
             if parent not in _swept:
-                parent.mkdir(parents=True, exist_ok=True)
+                _private_directory(parent.parent)
+                _private_directory(parent)
                 _sweep(parent)
+                _private_directory(parent / process_mark())
                 _swept.add(parent)
         directory = parent / process_mark() / instance_id
     try:
-        directory.mkdir()
+        directory.mkdir(mode=DIRECTORY_MODE)
     except FileNotFoundError:
         # The first instance here: make the directories above it, once.
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        directory.mkdir()
+        if work_dir is not None:
+            directory.parent.mkdir(parents=True, exist_ok=True, mode=DIRECTORY_MODE)
+        else:
+            # Removed since it was checked (a sweep by another process cannot, it is live).
+            _private_directory(directory.parent)
+        directory.mkdir(mode=DIRECTORY_MODE)
     return directory
 
 
@@ -133,10 +203,14 @@ def remove_directory(directory: Path, names: Iterable[str] = ()) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
+def open_new_file(target: Path) -> int:
+    """Create ``target`` for writing, readable by its owner only; it must not exist yet."""
+    return os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _EXTRA_OPEN_FLAGS, FILE_MODE)
+
+
 def write_new_file(target: Path, data: bytes) -> None:
-    """Create ``target``, which must not exist yet, holding ``data``; nothing is synced."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _EXTRA_OPEN_FLAGS
-    descriptor = os.open(target, flags, 0o666)
+    """Create ``target`` (0600), which must not exist yet, holding ``data``; nothing is synced."""
+    descriptor = open_new_file(target)
     try:
         view = memoryview(data)
         while view:

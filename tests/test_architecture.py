@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "foundations",
         frozenset(
             {
+                "seahaven.arguments",
                 "seahaven.changelog",
                 "seahaven.clock",
                 "seahaven.db",

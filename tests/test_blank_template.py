@@ -42,16 +42,24 @@ def header_versions(file: Path) -> bytes:
         return handle.read(100)[18:20]
 
 
-def test_a_blank_instance_is_written_from_the_image_in_wal_mode(tmp_path: Path) -> None:
+def test_a_blank_instance_is_written_from_the_image_in_its_own_journal_mode(
+    tmp_path: Path,
+) -> None:
     world = make_world(tmp_path, TABLE)
     with world.instance(now=NOW) as inst:
-        assert header_versions(inst.state_path) == b"\x02\x02"
-        # Nothing read the file yet, so no write-ahead log beside it.
-        assert sorted(path.name for path in inst.directory.iterdir()) == ["state.sqlite"]
+        # Marked for the rollback journal a store starts with, so opening rewrites nothing.
+        assert header_versions(inst.state_path) == b"\x01\x01"
         inst.call("add_note", body="first")
         assert inst.call("rows", table="notes") == [{"id": 1, "body": "first"}]
-        assert inst.db.conn.pragma("journal_mode") == "wal"
+        assert inst.db.conn.pragma("journal_mode") == "memory"
+        assert header_versions(inst.state_path) == b"\x01\x01"
+        # No journal file beside it: the journal is in memory, the file this connection's.
+        assert sorted(path.name for path in inst.directory.iterdir()) == ["state.sqlite"]
         assert describe(inst.db.conn).hash == world.schema_hash
+        # A reader switches the store to the write-ahead log, for good.
+        assert inst.inspect().rows("SELECT body FROM notes") == [{"body": "first"}]
+        assert inst.db.conn.pragma("journal_mode") == "wal"
+        assert header_versions(inst.state_path) == b"\x02\x02"
 
 
 def test_the_image_is_built_once_per_schema_text(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 import dataclasses
 import datetime as dt
 import json
+import tracemalloc
 import warnings
 from typing import Any
 
@@ -10,6 +11,12 @@ import pytest
 from sample_worlds import add_jot, cafe_world, memo_world, till_world
 
 import seahaven
+from seahaven.arguments import (
+    CALL_LOG_ARGUMENT_BYTES,
+    CUT_KEY,
+    MAX_KEPT_ERROR_CHARACTERS,
+    REFUSED_ARGUMENT_BYTES,
+)
 from seahaven.names import CONTROL_TOOL_NAME
 
 
@@ -230,3 +237,92 @@ def test_a_composite_records_the_surface_name_and_nested_calls_take_no_ordinal()
             (0, "till"),
             (1, "till"),
         ]
+
+
+# --- what the log keeps of large arguments -------------------------------------------------------
+
+EIGHT_MIB = 8 * 1024 * 1024
+
+
+def kept_size(record: seahaven.CallRecord) -> int:
+    """The length of what the log keeps of one call, as the document's JSON text."""
+    return len(json.dumps(record.to_dict()))
+
+
+def test_a_refused_call_keeps_a_few_kilobytes_of_its_arguments_however_large() -> None:
+    with world.instance() as inst:
+        huge = "x" * EIGHT_MIB
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(3):
+                with pytest.raises(seahaven.ArgumentError):
+                    inst.call("jot", id="m1", gist="tea", note=huge)
+            held = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        # Three refused 8 MiB frames leave kilobytes behind, not 24 MiB.
+        assert held < 200_000, held
+        for record in inst.call_log():
+            assert record.cut
+            assert record.arguments == {
+                "id": "m1",
+                "gist": "tea",
+                "note": {CUT_KEY: f"a string of {EIGHT_MIB} characters"},
+            }
+            assert kept_size(record) < REFUSED_ARGUMENT_BYTES + 1_000
+
+
+def test_a_refused_calls_arguments_are_cut_to_the_refused_budget() -> None:
+    with world.instance() as inst:
+        # Within what a call keeps, but past what a refused one does.
+        medium = "y" * (REFUSED_ARGUMENT_BYTES * 2)
+        with pytest.raises(seahaven.ArgumentError):
+            inst.call("jot", id="m1", gist=medium, note="small")
+        [record] = inst.call_log()
+        assert record.arguments["id"] == "m1"
+        assert record.arguments["gist"] == {CUT_KEY: f"a string of {len(medium)} characters"}
+        assert record.arguments["note"] == "small"
+        published = inst.state()["state"]["calls"][0]["arguments"]
+        assert published == record.arguments
+
+
+def test_a_successful_call_keeps_its_arguments_whole_up_to_the_log_budget() -> None:
+    with world.instance() as inst:
+        fits = "z" * (CALL_LOG_ARGUMENT_BYTES // 2)
+        inst.call("jot", id="m1", gist=fits)
+        past = ["item"] * CALL_LOG_ARGUMENT_BYTES
+        inst.call("tag", labels={"a": 1}, items=past)
+        whole, cut = inst.call_log()
+        assert (whole.arguments, whole.cut) == ({"id": "m1", "gist": fits}, False)
+        assert cut.cut
+        assert cut.arguments == {
+            "labels": {"a": 1},
+            "items": {CUT_KEY: f"an array of {len(past)} items"},
+        }
+        assert kept_size(cut) < CALL_LOG_ARGUMENT_BYTES + 1_000
+
+
+def test_too_many_argument_names_are_counted_not_kept() -> None:
+    with world.instance() as inst:
+        many = {f"argument_{n:06d}": n for n in range(20_000)}
+        with pytest.raises(seahaven.ArgumentError):
+            inst.call("jot", **many)
+        [record] = inst.call_log()
+        kept = record.arguments
+        assert kept[CUT_KEY].endswith("more arguments")
+        assert len(kept) < 1_000
+        assert len(json.dumps(kept)) < REFUSED_ARGUMENT_BYTES + 1_000
+
+
+def test_a_huge_error_message_is_kept_cut() -> None:
+    with world.instance() as inst:
+        name = "k" * 100_000
+        with pytest.raises(seahaven.ArgumentError) as raised:
+            inst.call("jot", id="m1", gist="g", **{name: 1})
+        assert len(raised.value.message) > 100_000  # the agent's answer is another matter
+        [record] = inst.call_log()
+        assert record.error is not None
+        assert len(record.error) <= MAX_KEPT_ERROR_CHARACTERS
+        assert CUT_KEY in record.error
+        assert record.error.startswith(raised.value.message[:100])

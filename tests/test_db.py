@@ -322,12 +322,14 @@ def test_the_connection_is_set_up_by_the_framework() -> None:
         conn = ctx.db.conn
         return {
             "journal_mode": conn.pragma("journal_mode"),
+            "locking_mode": conn.pragma("locking_mode"),
             "foreign_keys": conn.pragma("foreign_keys"),
             "defensive": conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, -1),
         }
 
     assert run(settings) == {
-        "journal_mode": "wal",
+        "journal_mode": "memory",
+        "locking_mode": "exclusive",
         "foreign_keys": 1,
         "defensive": 1,
     }

@@ -183,6 +183,57 @@ def test_a_subclass_that_does_not_touch_error_type_inherits_it() -> None:
     assert Missing("a", "b").error_type == "execution_error"
 
 
+def raised_from(error: seahaven.ToolError, cause: BaseException | None) -> seahaven.ToolError:
+    """``error`` as ``raise error from cause`` leaves it."""
+    try:
+        raise error from cause
+    except seahaven.ToolError as caught:
+        return caught
+
+
+def test_a_restated_argument_error_keeps_the_invalid_args_category() -> None:
+    refused = seahaven.ArgumentError("t", [{"loc": ["n"], "msg": "bad", "type": "int_type"}])
+    restated = raised_from(Missing("argument", "n"), refused)
+    assert (restated.code, restated.error_type) == ("MISSING", "invalid_args")
+    # Restated twice over (a composite's handlers), the category still holds.
+    assert raised_from(seahaven.ToolError("AGAIN", "x"), restated).error_type == "invalid_args"
+    # The class keeps its own; only an error raised from refused arguments changes.
+    assert Missing.error_type == "execution_error"
+    assert Missing("memo", "m1").error_type == "execution_error"
+    assert raised_from(Missing("memo", "m1"), KeyError("k")).error_type == "execution_error"
+    assert raised_from(Missing("memo", "m1"), seahaven.DbError("x")).error_type == (
+        "execution_error"
+    )
+    # A framework category of another kind is never overridden.
+    assert raised_from(seahaven.UnknownTool("x"), refused).error_type == "tool_not_found"
+
+
+def test_a_worlds_handler_restating_argument_errors_answers_invalid_args() -> None:
+    world = memo_world("restating")
+
+    @world.middleware
+    def handler(ctx: seahaven.Ctx, call: seahaven.Call, next_: Any) -> Any:
+        try:
+            return next_(ctx, call)
+        except seahaven.ArgumentError as refused:
+            raise Missing("argument", ",".join(v["field"] for v in refused.by_field())) from refused
+
+    @world.tool
+    def count(ctx: seahaven.Ctx, n: int) -> int:
+        """Answer n, or a world error for a negative one."""
+        if n < 0:
+            raise Missing("count", str(n))
+        return n
+
+    with world.instance() as inst:
+        with pytest.raises(Missing) as refused:
+            inst.call("count", n="five")
+        assert (refused.value.code, refused.value.error_type) == ("MISSING", "invalid_args")
+        with pytest.raises(Missing) as own:
+            inst.call("count", n=-1)
+        assert own.value.error_type == "execution_error"
+
+
 def test_world_bug_is_a_plain_exception_with_a_message() -> None:
     bug = seahaven.WorldBug("tool 'x', parameter 'y': fix this")
     assert str(bug) == "tool 'x', parameter 'y': fix this"

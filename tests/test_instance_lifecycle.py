@@ -1,12 +1,13 @@
 """Instances: making one, its members, calling it, destroying it, and its one lock."""
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sample_worlds import memo_world
+from sample_worlds import cafe_world, memo_world, till_world
 
 import seahaven
 from seahaven import instances
@@ -366,3 +367,57 @@ def test_calls_into_different_instances_never_wait_for_each_other(no_gate: None)
             release_blocked.set()
             holder.join(REACH)
         assert free.call("count") == 1
+
+
+# --- descriptors ---------------------------------------------------------------------------------
+
+
+def open_files_under(directory: Path) -> list[str]:
+    """The names of the files this process holds open inside ``directory``, one per descriptor."""
+    names = []
+    for entry in Path("/proc/self/fd").iterdir():
+        try:
+            target = Path(os.readlink(entry))
+        except OSError:
+            continue  # closed since it was listed
+        if target.parent == directory:
+            names.append(target.name)
+    return sorted(names)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to list descriptors")
+def test_an_instance_holds_one_descriptor_per_store_until_a_reader_opens() -> None:
+    till = till_world()
+
+    @till.instance_startup
+    def float_the_till(ctx: seahaven.Ctx) -> None:
+        ctx.db.execute("INSERT INTO receipts (id, cents) VALUES ('float', 0)")
+
+    cafe = cafe_world(till)
+
+    @cafe.instance_startup
+    def open_the_book(ctx: seahaven.Ctx) -> None:
+        ctx.db.execute("INSERT INTO tabs (cents) VALUES (0)")
+
+    setup_sql = "INSERT INTO tabs (cents) VALUES (1); INSERT INTO till.receipts VALUES ('r0', 1)"
+    inst = cafe.instance(setup_sql=setup_sql)
+    directory = inst.directory
+    try:
+        # Every store was written by setup_sql and a startup hook, and a call writes both.
+        inst.call("settle_tab", cents=250)
+        assert inst.state()["call_count"] == 1
+        assert open_files_under(directory) == ["state.sqlite", "state.till.sqlite"]
+        assert sorted(path.name for path in directory.iterdir()) == [
+            "state.sqlite",
+            "state.till.sqlite",
+        ]
+        # A reader reads alongside the stores' own connections: their write-ahead logs.
+        assert inst.inspect().one("SELECT count(*) AS n FROM till.receipts") == {"n": 3}
+        inst.call("settle_tab", cents=100)
+        assert inst.inspect().one("SELECT count(*) AS n FROM tabs") == {"n": 4}
+        held = open_files_under(directory)
+        assert {"state.sqlite-wal", "state.sqlite-shm", "state.till.sqlite-wal"} <= set(held)
+    finally:
+        inst.destroy()
+    assert open_files_under(directory) == []
+    assert not directory.exists()

@@ -115,6 +115,8 @@ def test_the_time_limit_has_a_default_and_a_short_setup_is_well_inside_it(
     tmp_path: Path,
 ) -> None:
     assert sandbox.SETUP_SQL_SECONDS > 0
+    # As long as one statement of a SQL door: a runaway setup_sql holds a reset no longer.
+    assert sandbox.SETUP_SQL_SECONDS == sandbox.STATEMENT_SECONDS
     setup_sql = LONG_COUNT.format(n=1000) + "INSERT INTO tally (v) SELECT count(*) FROM c"
     with make_world(tmp_path).instance(setup_sql=setup_sql) as inst:
         assert inst.inspect().rows("SELECT v FROM tally") == [{"v": 1000}]

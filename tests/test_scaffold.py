@@ -6,6 +6,7 @@ standards here: its tests pass, ``seahaven check`` finds nothing, and ruff is cl
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -18,7 +19,7 @@ import typer
 from typer.testing import CliRunner
 
 from seahaven import cli, plugins, scaffold
-from seahaven.errors import WorldBug
+from seahaven.errors import ToolError, WorldBug
 
 runner = CliRunner()
 
@@ -225,6 +226,27 @@ def test_the_scaffolded_world_passes_its_own_tests(notes: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "5 passed" in result.stdout
+
+
+def test_the_scaffolded_worlds_argument_errors_are_invalid_args(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = scaffold.render("tidepool", tmp_path).directory
+    monkeypatch.syspath_prepend(str(project / "src"))
+    module = importlib.import_module("tidepool")
+    try:
+        with module.world.instance() as inst:
+            for arguments in ({"title": ""}, {"title": 5}, {}):
+                with pytest.raises(ToolError) as raised:
+                    inst.call("create_item", **arguments)
+                assert raised.value.code == "INVALID_INPUT"
+                assert raised.value.error_type == "invalid_args", arguments
+            with pytest.raises(ToolError) as missing:
+                inst.call("get_item", item_id="nope")
+            assert missing.value.error_type == "execution_error"
+    finally:
+        for name in [name for name in sys.modules if name.split(".")[0] == "tidepool"]:
+            del sys.modules[name]
 
 
 def test_the_scaffolded_world_passes_seahaven_check(notes: Path) -> None:

@@ -2,6 +2,7 @@
 or exactly the ``work_dir`` a world names, never swept."""
 
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import seahaven
+import seahaven.workdir
 
 SCHEMA = "CREATE TABLE t (id TEXT PRIMARY KEY) STRICT;"
 
@@ -136,3 +138,128 @@ def test_a_failed_creation_leaves_no_directory(tmp_path: Path) -> None:
     with pytest.raises(seahaven.WorldBug, match="names nobody"):
         world.instance()
     assert list(tmp_path.iterdir()) == []
+
+
+# --- private directories and files ---------------------------------------------------------------
+
+RANDOM_SCHEMA = (
+    "CREATE TABLE t (id TEXT PRIMARY KEY) STRICT;"
+    "CREATE TABLE salt (id INTEGER PRIMARY KEY, v INTEGER) STRICT;"
+    "INSERT INTO salt (v) VALUES (random());"
+)
+
+
+def modes(directory: Path) -> dict[str, int]:
+    """Each entry of ``directory`` and its permission bits, as ``lstat`` reports them."""
+    return {entry.name: stat.S_IMODE(entry.lstat().st_mode) for entry in directory.iterdir()}
+
+
+@pytest.mark.parametrize("schema", [SCHEMA, RANDOM_SCHEMA], ids=["imaged", "run-per-instance"])
+def test_an_instance_keeps_its_files_from_other_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema: str
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    world = seahaven.World(
+        name="private", version="1.0.0", schema=schema, state_format="seahaven.state/1"
+    )
+
+    @world.tool
+    def add(ctx: seahaven.Ctx, id: str) -> str:
+        """Insert a row."""
+        ctx.db.execute("INSERT INTO t (id) VALUES (?)", id)
+        return id
+
+    with world.instance(setup_sql="INSERT INTO t (id) VALUES ('s')") as inst:
+        inst.call("add", id="a")
+        # A reader makes SQLite open every companion file it uses.
+        assert inst.inspect().one("SELECT count(*) AS n FROM t") == {"n": 2}
+        files = modes(inst.directory)
+        assert "state.sqlite" in files
+        assert files == dict.fromkeys(files, 0o600), files
+        directory = inst.directory
+        while directory != tmp_path:
+            assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+            directory = directory.parent
+
+
+def test_a_named_work_dir_gets_private_instance_directories(tmp_path: Path) -> None:
+    world = declare("named-private", work_dir=tmp_path / "runs")
+    with world.instance() as inst:
+        assert stat.S_IMODE(inst.directory.stat().st_mode) == 0o700
+        assert modes(inst.directory) == {"state.sqlite": 0o600}
+
+
+def hand_to_another_user(path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """Make ``path`` belong to another uid: by ``chown`` (root only), or through the owner seam."""
+    stranger = os.getuid() + 4242
+    if how == "chown":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a directory to another user")
+        os.chown(path, stranger, stranger, follow_symlinks=False)
+        return
+    real = seahaven.workdir.owner_of
+    faked = path.lstat().st_ino
+
+    def owner(status: os.stat_result) -> int:
+        return stranger if status.st_ino == faked else real(status)
+
+    monkeypatch.setattr(seahaven.workdir, "owner_of", owner)
+
+
+@pytest.mark.parametrize("how", ["chown", "seam"])
+@pytest.mark.parametrize("level", ["top", "world", "process"])
+def test_a_default_directory_another_user_owns_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, level: str, how: str
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    name = f"owned-{uuid.uuid4().hex[:8]}"
+    top = tmp_path / f"seahaven-{os.getuid()}"
+    planted = {
+        "top": top,
+        "world": top / name,
+        "process": top / name / seahaven.workdir.process_mark(),
+    }[level]
+    planted.mkdir(parents=True, mode=0o700)
+    hand_to_another_user(planted, monkeypatch, how)
+    with pytest.raises(seahaven.WorldBug) as refused:
+        declare(name).instance()
+    message = str(refused.value)
+    assert str(planted) in message
+    assert "belongs to uid" in message
+    assert "TMPDIR" in message
+    assert list(planted.iterdir()) == []
+
+
+def test_a_default_directory_others_may_write_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    top = tmp_path / f"seahaven-{os.getuid()}"
+    top.mkdir()
+    top.chmod(0o777)
+    with pytest.raises(seahaven.WorldBug, match=r"may be written by other users.*chmod 700"):
+        declare(f"open-{uuid.uuid4().hex[:8]}").instance()
+    assert list(top.iterdir()) == []
+
+
+def test_a_default_directory_that_is_a_link_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (tmp_path / f"seahaven-{os.getuid()}").symlink_to(elsewhere)
+    with pytest.raises(seahaven.WorldBug, match="is a symbolic link"):
+        declare(f"linked-{uuid.uuid4().hex[:8]}").instance()
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_an_own_directory_others_could_read_is_narrowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    top = tmp_path / f"seahaven-{os.getuid()}"
+    top.mkdir()
+    top.chmod(0o755)  # what releases before this one made
+    with declare(f"narrowed-{uuid.uuid4().hex[:8]}").instance():
+        assert stat.S_IMODE(top.stat().st_mode) == 0o700

@@ -24,6 +24,22 @@ def test_every_argument_violation_is_reported_at_once(refused: Refused) -> None:
     assert "limit" in error.message and "colour" in error.message
 
 
+def test_an_argument_error_is_invalid_args_to_a_harness_whatever_its_code(
+    refused: Refused, instance: seahaven.Instance
+) -> None:
+    error = refused("INVALID_INPUT", "list_users", limit="5")
+    assert error.error_type == "invalid_args"
+    nested: list[object] = []
+    for _ in range(700):
+        nested = [nested]
+    deep = refused("INVALID_INPUT", "list_users", limit=nested)
+    assert deep.error_type == "invalid_args"
+    # The world's own refusal of a value that is well typed is an execution error.
+    missing = refused("NOT_FOUND", "get_user", user_id="U_nobody")
+    assert missing.error_type == "execution_error"
+    assert instance.state()["call_count"] == 3
+
+
 def test_a_missing_argument_is_invalid_input(refused: Refused) -> None:
     error = refused("INVALID_INPUT", "post_message", text="hello")
     assert error.details is not None

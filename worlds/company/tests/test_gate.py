@@ -162,6 +162,25 @@ def test_bad_arguments_to_own_tools_are_invalid_input_listing_every_violation(
     assert type(error).__module__ == "company_world.errors"
 
 
+@pytest.mark.seahaven(fixture="acme")
+def test_an_argument_error_is_invalid_args_to_a_harness_in_every_store(
+    instance: seahaven.Instance,
+) -> None:
+    # Each world's handler restates it in its own words; the category stays the call's.
+    own = refused(instance, "INVALID_INPUT", "invoice_customer", customer_email=1, amount="10")
+    contributed = refused(instance, "INVALID_INPUT", "pay_get_charge", charge_id=5)
+    chat = refused(instance, "INVALID_INPUT", "chat_lookup_channel_by_name", name=["x"])
+    nested: list[object] = []
+    for _ in range(800):
+        nested = [nested]
+    deep = refused(instance, "INVALID_INPUT", "invoice_customer", customer_email=nested)
+    for error in (own, contributed, chat, deep):
+        assert error.error_type == "invalid_args", error.to_dict()
+    missing = refused(instance, "NOT_FOUND", "pay_get_charge", charge_id="ch_nothing")
+    assert missing.error_type == "execution_error"
+    assert instance.state()["call_count"] == 5
+
+
 # --- the error handler's other paths, on a rigged copy -----------------------------------------
 
 

@@ -146,3 +146,35 @@ def test_a_failed_call_leaves_nothing_behind(instance: seahaven.Instance) -> Non
 
     assert rows(instance, "SELECT * FROM charges") == before
     assert [record for record in instance.change_log() if record.i == 3] == []
+
+
+def test_an_argument_error_keeps_the_framework_category_under_the_worlds_code(
+    rigged: seahaven.Instance,
+) -> None:
+    # A harness keys on error_type, the same for every world; code stays the world's own.
+    with pytest.raises(seahaven.ToolError) as raised:
+        rigged.call("create_charge", customer_id="customer-1", amount="5", currency="usd")
+    assert (raised.value.code, raised.value.error_type) == ("INVALID_INPUT", "invalid_args")
+    # The world's own refusal of a well-typed value is the product's, not the call's.
+    with pytest.raises(InvalidState) as own:
+        rigged.call("refuses")
+    assert own.value.error_type == "execution_error"
+
+
+@pytest.mark.parametrize("depth", [65, 600, 900])
+def test_a_deeply_nested_metadata_is_invalid_input_and_every_later_write_is_logged(
+    rigged: seahaven.Instance, depth: int
+) -> None:
+    nested: list[object] = []
+    for _ in range(depth):
+        nested = [nested]
+    with pytest.raises(seahaven.ToolError) as raised:
+        rigged.call("create_customer", email="deep@example.com", metadata={"k": nested})
+    assert (raised.value.code, raised.value.error_type) == ("INVALID_INPUT", "invalid_args")
+    first = rigged.call("create_customer", email="ada@example.com")
+    second = rigged.call("create_customer", email="grace@example.com")
+    document = rigged.state()
+    logged = [record.key["id"] for record in rigged.change_log() if record.table == "customers"]
+    assert logged == [first.id, second.id]
+    assert document["call_count"] == 3
+    assert {row["id"] for row in rows(rigged, "SELECT id FROM customers")} == {first.id, second.id}
