@@ -12,6 +12,7 @@ import typer
 
 from seahaven.cli.support import HostOption, PortOption, fail, failures, session
 from seahaven.hookspecs import hookimpl
+from seahaven_openenv.guard import AllowHostOption, AllowOriginOption
 
 __all__ = ["hub_command", "seahaven_cli", "serve_command"]
 
@@ -74,6 +75,8 @@ def serve_command(
     no_console: Annotated[
         bool, typer.Option("--no-console", help="Do not serve the web console at /console.")
     ] = False,
+    allow_host: AllowHostOption = None,
+    allow_origin: AllowOriginOption = None,
 ) -> None:
     """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
     with failures():
@@ -101,6 +104,8 @@ def serve_command(
             session_timeout=session_timeout or None,
             include_control_tools=include_control_tools,
             console=not no_console,
+            allowed_hosts=allow_host or [],
+            allowed_origins=allow_origin or [],
         )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import seahaven
-from seahaven.errors import SeahavenError, ToolError, WorldBug
+from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
 from seahaven.state import document_json, document_without_instance
 
 __all__ = [
@@ -132,8 +132,12 @@ class Session:
                 )
             except SeahavenError as error:
                 # The caller's own arguments (an unknown fixture, a bad seed, setup_sql the
-                # sandbox refused) or a startup hook that refused them: the message names the fix.
-                raise FrameError("EXECUTION_ERROR", f"reset failed: {error}") from None
+                # sandbox refused) or a startup hook that refused them: the message names the fix,
+                # in the words a client may read; the operator's log has the whole of it.
+                _log.info("reset failed: %s", error)
+                raise FrameError(
+                    "EXECUTION_ERROR", f"reset failed: {client_message(error)}"
+                ) from None
             except Exception as error:
                 raise FrameError("EXECUTION_ERROR", _internal(error, "reset")) from None
             self.instance = instance
