@@ -109,7 +109,17 @@ def serve_command(
         )
 
 
-def hub_command() -> None:
+def hub_command(
+    wheelhouse: Annotated[
+        bool,
+        typer.Option(
+            "--wheelhouse",
+            help="Also build wheels/, every wheel the image installs (Seahaven, its plugins, "
+            "the world and their dependencies), and write a Dockerfile that installs from it "
+            "with no package index.",
+        ),
+    ] = False,
+) -> None:
     """Add the files publishing to a hub needs: openenv.yaml, a Dockerfile, README front matter.
 
     Run it in a world's project. It never overwrites: if anything it would write
@@ -118,10 +128,13 @@ def hub_command() -> None:
     with failures():
         from seahaven_openenv.hub import publish
 
-        project, written = publish()
+        project, written = publish(
+            wheelhouse=wheelhouse, say=lambda line: typer.echo(f"{line}...", err=True)
+        )
         for path in written:
             verb = "updated" if path.name == "README.md" else "wrote"
-            typer.echo(f"{verb} {path.relative_to(project.root)}")
+            suffix = "/" if path.is_dir() else ""
+            typer.echo(f"{verb} {path.relative_to(project.root)}{suffix}")
         typer.echo(
             f"The image serves {project.app} on port 8000; build it with "
             f"docker build -t {project.package} . and publish it with openenv push."
