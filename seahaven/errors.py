@@ -7,6 +7,7 @@ with a ``code`` that is the contract and a ``message`` that is presentation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -17,6 +18,7 @@ __all__ = [
     "ToolError",
     "UnknownTool",
     "WorldBug",
+    "client_message",
 ]
 
 
@@ -25,7 +27,38 @@ class SeahavenError(Exception):
 
 
 class WorldBug(SeahavenError):
-    """The author's mistake: a bad registration, a misused instance, a broken fixture."""
+    """The author's mistake: a bad registration, a misused instance, a broken fixture.
+
+    ``client_text``, when given, is the same news for a client on another machine
+    (a server's): without what only the operator should see, such as a path on the
+    server. ``client_message(error)`` picks it.
+    """
+
+    def __init__(self, *args: object, client_text: str | None = None) -> None:
+        super().__init__(*args)
+        self.client_text = client_text
+
+
+# An absolute path of two or more parts (POSIX or Windows), not inside a word or a URL.
+_PATH = re.compile(r"(?<![\w.~:/\\-])(?:/[^\s/'\"():;,{}]+){2,}/?|\b[A-Za-z]:\\[^\s'\"():;,]+")
+
+
+def _last_part(match: re.Match[str]) -> str:
+    parts = [part for part in re.split(r"[/\\]", match.group(0)) if part]
+    return f".../{parts[-1]}" if parts else "..."
+
+
+def client_message(error: BaseException) -> str:
+    """``error``'s message as a client on another machine may read it: no path of this one.
+
+    A ``WorldBug``'s ``client_text`` when it has one; otherwise its message with
+    every absolute path cut to its last part (``.../fixture.yaml``). A server sends
+    this, and logs ``str(error)`` for its operator.
+    """
+    text = getattr(error, "client_text", None)
+    if not isinstance(text, str):
+        text = str(error)
+    return _PATH.sub(_last_part, text)
 
 
 class _Category:

@@ -541,7 +541,10 @@ def fixture_directory(world: World, fixture_id: str) -> Path:
         raise WorldBug(
             f"world {world.name!r} has no fixture {fixture_id!r} in {world.fixtures_dir} "
             f"({listing}); name one of those, freeze one, or name the directory with "
-            "World(fixtures_dir=...)"
+            "World(fixtures_dir=...)",
+            # A server's client may not see the directory, nor freeze anything.
+            client_text=f"world {world.name!r} has no fixture {fixture_id!r} ({listing}); "
+            "name one of those, or none for a blank instance",
         )
     return directory
 

@@ -238,3 +238,46 @@ def test_world_bug_is_a_plain_exception_with_a_message() -> None:
     bug = seahaven.WorldBug("tool 'x', parameter 'y': fix this")
     assert str(bug) == "tool 'x', parameter 'y': fix this"
     assert not hasattr(bug, "to_dict")
+
+
+def test_a_client_is_told_the_message_without_the_servers_paths() -> None:
+    from seahaven.errors import client_message
+
+    error = seahaven.WorldBug(
+        "/srv/worlds/shop/fixtures/a/fixture.yaml: claims fixture id 'b', which "
+        "/srv/worlds/shop/fixtures/b/fixture.yaml claims too; see GET /fixtures or "
+        "https://example.org/docs/fixtures, and C:\\Users\\ops\\shop\\fixture.yaml"
+    )
+    text = client_message(error)
+    assert "/srv" not in text and "ops" not in text
+    assert text.count(".../fixture.yaml") == 3
+    # Routes and URLs are not paths of this machine.
+    assert "GET /fixtures" in text and "https://example.org/docs/fixtures" in text
+    # Not a WorldBug, and not the framework's at all: the same rendering.
+    assert client_message(OSError(2, "No such file", "/var/lib/x/y.db")).endswith("'.../y.db'")
+    # The author may give the client a wording of their own; str() stays the operator's.
+    told = seahaven.WorldBug("in /srv/a/b: broken", client_text="the fixture is broken")
+    assert (client_message(told), str(told)) == ("the fixture is broken", "in /srv/a/b: broken")
+
+
+def test_an_unknown_fixture_tells_a_client_which_there_are_without_the_directory(
+    tmp_path: Any,
+) -> None:
+    from seahaven.errors import client_message
+
+    world = seahaven.World(
+        name="cellar",
+        version="0.1.0",
+        schema="CREATE TABLE casks (id TEXT PRIMARY KEY) STRICT;",
+        state_format="seahaven.state/1",
+        fixtures_dir=tmp_path / "fixtures",
+        work_dir=tmp_path,
+    )
+    with world.instance() as instance:
+        instance.freeze("stocked", "Three casks")
+    with pytest.raises(seahaven.WorldBug) as raised:
+        world.instance("vintage")
+    assert str(tmp_path) in str(raised.value)
+    told = client_message(raised.value)
+    assert str(tmp_path) not in told
+    assert "'vintage'" in told and "stocked" in told

@@ -75,6 +75,8 @@ def handle(ctx: seahaven.Ctx, request: HttpRequest) -> HttpResponse:
         case "POST", ["v1", "test", "raises"]:
             add(ctx, "written, then rolled back")
             raise RuntimeError("the shelf fell over")
+        case "POST", ["v1", "test", "raises-with-a-path"]:
+            raise FileNotFoundError(2, "No such file or directory", "/srv/shelf/private/books.db")
         case "POST", ["v1", "test", "not-a-response"]:
             add(ctx, "written, then rolled back")
             return {"status": 200}  # type: ignore[return-value]

@@ -128,7 +128,8 @@ class Console:
         """Load the page and wait until it has listed the tools and read the state."""
         self.load(server, path)
         expect(self.page.locator("#connection")).to_have_attribute("data-state", "connected")
-        expect(self.page.locator("#tool-list .tool").first).to_be_visible()
+        # Attached rather than visible: on a phone the tools are a section of their own.
+        expect(self.page.locator("#tool-list .tool").first).to_be_attached()
         expect(self.page.locator("#download-state")).to_be_enabled()
         self.settled()
         return self
@@ -145,8 +146,15 @@ class Console:
         """Wait until the exchange a click started has finished (the buttons come back)."""
         expect(self.page.locator("#refresh-state")).to_be_enabled()
 
+    def show(self, view: str) -> None:
+        """Show a section (``episode``, ``tools``, ``state``) where only one shows at a time."""
+        tab = self.page.locator(f"#view-{view}")
+        if tab.is_visible():
+            tab.click()
+
     def reset(self, **fields: str) -> None:
         """Fill the episode form (by field id suffix) and press Start episode."""
+        self.show("episode")
         more = {"state-format", "episode-id", "setup-sql", "startup"}
         if more & set(fields) and not self.page.locator("#reset-more").evaluate("e => e.open"):
             self.page.click("#reset-more summary")
@@ -171,6 +179,7 @@ class Console:
 
     def choose(self, tool: str, filter_text: str | None = None) -> None:
         """Find a tool through the filter box and open its panel."""
+        self.show("tools")
         self.page.fill("#tool-filter", filter_text if filter_text is not None else tool)
         self.page.click(f'#tool-list [data-tool="{tool}"]')
         expect(self.panel).to_have_attribute("data-tool", tool)
@@ -281,7 +290,8 @@ def test_the_page_and_its_two_assets_are_served_with_a_policy_of_nothing_from_ou
         assert status == 200 and headers["content-type"].startswith(media_type)
         assert b"http://" not in body and b"https://" not in body, name
     assert b"http://" not in page.encode() and b"https://" not in page.encode()
-    assert _get(server, "/console/secrets.txt")[0] == 404
+    status, headers, _ = _get(server, "/console/secrets.txt")
+    assert status == 404
     status, headers, _ = _get(server, "/console/")
     assert status == 308 and headers["location"] == "../console"
     # The console's routes stay out of the OpenAPI schema of the protocol.
@@ -788,8 +798,15 @@ def test_the_page_fits_a_laptop_and_a_phone(
     console.call()
     expect(console.page.locator("#change-log article.record")).to_have_count(3)
     assert console.horizontal_overflow() <= 0
-    # Everything that matters is on screen when scrolled to.
-    for selector in ("#reset-button", ".call-button", "#download-state", "#log-store"):
+    # Everything that matters is on screen when scrolled to (in its section, on a phone).
+    views = {
+        "#reset-button": "episode",
+        ".call-button": "tools",
+        "#download-state": "state",
+        "#log-store": "state",
+    }
+    for selector, view in views.items():
+        console.show(view)
         locator = console.page.locator(selector)
         locator.scroll_into_view_if_needed()
         box = locator.bounding_box()
@@ -800,7 +817,13 @@ def test_each_world_of_a_server_of_several_has_its_own_console(
     serving: Serve, console: Console, harbour_world: seahaven.World
 ) -> None:
     server = serving([payments_world.world, harbour_world])
-    assert _get(server, "/console")[0] == 404  # the index of worlds has none of its own
+    # The root is an index of the worlds, each linking its console.
+    console.load(server, "/console")
+    expect(console.page.locator("h1")).to_have_text("Seahaven worlds")
+    assert console.page.url == server.base_url + "/"
+    console.page.click("#worlds a:text-is('harbour')")
+    expect(console.page.locator("#connection")).to_have_attribute("data-state", "connected")
+    assert console.page.url == server.base_url + "/worlds/harbour/console"
     console.open(server, "/worlds/harbour/console")
     expect(console.page.locator("#world-title")).to_contain_text("harbour")
     expect(console.page.locator('#tool-list [data-tool="register_vessel"]')).to_be_visible()
@@ -813,3 +836,131 @@ def test_each_world_of_a_server_of_several_has_its_own_console(
     assert console.fact("Fixture") == "small_shop"
     assert console.sockets[-1] == server.base_url.replace("http", "ws") + "/worlds/payments/ws"
     assert console.page.evaluate("() => document.title") == "payments · Seahaven console"
+
+
+# --- what the page may reach, and the keyboard, the phone and the defaults -----------------------
+
+
+def test_every_response_of_the_console_carries_its_policy_and_nosniff(
+    serving: Serve, harbour_world: seahaven.World
+) -> None:
+    server = serving(harbour_world)
+    for path in ("/console", "/console/console.js", "/console/secrets.txt", "/console/"):
+        _, headers, _ = _get(server, path)
+        assert headers["x-content-type-options"] == "nosniff", path
+        policy = headers["content-security-policy"]
+        # The page's sockets may go to its own host alone.
+        assert "connect-src 'self';" in policy and "ws:" not in policy, path
+
+
+def test_the_page_can_open_a_socket_to_its_own_server_and_to_no_other(
+    serving: Serve, console: Console, harbour_world: seahaven.World
+) -> None:
+    server = serving(harbour_world)
+    console.allowed_console_errors = re.compile("violates the following Content Security Policy")
+    console.open(server)  # its own socket connected: 'self' covers ws: to the page's host
+    # The same server under another name is another host to the policy.
+    other = f"ws://localhost:{server.port}/ws"
+    outcome = console.page.evaluate(
+        """(url) => new Promise((resolve) => {
+            document.addEventListener("securitypolicyviolation",
+                (event) => resolve(`blocked ${event.effectiveDirective}`), { once: true });
+            try {
+                const socket = new WebSocket(url);
+                socket.addEventListener("open", () => resolve("opened"));
+            } catch (error) {
+                resolve(`blocked ${error.name}`);
+            }
+            setTimeout(() => resolve("no answer"), 10000);
+        })""",
+        other,
+    )
+    assert outcome.startswith("blocked"), outcome
+    assert console.sockets == [server.base_url.replace("http", "ws") + "/ws"]
+
+
+def test_the_filter_ranks_a_name_that_holds_the_words_first(
+    serving: Serve, console: Console
+) -> None:
+    import company_world
+
+    console.open(serving(company_world.world))
+    page = console.page
+    page.fill("#tool-filter", "approve expense")
+    names = page.locator("#tool-list .tool").evaluate_all(
+        "buttons => buttons.map(button => button.dataset.tool)"
+    )
+    assert names[0] == "approve_expense"
+    assert "submit_expense" in names  # its description holds both words: found, ranked lower
+    page.press("#tool-filter", "Enter")
+    expect(console.panel).to_have_attribute("data-tool", "approve_expense")
+    # Enter put the keyboard in the tool's first field.
+    expect(console.field("expense_id")).to_be_focused()
+
+
+def test_a_tool_without_arguments_is_called_from_the_keyboard(
+    serving: Serve, console: Console
+) -> None:
+    import company_world
+
+    console.open(serving(company_world.world))
+    console.reset(fixture="acme")
+    page = console.page
+    page.keyboard.press("/")
+    page.keyboard.type("whoami")
+    page.keyboard.press("Enter")
+    expect(console.panel).to_have_attribute("data-tool", "whoami")
+    expect(console.panel.locator(".call-button")).to_be_focused()
+    sent = len(console.sent)
+    page.keyboard.press("Enter")
+    console.settled()
+    expect(console.panel.locator(".outcome")).not_to_have_attribute("data-outcome", "none")
+    step = json.loads(console.sent[sent])
+    assert step["data"] == {"type": "call_tool", "tool_name": "whoami", "arguments": {}}
+
+
+def test_on_a_phone_the_change_log_is_a_tap_from_the_top(
+    serving: Serve, console: Console, harbour_world: seahaven.World
+) -> None:
+    width, height = 390, 844
+    console.page.set_viewport_size({"width": width, "height": height})
+    console.open(serving(harbour_world))
+    console.reset()
+    console.choose("fill_moorings", "ring")
+    console.field("count").fill("3")
+    console.call()
+    console.page.locator("#view-state").click()
+    console.page.evaluate("() => window.scrollTo(0, 0)")
+    log = console.page.locator("#change-log article.record").first
+    expect(log).to_be_visible()
+    box = log.bounding_box()
+    assert box is not None and box["y"] < height, box
+    expect(console.page.locator("#view-state")).to_contain_text("1 call")
+    # The other sections are a tap away too, and what was typed is kept.
+    console.page.locator("#view-tools").click()
+    expect(console.field("count")).to_have_value("3")
+
+
+def test_the_episode_form_starts_from_the_worlds_first_fixture(
+    serving: Serve, console: Console
+) -> None:
+    console.open(serving(payments_world.world))
+    first = payments_world.world.fixtures()[0].id
+    expect(console.page.locator("#reset-fixture")).to_have_value(first)
+    console.page.click("#reset-button")
+    console.settled()
+    assert console.fact("Fixture") == first
+    # A blank instance is still one choice away.
+    console.reset(fixture="")
+    assert console.fact("Fixture") == "blank"
+
+
+def test_a_server_that_stops_is_said_in_words(
+    console: Console, harbour_world: seahaven.World
+) -> None:
+    with serve.running(harbour_world) as server:
+        console.open(server)
+    lost = console.page.locator("#lost")
+    expect(lost).to_be_visible()
+    expect(lost).to_contain_text("stopped or restarted")
+    assert "code 1012" not in lost.inner_text()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -452,3 +453,88 @@ def test_the_alias_is_the_plugins_module() -> None:
 
     assert seahaven.http is seahaven_openenv.http
     assert seahaven.http.HttpHandler is seahaven_openenv.http.HttpHandler
+
+
+# --- what the server refuses before the handler runs ---------------------------------------------
+
+
+def test_a_foreign_host_or_origin_is_refused_with_a_json_403(
+    shelf: seahaven.World, client: httpx.Client
+) -> None:
+    with seahaven.http.running(shelf, handle, allowed_origins=["http://localhost:5173"]) as server:
+        url = server.url("t") + "/v1/books"
+        for headers in ({"host": "evil.example"}, {"origin": "http://evil.example"}):
+            refused = client.get(url, headers=headers)
+            assert refused.status_code == 403
+            assert "--allow-" in error_of(refused)
+        assert client.get(url, headers={"origin": "http://localhost:5173"}).status_code == 200
+        assert client.get(url, headers={"origin": server.base_url}).status_code == 200
+        assert client.get(url).status_code == 200
+        # None of the refused requests reached a handler or made an instance.
+        assert server.app.instance_ids == ["t"]
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read(
+    shelf: seahaven.World, client: httpx.Client
+) -> None:
+    with seahaven.http.running(shelf, handle, max_body_bytes=1024) as server:
+        # 64 MiB announced and never sent: the answer comes without waiting for it.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
+            sock.sendall(
+                b"PUT /worlds/t HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 67108864\r\n\r\n"
+            )
+            sock.settimeout(TIMEOUT)
+            answer = b""
+            while chunk := sock.recv(65536):  # the server closes the connection after it
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 413"), answer
+        assert b"connection: close" in answer.lower()
+        assert b"--max-body-bytes" in answer
+
+        # A chunked body has no length to read first: it is refused once it passes the limit.
+        def chunks() -> Iterator[bytes]:
+            for _ in range(64):
+                yield b"x" * 512
+
+        refused = client.post(server.url("t") + "/v1/books", content=chunks())
+        assert refused.status_code == 413
+        assert "limit of 1024 bytes" in error_of(refused)
+        assert server.app.instance_ids == []
+        assert (
+            client.post(server.url("t") + "/v1/books", json={"title": "Small"}).status_code == 201
+        )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 100_000, b'{"a":' * 50_000, b"[" * 1_000_000, b'{"startup": ' + b"[" * 20_000],
+)
+def test_a_put_body_nested_too_deep_is_a_400_in_json(
+    shelf: seahaven.World, client: httpx.Client, body: bytes
+) -> None:
+    with seahaven.http.running(shelf, handle) as server:
+        refused = client.put(server.url("t"), content=body)
+        assert refused.status_code == 400
+        assert "JSON" in error_of(refused)
+        assert client.put(server.url("t")).status_code == 201
+
+
+def test_no_server_path_reaches_a_client(
+    shelf: seahaven.World, client: httpx.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="seahaven.http")
+    fixtures = str(shelf.fixtures_dir)
+    with seahaven.http.running(shelf, handle) as server:
+        unknown = client.put(server.url("t"), json={"fixture": "no_such_fixture"})
+        assert unknown.status_code == 400
+        message = error_of(unknown)
+        assert "no_such_fixture" in message and "stocked" in message
+        assert fixtures not in message and str(Path(fixtures).parent) not in message
+
+        raised = client.post(server.url("t") + "/v1/test/raises-with-a-path")
+        assert raised.status_code == 500
+        assert "/srv/shelf" not in error_of(raised)
+        assert "books.db" in error_of(raised)
+    # The operator's log keeps what the client was not told.
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert fixtures in logged

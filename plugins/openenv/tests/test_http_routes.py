@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client as http_client
 import json
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,8 @@ from openenv.core.env_server.types import (
     HealthResponse,
     ServerCapacityStatus,
 )
+from seahaven_openenv import runner
+from websockets.exceptions import ConnectionClosed
 
 import seahaven
 
@@ -153,3 +159,184 @@ def test_openapi_keeps_the_refused_paths(served) -> None:
     assert "post" in paths["/mcp"]
     for path in ("/health", "/metadata", "/schema", "/fixtures"):
         assert "get" in paths[path]
+
+
+# --- HEAD, and a listing that survives a bad fixture ---------------------------------------------
+
+
+def raw(server: Any, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+    """One request; the status, the headers (lower-cased names) and the body as sent."""
+    parts = urllib.parse.urlsplit(server.base_url)
+    connection = http_client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    try:
+        connection.request(method, path)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def test_head_is_answered_wherever_get_is(serving, beacon_world) -> None:
+    server = serving([beacon_world, payments_world.world])
+    paths = ["/", "/health", "/worlds", "/capacity", "/openapi.json", "/docs"]
+    for world in ("beacon", "payments"):
+        base = f"/worlds/{world}"
+        paths += [f"{base}{path}" for path in ("/health", "/metadata", "/schema", "/fixtures")]
+        paths += [f"{base}/capacity", f"{base}/console", f"{base}/console/console.js"]
+    for path in paths:
+        got_status, got_headers, got_body = raw(server, "GET", path)
+        status, headers, body = raw(server, "HEAD", path)
+        assert (status, body) == (got_status, b""), path
+        assert headers.get("content-type") == got_headers.get("content-type"), path
+        assert headers.get("content-length") == str(len(got_body)), path
+
+
+def test_a_fixture_that_does_not_load_is_left_out_of_the_listing_and_logged(
+    serving, tmp_path, server_log
+) -> None:
+    world = seahaven.World(
+        name="cellar",
+        version="0.1.0",
+        schema="CREATE TABLE casks (id TEXT PRIMARY KEY) STRICT;",
+        state_format="seahaven.state/1",
+        fixtures_dir=tmp_path / "fixtures",
+        work_dir=tmp_path,
+    )
+    with world.instance() as instance:
+        instance.freeze("stocked", "Three casks in the cellar")
+    # A link to a fixture under another name claims the same id twice; a dangling one is broken.
+    (tmp_path / "fixtures" / "linked").symlink_to(tmp_path / "fixtures" / "stocked")
+    (tmp_path / "fixtures" / "dangling").symlink_to(tmp_path / "nowhere")
+    broken = tmp_path / "fixtures" / "broken"
+    broken.mkdir()
+    (broken / "fixture.yaml").write_text("format_version: [", encoding="utf-8")
+
+    status, body = http(serving(world), "GET", "/fixtures")
+
+    assert status == 200
+    assert [fixture["id"] for fixture in body] == ["stocked"]
+    logged = server_log.text()
+    assert "linked" in logged and "broken" in logged
+    assert str(tmp_path) not in json.dumps(body)
+
+
+# --- a server of several worlds ------------------------------------------------------------------
+
+
+def test_every_server_lists_its_worlds(serving, beacon_world) -> None:
+    status, body = http(serving(beacon_world), "GET", "/worlds")
+    assert status == 200
+    assert body == [
+        {
+            "name": "beacon",
+            "version": "2.1.0",
+            "description": "A lighthouse log for the serving tests.",
+            "base_path": "/worlds/beacon",
+        }
+    ]
+    status, headers, _ = raw(serving(beacon_world), "GET", "/")
+    assert (status, headers["location"]) == (308, "console")
+
+
+def test_the_root_of_several_worlds_is_an_index_linking_each_console(serving, beacon_world) -> None:
+    server = serving([beacon_world, payments_world.world])
+    status, headers, body = raw(server, "GET", "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["content-security-policy"].startswith("default-src 'none'")
+    page = body.decode()
+    for world in ("beacon", "payments"):
+        assert f'href="worlds/{world}/console"' in page
+        assert f"/worlds/{world}/ws" in page
+    status, headers, _ = raw(server, "GET", "/console")
+    assert (status, headers["location"]) == (308, "./")
+    assert [world["name"] for world in http(server, "GET", "/worlds")[1]] == ["beacon", "payments"]
+
+
+def test_a_session_at_the_root_of_several_worlds_is_told_where_sessions_are(
+    serving, beacon_world, wire
+) -> None:
+    server = serving([beacon_world, payments_world.world])
+    ws = wire(server)
+    reply = ws.reset()
+    assert reply["type"] == "error" and reply["data"]["code"] == "SESSION_ERROR"
+    assert "/worlds/beacon/ws" in reply["data"]["message"]
+    assert reply["data"]["worlds"] == ["/worlds/beacon/ws", "/worlds/payments/ws"]
+    with pytest.raises(ConnectionClosed) as closed:
+        ws.receive()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    assert "/worlds/payments/ws" in closed.value.rcvd.reason
+    assert server.hub.active_sessions == 0
+
+
+# --- half-sent requests --------------------------------------------------------------------------
+
+
+def closed_by_server(sock: socket.socket) -> bytes:
+    """Read until the server closes ``sock``; fail the test if it is still open after 30 s."""
+    sock.settimeout(30)
+    answer = b""
+    try:
+        while chunk := sock.recv(65536):
+            answer += chunk
+    except TimeoutError:
+        pytest.fail(f"the server still holds the connection; it sent {answer!r}")
+    except ConnectionResetError:
+        pass
+    return answer
+
+
+@pytest.fixture
+def quick_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers started in this test give a request half a second to arrive."""
+    monkeypatch.setattr(runner, "REQUEST_READ_SECONDS", 0.5)
+
+
+def test_a_request_that_stops_half_way_is_closed(serving, beacon_world, quick_reads) -> None:
+    server = serving(beacon_world)
+    partials = [
+        b"",  # connected, and nothing sent
+        b"GET /health HTTP/1.1\r\n",
+        b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: yes",
+        b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n",
+        b'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"jsonrpc":',
+    ]
+    sockets = [socket.create_connection(("127.0.0.1", server.port)) for _ in partials]
+    try:
+        for sock, partial in zip(sockets, partials, strict=True):
+            sock.sendall(partial)
+        answers = [closed_by_server(sock) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+    for answer in answers[:4]:
+        assert answer in (
+            b"",
+            b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        ), answer
+    # The server goes on answering.
+    assert http(server, "GET", "/health")[0] == 200
+
+
+def test_a_request_after_an_idle_keep_alive_must_arrive_whole_too(
+    serving, beacon_world, quick_reads
+) -> None:
+    server = serving(beacon_world)
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        assert b"200" not in closed_by_server(sock)
+
+
+def test_a_head_larger_than_the_limit_is_refused(serving, beacon_world) -> None:
+    server = serving(beacon_world)
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        filler = b"X-Filler: " + b"a" * 1000 + b"\r\n"
+        with contextlib.suppress(OSError):
+            for _ in range(runner.HEAD_LIMIT_BYTES // len(filler) + 8):
+                sock.sendall(filler)
+        answer = closed_by_server(sock)
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:80]

@@ -38,9 +38,9 @@ def notes(tmp_path: Path) -> Path:
     return scaffold.render("notes", tmp_path).directory
 
 
-def run_hub(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+def run_hub(project: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, str, str]:
     monkeypatch.chdir(project)
-    result = runner.invoke(cli.build_app(), ["hub"])
+    result = runner.invoke(cli.build_app(), ["hub", *argv])
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -379,3 +379,124 @@ def test_the_project_is_read_from_pyproject_without_importing_the_world(notes: P
     project = hub.find_project(notes / "src")
     assert (project.root, project.package, project.world) == (notes, "notes", "notes")
     assert project.app == "notes.openenv_app:app"
+
+
+# --- an image that builds today: the wheelhouse ---------------------------------------------------
+
+
+def without_pip_settings() -> dict[str, str]:
+    """This environment with no pip settings at all, so nothing but the wheelhouse is found."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    return env
+
+
+def pip_install_of(dockerfile: str) -> list[str]:
+    """The arguments of the Dockerfile's ``pip install``, as it writes them."""
+    [line] = [line for line in dockerfile.splitlines() if line.startswith("RUN pip install ")]
+    command = line[len("RUN ") :].split(" && ", 1)[0]
+    return [word.strip('"') for word in command.split()][2:]
+
+
+def test_the_wheelhouse_holds_every_wheel_the_image_installs(
+    notes: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    code, out, err = run_hub(notes, monkeypatch, "--wheelhouse")
+    assert code == 0, err
+    assert "wrote wheels/" in out.splitlines()
+    wheels = notes / "wheels"
+    names = {wheel.name.split("-", 1)[0].lower() for wheel in wheels.glob("*.whl")}
+    assert {"seahaven", "seahaven_openenv", "seahaven_world_notes", "fastapi", "openenv"} <= names
+    dockerfile = (notes / "Dockerfile").read_text()
+    assert f"FROM python:{sys.version_info.major}.{sys.version_info.minor}-slim" in dockerfile
+    assert "COPY wheels /tmp/wheels" in dockerfile
+    arguments = pip_install_of(dockerfile)
+    assert arguments == ["--no-index", "--find-links", "/tmp/wheels", "seahaven-world-notes[serve]"]
+    # Nothing was built inside the project, nor left half way.
+    assert not (notes / "build").exists()
+    assert not [path for path in notes.iterdir() if path.name.endswith(".hub")]
+
+    # What the image does: a fresh environment, pip told of no index and no other wheels.
+    venv = tmp_path / "image"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            *[str(wheels) if word == "/tmp/wheels" else word for word in arguments],
+        ],
+        env=without_pip_settings(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    # And the image's command, run from that environment, serves the world.
+    command = on_loopback(cmd_of(dockerfile), 0)
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    log = tmp_path / "image.log"
+    with log.open("w") as out_file:
+        process = subprocess.Popen(
+            [str(venv / "bin" / command[0]), *command[1:]],
+            cwd=workdir,
+            stdout=out_file,
+            stderr=subprocess.STDOUT,
+            env={**without_pip_settings(), "TMPDIR": str(tmp_path)},
+        )
+    try:
+        deadline = time.monotonic() + 120
+        pattern = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
+        while not (found := pattern.search(log.read_text())):
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{found.group(1)}"
+        with urllib.request.urlopen(base + "/health", timeout=10) as answer:
+            assert json.loads(answer.read()) == {"status": "healthy"}
+        from openenv import GenericEnvClient
+
+        with GenericEnvClient(base_url=base) as env:
+            env.reset(seed=7)
+            made = env.step(
+                {"type": "call_tool", "tool_name": "create_item", "arguments": {"title": "Tide"}}
+            )
+            assert made.observation["result"]["title"] == "Tide"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_a_wheelhouse_in_the_way_stops_everything(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (notes / "wheels").mkdir()
+    before = snapshot(notes)
+    code, _, err = run_hub(notes, monkeypatch, "--wheelhouse")
+    assert code == 1
+    assert "wheels exists" in err
+    assert snapshot(notes) == before and list((notes / "wheels").iterdir()) == []
+
+
+def test_a_world_without_a_serve_extra_gets_no_wheelhouse(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pyproject = notes / "pyproject.toml"
+    text = pyproject.read_text()
+    pyproject.write_text(re.sub(r"(?m)^serve = .*\n", "", text))
+    before = snapshot(notes)
+    code, _, err = run_hub(notes, monkeypatch, "--wheelhouse")
+    assert code == 1
+    assert "serve extra" in err
+    assert snapshot(notes) == before

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -127,6 +128,25 @@ def test_several_worlds_each_under_its_name(tmp_path: Path) -> None:
             assert env.state().world.name == "payments"
 
 
+def status_of(url: str, headers: dict[str, str]) -> int:
+    """The status ``GET url`` is answered with, sent with ``headers``."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_allow_host_and_allow_origin_add_to_what_the_server_answers(tmp_path: Path) -> None:
+    argv = ("--world", "payments", "--allow-host", "*.seahaven.test")
+    with serving(tmp_path, *argv, "--allow-origin", "http://localhost:3000") as server:
+        health = server["urls"]["payments"] + "/health"
+        assert status_of(health, {"Host": "shop.seahaven.test"}) == 200
+        assert status_of(health, {"Origin": "http://localhost:3000"}) == 200
+        assert status_of(health, {"Host": "evil.example"}) == 403
+        assert status_of(health, {"Origin": "http://evil.example"}) == 403
+
+
 def test_all_serves_every_installed_world(tmp_path: Path) -> None:
     with serving(tmp_path, "--all", expect=4) as server:
         assert set(server["urls"]) >= {"payments", "chat", "company", "projecttracker"}
@@ -143,6 +163,7 @@ def test_all_serves_every_installed_world(tmp_path: Path) -> None:
         (("--world", "payments", "--concurrency", "-1"), 2, "--concurrency"),
         (("--world", "payments", "--session-timeout", "-3"), 2, "--session-timeout"),
         (("--world", "payments", "--wrokers", "2"), 2, "--wrokers"),
+        (("--world", "payments", "--allow-origin", "example.org"), 1, "not an origin"),
     ],
 )
 def test_bad_input_is_one_line_and_the_right_status(

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from seahaven_openenv.http_server import HttpWorldApp, RunningHttpServer
 
 __all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_INSTANCES",
     "HttpHandler",
     "HttpRequest",
@@ -42,6 +43,9 @@ __all__ = [
 
 DEFAULT_MAX_INSTANCES = 100
 """How many instances the test server holds at once unless told otherwise."""
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+"""The largest request body the test server reads unless told otherwise (16 MiB)."""
 
 # RFC 9110's token: what a method and a header name are made of.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -198,17 +202,31 @@ def app(
     *,
     max_instances: int = DEFAULT_MAX_INSTANCES,
     reset_options: Mapping[str, Any] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> HttpWorldApp:
     """The test server as an ASGI application, for an ASGI server of your own (one worker).
 
     ``reset_options`` are the keyword arguments each instance is made with
     (``fixture``, ``seed``, ``now``, ``clock_mode``, ``state_format``,
     ``startup``, ``setup_sql``); they are checked, by making and destroying one
-    instance, before this returns. ``max_instances=0`` means no limit.
+    instance, before this returns. ``max_instances=0`` means no limit. A body over
+    ``max_body_bytes`` is refused with 413. ``allowed_hosts`` and ``allowed_origins``
+    are the host names and browser origins answered besides the loopback names and
+    requests without an ``Origin`` (``*`` for any).
     """
     from seahaven_openenv.http_server import HttpWorldApp
 
-    return HttpWorldApp(world, handle, max_instances=max_instances, reset_options=reset_options)
+    return HttpWorldApp(
+        world,
+        handle,
+        max_instances=max_instances,
+        reset_options=reset_options,
+        max_body_bytes=max_body_bytes,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
 
 
 def serve(
@@ -221,6 +239,9 @@ def serve(
     reset_options: Mapping[str, Any] | None = None,
     log_level: str = "info",
     out: TextIO | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> None:
     """Serve ``handle`` in the foreground until Ctrl-C or SIGTERM, which end it cleanly.
 
@@ -228,10 +249,20 @@ def serve(
     ``out`` (standard output) once the socket is bound; ``port=0`` picks a free
     port, and the printed address has it. Stopping destroys every instance.
     """
+    from seahaven_openenv.guard import bound_hosts
     from seahaven_openenv.http_server import serve_forever
 
+    application = app(
+        world,
+        handle,
+        max_instances=max_instances,
+        reset_options=reset_options,
+        max_body_bytes=max_body_bytes,
+        allowed_hosts=[*(allowed_hosts or ()), *bound_hosts(host)],
+        allowed_origins=allowed_origins,
+    )
     serve_forever(
-        app(world, handle, max_instances=max_instances, reset_options=reset_options),
+        application,
         host=host,
         port=port,
         log_level=log_level,
@@ -249,15 +280,27 @@ def running(
     max_instances: int = DEFAULT_MAX_INSTANCES,
     reset_options: Mapping[str, Any] | None = None,
     log_level: str = "warning",
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> Iterator[RunningHttpServer]:
     """The test server on a background thread for the ``with`` block, on a free port by default.
 
     Yields where it listens (``server.url("test1")`` is an instance's base URL);
     leaving the block stops it and destroys every instance.
     """
+    from seahaven_openenv.guard import bound_hosts
     from seahaven_openenv.http_server import run_in_background
 
-    application = app(world, handle, max_instances=max_instances, reset_options=reset_options)
+    application = app(
+        world,
+        handle,
+        max_instances=max_instances,
+        reset_options=reset_options,
+        max_body_bytes=max_body_bytes,
+        allowed_hosts=[*(allowed_hosts or ()), *bound_hosts(host)],
+        allowed_origins=allowed_origins,
+    )
     with run_in_background(application, host=host, port=port, log_level=log_level) as server:
         yield server
 
@@ -265,7 +308,8 @@ def running(
 def main(world: seahaven.World, handle: HttpHandler, argv: Sequence[str] | None = None) -> NoReturn:
     """The test server's command line, for a world's ``serve_http.py``; exits when it stops.
 
-    Options: ``--host``, ``--port``, ``--max-instances`` and the reset options
+    Options: ``--host``, ``--port``, ``--max-instances``, ``--max-body-bytes``,
+    ``--allow-host``, ``--allow-origin`` and the reset options
     ``--fixture``, ``--seed``, ``--now``, ``--clock-mode`` (or all of them at once
     as ``--reset-options JSON``), each of the last five also read from its
     ``SEAHAVEN_*`` variable. A failure is one line on stderr and exit status 1; a

@@ -11,6 +11,10 @@ that any response commits and a raised exception rolls back. Requests to one
 instance run one at a time (a per-instance lock, which a ``PUT`` takes too),
 requests to different instances run in parallel, as many at once as the pool
 has threads.
+
+The server answers only its own hosts and origins (``seahaven_openenv.guard``),
+refuses a body over ``max_body_bytes`` with 413 before reading it, and never
+sends a server path or a traceback: those go to the ``seahaven.http`` log.
 """
 
 from __future__ import annotations
@@ -43,9 +47,23 @@ from seahaven.cli.support import (
     failures,
     instance_options,
 )
-from seahaven.errors import SeahavenError, WorldBug
+from seahaven.errors import SeahavenError, WorldBug, client_message
 from seahaven.world import INSTANCE_OPTIONS
-from seahaven_openenv.http import DEFAULT_MAX_INSTANCES, HttpHandler, HttpRequest, HttpResponse
+from seahaven_openenv.guard import (
+    AllowHostOption,
+    AllowOriginOption,
+    Guard,
+    bound_hosts,
+    header,
+    send_refusal,
+)
+from seahaven_openenv.http import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_INSTANCES,
+    HttpHandler,
+    HttpRequest,
+    HttpResponse,
+)
 
 __all__ = [
     "RESET_OPTION_KEYS",
@@ -141,8 +159,16 @@ class _Reply:
 
 
 def _error(status: int, message: str, headers: Sequence[tuple[str, str]] = ()) -> _Reply:
-    body = json.dumps({"seahaven_error": message}, ensure_ascii=False).encode("utf-8")
+    # ASCII JSON: a lone surrogate echoed from a request is escaped, never a failed encoding.
+    body = json.dumps({"seahaven_error": message}).encode("ascii")
     return _Reply(status, (("content-type", "application/json"), *headers), body)
+
+
+def _internal(what: str) -> _Reply:
+    """A 500 for a failure of the server's own, whose traceback is logged under an id."""
+    correlation = f"err-{secrets.token_hex(6)}"
+    _log.error("internal error (%s) on %s", correlation, what, exc_info=True)
+    return _error(500, f"internal error ({correlation}); the seahaven.http log has its traceback")
 
 
 class HttpWorldApp:
@@ -160,6 +186,9 @@ class HttpWorldApp:
         max_instances: int = DEFAULT_MAX_INSTANCES,
         reset_options: Mapping[str, Any] | None = None,
         workers: int | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
     ) -> None:
         if not isinstance(world, seahaven.World):
             raise WorldBug(f"seahaven.http serves a seahaven.World, not {world!r}")
@@ -169,6 +198,12 @@ class HttpWorldApp:
             raise WorldBug(f"max_instances must be a whole number, not {max_instances!r}")
         if max_instances < 0:
             raise WorldBug("max_instances must be 0 (no limit) or more")
+        if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
+            raise WorldBug(f"max_body_bytes must be a whole number, not {max_body_bytes!r}")
+        if max_body_bytes < 0:
+            raise WorldBug("max_body_bytes must be 0 (no body at all) or more")
+        self.guard = Guard.build(allowed_hosts, allowed_origins)
+        self.max_body_bytes = max_body_bytes
         self.world = world
         self.handle = handle
         self.max_instances = max_instances
@@ -233,7 +268,10 @@ class HttpWorldApp:
                     except Exception as error:
                         self._forget(instance_id, slot)
                         _log.error("instance %s could not be created", instance_id, exc_info=True)
-                        return _error(500, f"instance {instance_id} could not be created: {error}")
+                        return _error(
+                            500,
+                            f"instance {instance_id} could not be created: {client_message(error)}",
+                        )
                 return self._run(instance_id, slot.instance, request)
 
     def _run(self, instance_id: str, inst: seahaven.Instance, request: HttpRequest) -> _Reply:
@@ -256,8 +294,8 @@ class HttpWorldApp:
             return _error(
                 500,
                 f"the handler failed on {request.method} {request.path}: "
-                f"{type(error).__name__}: {error}; its traceback is in the seahaven.http log, "
-                "and its writes were rolled back",
+                f"{type(error).__name__}: {client_message(error)}; its traceback is in the "
+                "seahaven.http log, and its writes were rolled back",
             )
         headers = tuple(
             (name.lower(), value)
@@ -271,6 +309,10 @@ class HttpWorldApp:
             given = json.loads(body) if body.strip() else {}
         except ValueError as error:
             return _error(400, f"the PUT body is not JSON ({error}); send a JSON object")
+        except RecursionError:
+            return _error(
+                400, "the PUT body nests too deeply to read; send a flat JSON object of options"
+            )
         try:
             options = layered(self.reset_options, check_reset_options(given, source="the PUT body"))
         except WorldBug as error:
@@ -285,12 +327,18 @@ class HttpWorldApp:
                 except SeahavenError as error:
                     if made:
                         self._forget(instance_id, slot)
-                    return _error(400, f"world.instance() refused the options: {error}")
+                    _log.info("PUT /worlds/%s: world.instance() refused: %s", instance_id, error)
+                    return _error(
+                        400, f"world.instance() refused the options: {client_message(error)}"
+                    )
                 except Exception as error:
                     if made:
                         self._forget(instance_id, slot)
                     _log.error("instance %s could not be created", instance_id, exc_info=True)
-                    return _error(500, f"instance {instance_id} could not be created: {error}")
+                    return _error(
+                        500,
+                        f"instance {instance_id} could not be created: {client_message(error)}",
+                    )
                 old, slot.instance = slot.instance, fresh
                 if old is not None:
                     try:
@@ -300,7 +348,7 @@ class HttpWorldApp:
                         return _error(
                             500,
                             f"instance {instance_id} was replaced, but the old one could not "
-                            f"be destroyed: {error}",
+                            f"be destroyed: {client_message(error)}",
                         )
                 status = 201 if old is None else 200
                 body_out = json.dumps({"id": instance_id}).encode()
@@ -319,7 +367,10 @@ class HttpWorldApp:
                     inst.destroy()
                 except Exception as error:
                     _log.error("instance %s could not be destroyed", instance_id, exc_info=True)
-                    return _error(500, f"instance {instance_id} could not be destroyed: {error}")
+                    return _error(
+                        500,
+                        f"instance {instance_id} could not be destroyed: {client_message(error)}",
+                    )
         return _Reply(204, (), b"")
 
     def close(self) -> None:
@@ -347,11 +398,21 @@ class HttpWorldApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
+        refused = self.guard.refusal(scope) if scope["type"] in ("http", "websocket") else None
+        if refused is not None:
+            _log.info("refused a request: %s", refused.message)
+            reply = _error(403, refused.message)
+            await send_refusal(scope, send, reply.status, reply.body, "application/json")
+            return
         if scope["type"] != "http":
             # A WebSocket: this server has no such route.
             await send({"type": "websocket.close", "code": 1000})
             return
-        reply = await self._answer(scope, receive)
+        try:
+            reply = await self._answer(scope, receive)
+        except Exception:
+            # Never uvicorn's plain-text 500: a client tells the server's answers by their JSON.
+            reply = _internal(f"{scope.get('method')} {scope.get('path')}")
         headers = [
             (name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers
         ]
@@ -388,8 +449,8 @@ class HttpWorldApp:
                 f"{instance_id!r} is not an instance id: use 1 to {_MAX_ID} letters, digits, "
                 "'-' and '_', such as test1",
             )
-        body = await _read_body(receive)
         try:
+            body = await self._read_body(scope, receive)
             if not slash:
                 if method == "PUT":
                     return await self._in_thread(self._put, instance_id, body)
@@ -421,17 +482,35 @@ class HttpWorldApp:
         reply: _Reply = await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
         return reply
 
+    async def _read_body(self, scope: Mapping[str, Any], receive: Any) -> bytes:
+        """The request's body, or a 413 before reading more than ``max_body_bytes`` of it."""
+        limit = self.max_body_bytes
+        declared = header(scope, b"content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+            raise self._too_large()
+        chunks = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise self._too_large()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
 
-async def _read_body(receive: Any) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
+    def _too_large(self) -> _Refused:
+        # The rest of the body is never read, so the connection cannot carry another request.
+        return _Refused(
+            413,
+            f"the request body is over the server's limit of {self.max_body_bytes} bytes; send "
+            "less, or start the server with a larger --max-body-bytes",
+            (("connection", "close"),),
+        )
 
 
 # --- running it --------------------------------------------------------------------------------
@@ -530,6 +609,17 @@ def command_line(
         now: NowOption = None,
         clock_mode: ClockModeOption = None,
         reset_options: ResetOptionsOption = None,
+        max_body_bytes: Annotated[
+            int,
+            typer.Option(
+                "--max-body-bytes",
+                metavar="N",
+                min=0,
+                help="The largest request body read; a larger one is refused with 413.",
+            ),
+        ] = DEFAULT_MAX_BODY_BYTES,
+        allow_host: AllowHostOption = None,
+        allow_origin: AllowOriginOption = None,
     ) -> None:
         """Serve the world's HTTP API: one instance per id, at /worlds/{id}/..."""
         flags = {"fixture": fixture, "seed": seed, "now": now, "clock_mode": clock_mode}
@@ -539,11 +629,16 @@ def command_line(
             check=lambda parsed: check_reset_options(parsed, source="--reset-options"),
         )
         with failures():
-            serve_forever(
-                HttpWorldApp(world, handle, max_instances=max_instances, reset_options=options),
-                host=host,
-                port=port,
+            application = HttpWorldApp(
+                world,
+                handle,
+                max_instances=max_instances,
+                reset_options=options,
+                max_body_bytes=max_body_bytes,
+                allowed_hosts=[*(allow_host or []), *bound_hosts(host)],
+                allowed_origins=allow_origin or [],
             )
+            serve_forever(application, host=host, port=port)
 
     app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
     app.command()(command)

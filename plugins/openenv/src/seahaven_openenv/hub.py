@@ -7,10 +7,16 @@ section on connecting, after its ``## Using it`` section (or at its end); a
 missing README is created with both. The project is found from its
 ``pyproject.toml`` alone, and the world is never imported.
 
+With ``wheelhouse=True`` (``seahaven hub --wheelhouse``) a ``wheels/`` folder
+is built beside them, holding every wheel the image installs
+(``seahaven_openenv.wheelhouse``), and the Dockerfile installs from it with no
+package index: the way to build an image while Seahaven is not on the index.
+
 Nothing is ever overwritten: every file is checked first, and if any of the
-five exists, or the README already has front matter or the section, each one is
-named and nothing is written. The files are written beside their targets under
-temporary names and renamed into place, so a failure leaves the project as it was.
+five exists (or ``wheels/``), or the README already has front matter or the
+section, each one is named and nothing is written. The files are written beside
+their targets under temporary names and renamed into place, so a failure leaves
+the project as it was.
 """
 
 from __future__ import annotations
@@ -19,12 +25,21 @@ import json
 import os
 import re
 import secrets
+import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from seahaven.discovery import declared_worlds, nearest_pyproject, project_package
 from seahaven.errors import WorldBug
+from seahaven_openenv.wheelhouse import (
+    WHEELS_DIR,
+    build_wheelhouse,
+    project_requirements,
+    python_version,
+)
 
 __all__ = [
     "CONNECTING_HEADING",
@@ -54,6 +69,8 @@ class HubProject:
     package: str
     world: str
     version: str
+    #: ``[project] name``: the distribution the image installs.
+    distribution: str = ""
 
     @property
     def app(self) -> str:
@@ -90,7 +107,15 @@ def find_project(start: Path | None = None) -> HubProject:
             f"{package}.openenv_app:app, so add that module (app = seahaven.openenv.app(world)) "
             "and run seahaven hub again"
         )
-    return HubProject(root, package, world, _project_version(pyproject))
+    table = _read_project(pyproject)
+    name = table.get("name")
+    return HubProject(
+        root,
+        package,
+        world,
+        _project_version(table),
+        name if isinstance(name, str) and name else package,
+    )
 
 
 def connect_section() -> str:
@@ -113,9 +138,10 @@ def with_hub_readme(text: str | None, project: HubProject) -> str:
     return f"{front}{before}{section}{chr(10) if after else ''}{after}"
 
 
-def problems(project: HubProject) -> list[str]:
+def problems(project: HubProject, *, wheelhouse: bool = False) -> list[str]:
     """Everything already there that ``seahaven hub`` would have to overwrite, one line each."""
-    found = [name for name in HUB_FILES if (project.root / name).exists()]
+    names = [*HUB_FILES, WHEELS_DIR] if wheelhouse else list(HUB_FILES)
+    found = [name for name in names if (project.root / name).exists()]
     said = [f"{name} exists" for name in found]
     readme = project.root / "README.md"
     if readme.is_file():
@@ -129,13 +155,20 @@ def problems(project: HubProject) -> list[str]:
     return said
 
 
-def publish(start: Path | None = None) -> tuple[HubProject, list[Path]]:
+def publish(
+    start: Path | None = None,
+    *,
+    wheelhouse: bool = False,
+    say: Callable[[str], None] = lambda line: None,
+) -> tuple[HubProject, list[Path]]:
     """Add the hub files to the project at or above ``start``; answer what was written.
 
-    Raises ``WorldBug`` naming every file in the way, having written nothing.
+    ``wheelhouse`` builds ``wheels/`` too, and a Dockerfile that installs from it;
+    ``say`` hears what a long build is doing. Raises ``WorldBug`` naming every file in
+    the way, having written nothing.
     """
     project = find_project(start)
-    in_the_way = problems(project)
+    in_the_way = problems(project, wheelhouse=wheelhouse)
     if in_the_way:
         raise WorldBug(
             f"seahaven hub never overwrites, and wrote nothing: {'; '.join(in_the_way)} "
@@ -143,12 +176,22 @@ def publish(start: Path | None = None) -> tuple[HubProject, list[Path]]:
         )
     readme = project.root / "README.md"
     planned = {name: _fill(_template(name), project) for name in HUB_FILES}
+    if wheelhouse:
+        planned["Dockerfile"] = _fill(_template("Dockerfile.wheelhouse"), project)
     planned["README.md"] = with_hub_readme(
         readme.read_text(encoding="utf-8") if readme.is_file() else None, project
     )
     staged: dict[Path, Path] = {}
     placed: list[Path] = []
     try:
+        if wheelhouse:
+            # Built first, under a temporary name: it is the step that can fail.
+            requirements = project_requirements(
+                _read_pyproject(project.root / "pyproject.toml"), "pyproject.toml"
+            )
+            folder = project.root / f".{WHEELS_DIR}.{secrets.token_hex(4)}.hub"
+            build_wheelhouse(project.root, requirements, project.distribution, folder, say=say)
+            staged[project.root / WHEELS_DIR] = folder
         for name, text in planned.items():
             target = project.root / name
             temporary = project.root / f".{name}.{secrets.token_hex(4)}.hub"
@@ -162,10 +205,15 @@ def publish(start: Path | None = None) -> tuple[HubProject, list[Path]]:
             placed.append(target)
     except BaseException:
         for target in placed:
-            if target.name != "README.md":
+            if target.name == WHEELS_DIR:
+                shutil.rmtree(target, ignore_errors=True)
+            elif target.name != "README.md":
                 target.unlink(missing_ok=True)
         for temporary in staged.values():
-            temporary.unlink(missing_ok=True)
+            if temporary.is_dir():
+                shutil.rmtree(temporary, ignore_errors=True)
+            else:
+                temporary.unlink(missing_ok=True)
         raise
     return project, placed
 
@@ -193,14 +241,23 @@ def _has_front_matter(text: str) -> bool:
     return first.rstrip() == "---"
 
 
-def _project_version(pyproject: Path) -> str:
+def _read_pyproject(pyproject: Path) -> dict[str, Any]:
     import tomllib
 
     try:
-        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        loaded: dict[str, Any] = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise WorldBug(f"{pyproject} cannot be read: {error}") from None
-    version = project.get("version") if isinstance(project, dict) else None
+    return loaded
+
+
+def _read_project(pyproject: Path) -> dict[str, Any]:
+    project = _read_pyproject(pyproject).get("project", {})
+    return project if isinstance(project, dict) else {}
+
+
+def _project_version(project: dict[str, Any]) -> str:
+    version = project.get("version")
     return version if isinstance(version, str) and version else "0.1.0"
 
 
@@ -214,4 +271,6 @@ def _fill(text: str, project: HubProject) -> str:
         text.replace("__NAME__", json.dumps(project.world))
         .replace("__VERSION__", json.dumps(project.version))
         .replace("__PACKAGE__", project.package)
+        .replace("__DIST__", project.distribution)
+        .replace("__PYTHON__", python_version())
     )

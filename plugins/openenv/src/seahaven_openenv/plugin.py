@@ -21,6 +21,7 @@ from seahaven.cli.support import (
     several_worlds,
 )
 from seahaven.hookspecs import hookimpl
+from seahaven_openenv.guard import AllowHostOption, AllowOriginOption
 
 __all__ = ["LogLevel", "hub_command", "seahaven_cli", "serve_command"]
 
@@ -106,6 +107,8 @@ def serve_command(
             case_sensitive=False,
         ),
     ] = LogLevel.info,
+    allow_host: AllowHostOption = None,
+    allow_origin: AllowOriginOption = None,
 ) -> None:
     """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
     world = several_worlds(world_arguments, world)
@@ -137,10 +140,22 @@ def serve_command(
             include_control_tools=include_control_tools,
             console=not no_console,
             log_level=log_level.value,
+            allowed_hosts=allow_host or [],
+            allowed_origins=allow_origin or [],
         )
 
 
-def hub_command() -> None:
+def hub_command(
+    wheelhouse: Annotated[
+        bool,
+        typer.Option(
+            "--wheelhouse",
+            help="Also build wheels/, every wheel the image installs (Seahaven, its plugins, "
+            "the world and their dependencies), and write a Dockerfile that installs from it "
+            "with no package index.",
+        ),
+    ] = False,
+) -> None:
     """Add the files publishing to a hub needs: openenv.yaml, a Dockerfile, README front matter.
 
     Run it in a world's project. It never overwrites: if anything it would write
@@ -149,10 +164,13 @@ def hub_command() -> None:
     with failures():
         from seahaven_openenv.hub import publish
 
-        project, written = publish()
+        project, written = publish(
+            wheelhouse=wheelhouse, say=lambda line: typer.echo(f"{line}...", err=True)
+        )
         for path in written:
             verb = "updated" if path.name == "README.md" else "wrote"
-            typer.echo(f"{verb} {path.relative_to(project.root)}")
+            suffix = "/" if path.is_dir() else ""
+            typer.echo(f"{verb} {path.relative_to(project.root)}{suffix}")
         typer.echo(
             f"The image serves {project.app} on port 8000; build it with "
             f"docker build -t {project.package} . and publish it with openenv push."

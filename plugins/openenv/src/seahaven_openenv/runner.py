@@ -6,12 +6,19 @@ before uvicorn starts, so a port in use is one clear error and the port chosen
 for ``0`` is known before the first connection; Ctrl-C and SIGTERM end the
 server gracefully and the process exits 0; a server runs either in the
 foreground or on a background thread for the length of a ``with`` block.
+
+No connection is held by a client that stops half way: the head of a request
+(its request line and headers) must arrive whole within ``REQUEST_READ_SECONDS``
+of the connection waiting for it and be at most ``HEAD_LIMIT_BYTES`` long, and a
+body must keep arriving, never pausing longer than that, or the connection is
+closed. uvicorn itself only times out a connection idle between requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import socket
 import sys
@@ -24,7 +31,124 @@ import uvicorn
 
 from seahaven.errors import WorldBug
 
-__all__ = ["StoppableServer", "bind", "in_background", "in_foreground", "server_for"]
+__all__ = [
+    "HEAD_LIMIT_BYTES",
+    "KEEP_ALIVE_SECONDS",
+    "REQUEST_READ_SECONDS",
+    "StoppableServer",
+    "bind",
+    "bounded_http_protocol",
+    "in_background",
+    "in_foreground",
+    "server_for",
+]
+
+_log = logging.getLogger("seahaven.openenv")
+
+REQUEST_READ_SECONDS = 10.0
+"""How long a request's head may take to arrive, and how long its body may pause."""
+HEAD_LIMIT_BYTES = 64 * 1024
+"""The longest request head (request line and headers) a server reads."""
+KEEP_ALIVE_SECONDS = 5
+"""How long a connection may sit idle between two requests."""
+
+_Base: Any
+try:
+    # uvicorn's own choice: httptools' native parsing when it is installed, else h11.
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
+except ImportError:  # pragma: no cover - uvicorn without its standard extras
+    from uvicorn.protocols.http.h11_impl import H11Protocol as _Base
+
+
+class _BoundedRequests(_Base):  # type: ignore[misc]
+    """uvicorn's HTTP protocol, closing a connection whose request stops arriving.
+
+    A timer runs while the connection waits for a request's head (from the first
+    byte after an idle keep-alive, or from the connection's start) and is not moved
+    by more bytes of that head; while a body arrives it restarts with every piece.
+    Once the request is in whole, the application takes as long as it takes.
+    """
+
+    read_seconds: float = REQUEST_READ_SECONDS
+    head_limit: int = HEAD_LIMIT_BYTES
+
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        self._read_timer: asyncio.TimerHandle | None = None
+        self._head_bytes = 0
+        super().connection_made(transport)
+        self._start_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        waiting = self._waiting_for_head()
+        if waiting:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        if self.transport.is_closing() or self.transport.get_protocol() is not self:
+            # Closed, or handed to the WebSocket protocol after an upgrade.
+            self._stop_timer()
+        elif self._waiting_for_head():
+            if self._head_bytes > self.head_limit:
+                self._refuse(b"431 Request Header Fields Too Large")
+            elif self._read_timer is None:
+                self._start_timer()
+        else:
+            self._head_bytes = 0
+            if self.cycle.more_body:
+                self._stop_timer()
+                self._start_timer()
+            else:
+                self._stop_timer()
+
+    def _waiting_for_head(self) -> bool:
+        cycle = self.cycle
+        return cycle is None or bool(cycle.response_complete)
+
+    def _start_timer(self) -> None:
+        self._read_timer = asyncio.get_running_loop().call_later(
+            self.read_seconds, self._read_timed_out
+        )
+
+    def _stop_timer(self) -> None:
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+            self._read_timer = None
+
+    def _read_timed_out(self) -> None:
+        self._read_timer = None
+        if self.transport.is_closing():
+            return
+        if not self._waiting_for_head() and self.flow.read_paused:
+            # The application has not read what came yet; the client is not the slow one.
+            self._start_timer()
+            return
+        _log.debug("closed a connection whose request stopped arriving: %s", self.client)
+        if self._waiting_for_head():
+            self._refuse(b"408 Request Timeout")
+        else:
+            self.transport.close()
+
+    def _refuse(self, status: bytes) -> None:
+        self._stop_timer()
+        self.transport.write(
+            b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        )
+        self.transport.close()
+
+
+def bounded_http_protocol(
+    read_seconds: float = REQUEST_READ_SECONDS, head_limit: int = HEAD_LIMIT_BYTES
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol with these bounds on reading a request (see the module)."""
+    bounded: type[asyncio.Protocol] = type(
+        "BoundedRequests",
+        (_BoundedRequests,),
+        {"read_seconds": float(read_seconds), "head_limit": int(head_limit)},
+    )
+    return bounded
 
 
 class StoppableServer(uvicorn.Server):
@@ -49,8 +173,19 @@ class StoppableServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def server_for(application: Any, *, host: str, port: int, log_level: str) -> StoppableServer:
-    """A uvicorn server for ``application``: one worker, no access log, no per-frame deflate."""
+def server_for(
+    application: Any,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    read_seconds: float | None = None,
+) -> StoppableServer:
+    """A uvicorn server for ``application``: one worker, no access log, no per-frame deflate.
+
+    A request must arrive within ``read_seconds`` (``REQUEST_READ_SECONDS`` unless
+    given; see the module's docstring).
+    """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise WorldBug(f"port must be a number from 0 to 65535, not {port!r}")
     config = uvicorn.Config(
@@ -63,6 +198,9 @@ def server_for(application: Any, *, host: str, port: int, log_level: str) -> Sto
         # Compressing every frame costs more CPU than a loopback or data-centre link saves.
         ws_per_message_deflate=False,
         lifespan="on",
+        http=bounded_http_protocol(REQUEST_READ_SECONDS if read_seconds is None else read_seconds),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        h11_max_incomplete_event_size=HEAD_LIMIT_BYTES,
     )
     return StoppableServer(config)
 

@@ -23,6 +23,7 @@ from fastapi import FastAPI
 import seahaven
 from seahaven.instances import set_concurrency
 from seahaven_openenv import runner
+from seahaven_openenv.guard import bound_hosts
 from seahaven_openenv.server import Hub, app_for_worlds
 
 # Allocations between two collections of the youngest generation (Python's default is 700).
@@ -105,6 +106,10 @@ class ServerSettings(TypedDict, total=False):
     #: The log level of uvicorn and of the framework's own loggers (``info`` for ``serve``,
     #: ``warning`` for ``running``).
     log_level: str
+    #: Host names answered besides the loopback names and ``host`` (``*.example.org``, ``*``).
+    allowed_hosts: Sequence[str]
+    #: Browser origins answered besides the server's own pages (``http://localhost:3000``, ``*``).
+    allowed_origins: Sequence[str]
 
 
 def build(
@@ -123,6 +128,8 @@ def build(
         max_concurrent_envs=settings.get("max_concurrent_envs"),
         session_timeout=settings.get("session_timeout"),
         console=settings.get("console", True),
+        allowed_hosts=[*settings.get("allowed_hosts", ()), *bound_hosts(host)],
+        allowed_origins=settings.get("allowed_origins"),
     )
     server = runner.server_for(
         application, host=host, port=port, log_level=settings.get("log_level", "info")

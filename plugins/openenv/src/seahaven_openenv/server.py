@@ -26,24 +26,33 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
 from fastapi import APIRouter, FastAPI, Request, WebSocket
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 import seahaven
 from seahaven import sandbox
 from seahaven.errors import WorldBug
+from seahaven.fixtures import Fixture
+from seahaven.fixtures import load as load_fixture
 from seahaven.instances import concurrency
 from seahaven_openenv import card, descriptors, frames, mcp_frames
-from seahaven_openenv.console import console_router
+from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
+from seahaven_openenv.guard import Guard, GuardMiddleware
 from seahaven_openenv.session import FrameError, Session, WorldService, internal_error_id
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENT_ENVS",
+    "AnswerHead",
     "Hub",
     "Inbox",
     "app",
     "app_for_worlds",
     "capacity_for",
+    "index_router",
+    "listed_fixtures",
     "serve_connection",
+    "world_router",
+    "worlds_listing",
+    "worlds_router",
 ]
 
 _log = logging.getLogger("seahaven.openenv")
@@ -74,6 +83,10 @@ MAX_MCP_BODY_BYTES = 64 * 1024
 CLOSE_NORMAL = 1000
 CLOSE_AT_CAPACITY = 1013
 CLOSE_REAPED = 4408
+# 1008 is "policy violation": the root of a server of several worlds holds no session.
+CLOSE_NO_SESSION_HERE = 1008
+# How long the root's /ws waits for a first frame to answer before it says where to go.
+ROOT_SOCKET_WAIT_SECONDS = 10.0
 
 T = TypeVar("T")
 
@@ -452,14 +465,22 @@ def app(
     max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
     console: bool = True,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> FastAPI:
-    """The ASGI app serving ``world`` over OpenEnv: ``/ws``, ``/health``, ``/schema``, ...."""
+    """The ASGI app serving ``world`` over OpenEnv: ``/ws``, ``/health``, ``/schema``, ....
+
+    ``allowed_hosts`` and ``allowed_origins`` are the names and browser origins it answers
+    besides its own (``seahaven_openenv.guard`` says which those are).
+    """
     return app_for_worlds(
         [world],
         include_control_tools=include_control_tools,
         max_concurrent_envs=max_concurrent_envs,
         session_timeout=session_timeout,
         console=console,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
     )
 
 
@@ -470,6 +491,8 @@ def app_for_worlds(
     max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
     console: bool = True,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> FastAPI:
     """One app for several worlds, each under ``/worlds/<name>/``; a lone world also at the root."""
     if not worlds:
@@ -481,6 +504,7 @@ def app_for_worlds(
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise WorldBug(f"world {duplicates[0]!r} is named twice; serve each world once")
+    guard = Guard.build(allowed_hosts, allowed_origins)
     for world in worlds:
         # Seal now, so a world that does not compose fails at start-up, not on a first reset.
         world.composition()
@@ -500,14 +524,18 @@ def app_for_worlds(
     )
     application.state.hub = hub
     application.state.services = {service.name: service for service in services}
+    application.include_router(worlds_router(services, console=console))
     if len(services) == 1:
         application.include_router(world_router(services[0], hub, console=console))
     else:
-        application.include_router(index_router(services, hub))
+        application.include_router(index_router(services, hub, console=console))
     for service in services:
         application.include_router(
             world_router(service, hub, console=console), prefix=f"/worlds/{service.name}"
         )
+    # Outermost first: the guard refuses foreign hosts and origins before anything runs.
+    application.add_middleware(AnswerHead)
+    application.add_middleware(GuardMiddleware, guard=guard)
     return application
 
 
@@ -537,31 +565,105 @@ def capacity_for(worlds: Sequence[seahaven.World], chosen: int | None) -> int:
     return chosen
 
 
-def index_router(services: Sequence[WorldService], hub: Hub) -> APIRouter:
+class AnswerHead:
+    """ASGI middleware: ``HEAD`` is answered wherever ``GET`` is, as ``GET`` without the body.
+
+    FastAPI's ``GET`` routes do not take ``HEAD``. The route runs as a ``GET``; uvicorn
+    still knows the request was a ``HEAD`` and sends the headers alone.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Run a ``HEAD`` request as a ``GET``; pass every other one on unchanged."""
+        if scope["type"] == "http" and scope.get("method") == "HEAD":
+            scope = {**scope, "method": "GET"}
+        await self.app(scope, receive, send)
+
+
+def worlds_listing(services: Sequence[WorldService]) -> list[dict[str, Any]]:
+    """What ``GET /worlds`` answers: each world's name, version, description and base path."""
+    return [
+        {
+            "name": service.name,
+            "version": service.world.version,
+            "description": card.description(service.world),
+            "base_path": f"/worlds/{service.name}",
+        }
+        for service in services
+    ]
+
+
+def worlds_router(services: Sequence[WorldService], *, console: bool) -> APIRouter:
+    """``GET /worlds`` on every server, and the page at ``/`` when the console is served.
+
+    A server of several worlds shows an index linking each world's console there; a
+    server of one sends ``/`` to its console.
+    """
+    router = APIRouter()
+    listing = worlds_listing(services)
+
+    @router.get("/worlds", tags=["Environment Info"], summary="The worlds this server serves")
+    async def worlds() -> list[dict[str, Any]]:
+        return listing
+
+    if console:
+
+        @router.get("/", include_in_schema=False)
+        async def index() -> Response:
+            if len(services) == 1:
+                return console_redirect("console")
+            return worlds_index_page(listing)
+
+    return router
+
+
+def index_router(services: Sequence[WorldService], hub: Hub, *, console: bool = True) -> APIRouter:
     """The root of a server of several worlds: its health, and where each world is."""
     router = APIRouter()
+    listing = worlds_listing(services)
+    sockets = [f"{world['base_path']}/ws" for world in listing]
 
     @router.get("/health", tags=["Health"], summary="Health check")
     async def health() -> dict[str, str]:
         return {"status": "healthy"}
 
-    @router.get("/worlds", tags=["Environment Info"], summary="The worlds this server serves")
-    async def worlds() -> list[dict[str, Any]]:
-        return [
-            {
-                "name": service.name,
-                "version": service.world.version,
-                "description": card.description(service.world),
-                "base_path": f"/worlds/{service.name}",
-            }
-            for service in services
-        ]
-
     @router.get("/capacity", tags=["Health"], summary="Active and maximum sessions")
     async def capacity() -> dict[str, int]:
         return hub.capacity()
 
+    @router.websocket("/ws")
+    async def ws(websocket: WebSocket) -> None:
+        # No session lives at the root: say where they do, then close.
+        await websocket.accept()
+        message = (
+            f"this server serves {len(listing)} worlds, each with its own sessions: open a "
+            f"WebSocket to one of {', '.join(sockets)}"
+        )
+        reason = _close_reason(sockets)
+        with contextlib.suppress(Exception):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(websocket.receive(), ROOT_SOCKET_WAIT_SECONDS)
+            error = frames.error_frame("SESSION_ERROR", message, worlds=sockets)
+            await websocket.send_text(frames.encode(error))
+            await websocket.close(CLOSE_NO_SESSION_HERE, reason)
+
+    if console:
+
+        @router.get("/console", include_in_schema=False)
+        async def console_page() -> Response:
+            return console_redirect("./")
+
     return router
+
+
+def _close_reason(sockets: Sequence[str]) -> str:
+    """A WebSocket close reason naming the session paths, inside the protocol's 123 bytes."""
+    reason = "open " + ", ".join(sockets)
+    if len(reason.encode("utf-8")) <= 123:
+        return reason
+    return "open /worlds/<name>/ws; GET /worlds lists the names"
 
 
 def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter:
@@ -594,7 +696,7 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
 
     @router.get("/fixtures", tags=["Environment Info"], summary="The fixtures a reset can name")
     async def fixtures() -> list[dict[str, Any]]:
-        listed = await hub.run(service.world.fixtures)
+        listed = await hub.run(listed_fixtures, service.world)
         return [
             {
                 "id": fixture.id,
@@ -649,6 +751,41 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
     if console:
         router.include_router(console_router())
     return router
+
+
+def listed_fixtures(world: seahaven.World) -> list[Fixture]:
+    """The world's fixtures for ``GET /fixtures``: every one that loads, whatever else is there.
+
+    ``world.fixtures()`` refuses a directory holding one bad entry (a sidecar that does
+    not load, a symlink to another fixture claiming its id). A listing leaves such an
+    entry out and logs it, with its path, for the operator; the client never sees it.
+    """
+    try:
+        return world.fixtures()
+    except WorldBug as error:
+        _log.warning("world %r: the fixtures do not all load (%s)", world.name, error)
+    found: dict[str, Fixture] = {}
+    directory = world.fixtures_dir
+    for entry in sorted(directory.iterdir()) if directory.is_dir() else ():
+        if entry.name.startswith(".") or not (entry / "fixture.yaml").exists():
+            continue
+        try:
+            fixture = load_fixture(entry)
+        except WorldBug as error:
+            _log.warning("world %r: left out of GET /fixtures: %s", world.name, error)
+            continue
+        if fixture.world != world.name:
+            continue
+        if fixture.id != entry.name or fixture.id in found:
+            _log.warning(
+                "world %r: left out of GET /fixtures: %s claims the fixture id %r",
+                world.name,
+                entry,
+                fixture.id,
+            )
+            continue
+        found[fixture.id] = fixture
+    return [found[key] for key in sorted(found)]
 
 
 async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub) -> None:

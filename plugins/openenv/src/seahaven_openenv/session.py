@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, NoReturn
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 import seahaven
-from seahaven.errors import SeahavenError, ToolError, WorldBug
+from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
 from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.state import document_json, document_without_instance
 from seahaven_openenv import descriptors
@@ -179,8 +179,10 @@ class Session:
                 if isinstance(error, SeahavenError):
                     # The caller's own arguments (an unknown fixture, a bad seed, setup_sql
                     # the sandbox refused) or a startup hook that refused them: the message
-                    # names the fix.
-                    message = clip(str(error), MAX_MESSAGE_CHARACTERS)
+                    # names the fix, in the words a client may read; the operator's log has
+                    # the whole of it.
+                    _log.info("reset failed: %s", error)
+                    message = clip(client_message(error), MAX_MESSAGE_CHARACTERS)
                     raise FrameError("EXECUTION_ERROR", f"reset failed: {message}") from None
                 raise FrameError("EXECUTION_ERROR", _internal(error, "reset")) from None
             self.instance = instance

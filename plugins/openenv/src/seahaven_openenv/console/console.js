@@ -20,6 +20,7 @@ const app = {
   selected: null, // the chosen tool's name
   panels: new Map(), // tool name -> its panel (form, outcome), kept so input survives switching
   fixtures: [],
+  fixturesShown: false, // the fixture list has been drawn once (and its first one chosen)
   worldName: "",
   pinnedFormat: null, // the world's own state format, from the first state frame
   document: null, // the last state document received
@@ -94,6 +95,7 @@ const CLOSE_REASONS = {
   1001: "The server went away (it stopped or restarted).",
   1006: "The connection dropped without a closing handshake (the server stopped, or the network failed).",
   1011: "The server hit an internal error.",
+  1012: "The server stopped or restarted, and ended every session as it went.",
   1013: "The server is at capacity; try again when a session ends.",
   4408: "The session was idle too long and the server reaped it.",
 };
@@ -758,13 +760,29 @@ function summaryOf(tool) {
   return (tool.description ?? "").trim().split("\n")[0];
 }
 
-function renderToolList() {
-  const terms = $("tool-filter").value.toLowerCase().split(/\s+/).filter(Boolean);
-  const list = $("tool-list");
-  const matching = app.tools.filter((tool) => {
-    const haystack = `${tool.name} ${tool.description ?? ""}`.toLowerCase();
-    return terms.every((term) => haystack.includes(term));
+/**
+ * The tools the filter's words find, best first: every word must be in the name or the
+ * description, and a tool whose name holds more of the words ranks higher (a name that
+ * starts with the first word, higher still); ties keep the world's order.
+ */
+function filteredTools(filter) {
+  const terms = filter.toLowerCase().split(/[\s_]+/).filter(Boolean);
+  const ranked = [];
+  app.tools.forEach((tool, index) => {
+    const name = tool.name.toLowerCase();
+    const haystack = `${name} ${name.replaceAll("_", " ")} ${tool.description ?? ""}`.toLowerCase();
+    if (!terms.every((term) => haystack.includes(term))) return;
+    const inName = terms.filter((term) => name.includes(term)).length;
+    const leads = terms.length > 0 && name.startsWith(terms[0]) ? 1 : 0;
+    ranked.push({ tool, index, score: inName * 2 + leads });
   });
+  ranked.sort((a, b) => b.score - a.score || a.index - b.index);
+  return { terms, matching: ranked.map((entry) => entry.tool) };
+}
+
+function renderToolList() {
+  const { terms, matching } = filteredTools($("tool-filter").value);
+  const list = $("tool-list");
   replace(
     list,
     matching.map((tool) =>
@@ -801,6 +819,14 @@ function chooseTool(name) {
   }
   replace($("tool-panel"), panel.el);
   syncButtons();
+}
+
+/** Move the keyboard into the open tool's form: its first field, or its call button. */
+function focusPanel() {
+  const panel = app.panels.get(app.selected);
+  if (!panel) return;
+  const field = panel.form.formEl.querySelector("input, select, textarea");
+  (field ?? (panel.form.mode === "json" ? panel.form.jsonArea : panel.call)).focus();
 }
 
 function buildToolPanel(tool) {
@@ -936,6 +962,9 @@ function renderFixtures() {
     app.fixtures.map((fixture) => h("option", { value: fixture.id }, fixture.id)),
   );
   if (app.fixtures.some((fixture) => fixture.id === chosen)) select.value = chosen;
+  // A world with fixtures starts from its first: a blank instance of it is rarely the point.
+  else if (!app.fixturesShown && app.fixtures.length) select.value = app.fixtures[0].id;
+  app.fixturesShown = true;
   describeFixture();
 }
 
@@ -1088,6 +1117,7 @@ function renderState() {
       ]
     : ["no episode"];
   $("episode-line").textContent = line.join(" · ");
+  $("view-state-count").textContent = running ? plural(doc.call_count ?? 0, "call") : "";
   $("episode-card").classList.toggle("running", running);
   renderComposition(doc);
   renderLog(doc);
@@ -1497,7 +1527,18 @@ async function loadWorldFacts() {
   }
 }
 
+/** Show one section of the page (narrow screens show one at a time; wide ones show all). */
+function showView(view) {
+  document.body.dataset.view = view;
+  for (const button of $("views").querySelectorAll("button")) {
+    button.setAttribute("aria-pressed", String(button.dataset.view === view));
+  }
+}
+
 function start() {
+  for (const button of $("views").querySelectorAll("button")) {
+    button.addEventListener("click", () => showView(button.dataset.view));
+  }
   $("reset-form").addEventListener("submit", resetEpisode);
   $("reset-fixture").addEventListener("change", describeFixture);
   $("fixture-more").addEventListener("click", toggleFixtureText);
@@ -1506,7 +1547,10 @@ function start() {
     if (event.key !== "Enter") return;
     event.preventDefault();
     const [first] = renderToolList();
-    if (first) chooseTool(first.name);
+    if (first) {
+      chooseTool(first.name);
+      focusPanel();
+    }
   });
   $("refresh-state").addEventListener("click", () => app.connection && work(refreshState));
   $("download-state").addEventListener("click", download);
