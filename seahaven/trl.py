@@ -553,8 +553,24 @@ def _describe(wire: str, prop: Mapping[str, Any], root: Mapping[str, Any], requi
     return _own_text(" ".join([text.strip().rstrip(".") + ".", *notes]))
 
 
+def _without_args_block(text: str) -> str:
+    """``text`` without its own ``Args:`` block: the parameters' descriptions say it again."""
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if line.strip() == "Args:" and not line[:1].isspace():
+            skipping = True
+            continue
+        if skipping and (not line.strip() or line[:1].isspace()):
+            continue
+        skipping = False
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
 def _docstring(tool: str, description: Any, params: list[_Param]) -> str:
     summary = str(description).strip() if isinstance(description, str) else ""
+    summary = _without_args_block(summary)
     lines = [_SECTION_WORDS.sub(r"\1 -", summary) or f"Call the tool {tool}."]
     if params:
         lines += ["", "Args:"]

@@ -317,12 +317,24 @@ def test_too_many_argument_names_are_counted_not_kept() -> None:
 
 def test_a_huge_error_message_is_kept_cut() -> None:
     with world.instance() as inst:
-        name = "k" * 100_000
-        with pytest.raises(seahaven.ArgumentError) as raised:
-            inst.call("jot", id="m1", gist="g", **{name: 1})
+        huge_id = "k" * 100_000
+        with pytest.raises(seahaven.ToolError) as raised:
+            inst.call("read_memo", id=huge_id)
         assert len(raised.value.message) > 100_000  # the agent's answer is another matter
         [record] = inst.call_log()
         assert record.error is not None
         assert len(record.error) <= MAX_KEPT_ERROR_CHARACTERS
         assert CUT_KEY in record.error
         assert record.error.startswith(raised.value.message[:100])
+
+
+def test_an_argument_error_echoes_a_huge_argument_name_cut() -> None:
+    with world.instance() as inst:
+        name = "k" * 100_000
+        with pytest.raises(seahaven.ArgumentError) as raised:
+            inst.call("jot", id="m1", gist="g", **{name: 1})
+        assert len(raised.value.message) < 1_000
+        assert "(100000 characters)" in raised.value.message
+        [record] = inst.call_log()
+        assert record.error is not None
+        assert len(record.error) <= MAX_KEPT_ERROR_CHARACTERS

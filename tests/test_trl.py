@@ -126,6 +126,13 @@ def model_call(tools: dict[str, Callable[..., Any]], name: str, **arguments: Any
 # --- schemas ----------------------------------------------------------------------------------
 
 
+def _paragraphs_but_args(description: str) -> str:
+    """A tool's description as TRL should show it: every paragraph but the Args: block."""
+    paragraphs = [p.strip("\n") for p in description.strip().split("\n\n")]
+    kept = [p for p in paragraphs if not p.startswith("Args:")]
+    return "\n\n".join(kept)
+
+
 def _projected(prop: dict[str, Any]) -> dict[str, Any]:
     """What get_json_schema can say of one world parameter: type, enum, items, nullable."""
     nullable = False
@@ -167,7 +174,9 @@ def test_every_method_of_every_shipped_world_has_a_schema(world_name: str) -> No
         if name == "submit":
             continue
         source = listed[name]
-        assert function["description"] == source["description"].strip()
+        description = function["description"]
+        assert "Args:" not in description
+        assert description == _paragraphs_but_args(source["description"])
         parameters = function["parameters"]
         wanted = source["input_schema"]
         assert list(parameters["properties"]) == list(wanted["properties"])

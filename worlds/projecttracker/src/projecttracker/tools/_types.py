@@ -42,12 +42,21 @@ __all__ = [
     "UserId",
 ]
 
-IssueStatus = Literal["backlog", "todo", "in_progress", "done", "canceled"]
+IssueStatus = Annotated[
+    Literal["backlog", "todo", "in_progress", "done", "canceled"],
+    Field(description="An issue's status; backlog, todo and in_progress are open ones."),
+]
 OPEN_STATUSES: tuple[str, ...] = ("backlog", "todo", "in_progress")
 """The statuses of an issue still being worked on; ``done`` and ``canceled`` close it."""
 
-Role = Literal["admin", "member", "viewer"]
-ProjectState = Literal["planned", "active", "done"]
+Role = Annotated[
+    Literal["admin", "member", "viewer"],
+    Field(description="A user's role: an admin manages the workspace, a viewer only reads."),
+]
+ProjectState = Annotated[
+    Literal["planned", "active", "done"],
+    Field(description="A project's state: planned, active, or done."),
+]
 
 UserId = Annotated[
     str,

@@ -63,6 +63,10 @@ __all__ = [
 ]
 
 ClearableIssueField = Literal["assignee_id", "estimate", "due_at"]
+ClearedFields = Annotated[
+    list[ClearableIssueField],
+    Field(description='Fields to set back to empty, such as ["assignee_id"].'),
+]
 InitialLabels = Annotated[
     list[LabelId],
     Field(max_length=20, description="Labels to put on the new issue, by id."),
@@ -327,7 +331,7 @@ def update_issue(
     project_id: ProjectId | None = None,
     estimate: Estimate | None = None,
     due_at: DueAt | None = None,
-    clear: list[ClearableIssueField] | None = None,
+    clear: ClearedFields | None = None,
     actor_id: Actor | None = None,
 ) -> Issue:
     """Change an issue's fields: only the ones given change. To empty assignee_id, estimate

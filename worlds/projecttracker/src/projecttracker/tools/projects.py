@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 import seahaven
 from projecttracker.errors import Conflict, InvalidInput
@@ -33,6 +35,10 @@ from seahaven import toolkit
 __all__ = ["create_project", "get_project", "list_projects", "update_project"]
 
 ClearableProjectField = Literal["lead_id", "target_date"]
+ClearedFields = Annotated[
+    list[ClearableProjectField],
+    Field(description='Fields to set back to empty, such as ["lead_id"].'),
+]
 
 
 def _calendar_date(field: str, value: str) -> str:
@@ -156,7 +162,7 @@ def update_project(
     state: ProjectState | None = None,
     lead_id: UserId | None = None,
     target_date: Date | None = None,
-    clear: list[ClearableProjectField] | None = None,
+    clear: ClearedFields | None = None,
 ) -> Project:
     """Change a project's fields: only the ones given change. To remove the lead or the target
     date, name the field in clear, such as clear=["lead_id"]. A done project can be reopened
