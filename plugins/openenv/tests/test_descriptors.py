@@ -58,8 +58,9 @@ def test_out_of_descriptors_a_reset_is_capacity_reached(tmp_path: Path) -> None:
     with limited_server(tmp_path, 96, 96, *argv) as server, ExitStack() as held:
         url = server["url"].replace("http://", "ws://") + "/ws"
         answers: list[dict[str, Any]] = []
-        # Sessions one after another until a reset finds no descriptor left (bounded: 96 / 4).
-        for _ in range(40):
+        # Sessions one after another until a reset finds no descriptor left (bounded: each
+        # session holds at least its socket).
+        for _ in range(96):
             ws = held.enter_context(connect(url, open_timeout=10))
             ws.send(json.dumps({"type": "reset", "data": {"fixture": "small_shop"}}))
             answer = json.loads(ws.recv(timeout=30))
