@@ -204,10 +204,10 @@ def _passes(actual: Any, name: str, argument: Any) -> bool:
     if name == "not":
         unwanted = argument if isinstance(argument, list) else [argument]
         return not any(same(actual, item) for item in unwanted)
-    number = _number(actual)
+    number, bound = _number(actual), float(argument)
     if number is None:
         return False
-    return number >= argument if name == "at_least" else number <= argument
+    return number >= bound if name == "at_least" else number <= bound
 
 
 def _value_matches(actual: Any, expected: Any) -> bool:
