@@ -119,6 +119,19 @@ def test_every_scenario_is_short(pack: ScenarioSet) -> None:
         assert scenario.calls() < scenario.budget <= 12, scenario.id
 
 
+def test_the_docs_give_the_pack_s_real_counts(pack: ScenarioSet) -> None:
+    docs = PROJECT.parents[1] / "docs"
+    page = (docs / "worlds" / "company.md").read_text(encoding="utf-8")
+    train, test = len(pack.splits["train"]), len(pack.splits["test"])
+    assert (
+        f"It has {len(pack)} scenarios, {train} in the `train` split and {test} in `test`" in page
+    )
+    cli = (docs / "cli.md").read_text(encoding="utf-8")
+    assert f"company: {len(pack)} scenarios x 2 trials, {2 * len(pack)} results" in cli
+    readme = (PROJECT.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"pack holds {len(pack)} tasks" in readme
+
+
 def test_check_pack_passes_on_every_scenario(pack: ScenarioSet) -> None:
     reports = check_pack(pack)
     assert [report.scenario for report in reports] == [scenario.id for scenario in pack]
