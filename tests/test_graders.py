@@ -76,6 +76,60 @@ def test_where_takes_lists_as_any_of_and_null_and_numbers_by_value(
     assert grading.count("orders", {"status": []}, equals=0)(episode).passed
 
 
+def test_where_operators_test_text_numbers_and_exclusions(
+    play: Callable[..., Episode],
+) -> None:
+    episode = play(("tag", {"order_id": "o1", "tags": ["Gift", "rush"]}))
+    # contains: the text, ignoring case; a list needs every piece.
+    assert grading.count("orders", {"tags": {"contains": "gift"}}, equals=1)(episode).passed
+    assert grading.exists("orders", {"tags": {"contains": ["GIFT", "Rush"]}})(episode).passed
+    assert not grading.exists("orders", {"tags": {"contains": ["gift", "slow"]}})(episode).passed
+    # pattern: a regular expression found in the text, ignoring case.
+    assert grading.count("orders", {"customer": {"pattern": "^(ADA|bri)"}}, equals=3)(
+        episode
+    ).passed
+    # not: none of the values; not null is "has a value".
+    assert grading.count("orders", {"status": {"not": "shipped"}}, equals=2)(episode).passed
+    assert grading.count("orders", {"status": {"not": ["open", "shipped"]}}, equals=0)(
+        episode
+    ).passed
+    assert grading.count("orders", {"customer": {"not": None}}, equals=3)(episode).passed
+    # at_least and at_most compare numbers; together they are a range, and text never passes.
+    assert grading.count("orders", {"total": {"at_least": 25}}, equals=2)(episode).passed
+    assert grading.count("orders", {"total": {"at_least": 12, "at_most": 30}}, equals=2)(
+        episode
+    ).passed
+    assert grading.count("orders", {"customer": {"at_least": 0}}, equals=0)(episode).passed
+    # Plain values and operators mix: SQL narrows by the first, Python tests the second.
+    both = grading.count("orders", {"customer": "ada", "total": {"at_most": 30}}, equals=1)
+    assert both(episode).passed
+    missing = grading.exists("orders", {"tags": {"contains": "slow"}})(episode)
+    assert one(missing).why == 'no row of orders matches where tags contains "slow"'
+
+
+def test_operators_work_in_changed_to_and_in_allowances(play: Callable[..., Episode]) -> None:
+    episode = play(("place_order", {"customer": "cyd", "total": 7}))
+    placed = grading.changed(
+        "orders",
+        {"customer": {"pattern": "^c"}},
+        to={"total": {"at_least": 5}, "id": {"not": None}},
+    )
+    assert placed(episode).passed
+    short = grading.changed("orders", {"customer": "cyd"}, to={"total": {"at_least": 10}})(episode)
+    assert not short.passed
+    assert one(short).why.endswith("total is 7.0, not one that >= 10")
+    allow_small = grading.nothing_else_changed(
+        allow=[{"table": "orders", "where": {"total": {"at_most": 10}}}]
+    )
+    assert allow_small(episode).passed
+    assert not allow_small(play(("place_order", {"customer": "cyd", "total": 70}))).passed
+    # Deleted and unchanged read rows through the same operators.
+    gone = play(("cancel", {"order_id": "o2"}))
+    assert grading.deleted("orders", {"customer": {"contains": "BRI"}})(gone).passed
+    assert grading.unchanged("orders", {"customer": {"not": "brian"}})(gone).passed
+    assert not grading.unchanged("orders", {"total": {"at_most": 20}})(gone).passed
+
+
 def test_count_bounds(play: Callable[..., Episode]) -> None:
     episode = play(("place_order", {"customer": "ada", "total": 5}))
     assert grading.count("orders", {"customer": "ada"}, equals=3)(episode).passed
@@ -340,7 +394,8 @@ def test_a_python_grader_reads_the_start_through_a_trial(shop: seahaven.World) -
 def test_specs_round_trip_through_data() -> None:
     grader = grading.all_of(
         grading.changed("orders", {"id": "o1"}, to={"status": "shipped"}, op="update"),
-        grading.count("entries", store="ledger", at_least=1),
+        grading.count("entries", {"cents": {"at_least": 100}}, store="ledger", at_least=1),
+        grading.exists("orders", {"tags": {"contains": ["gift"]}, "status": {"not": None}}),
         grading.nothing_else_changed(allow=["orders", {"table": "entries", "store": "ledger"}]),
         grading.any_of(grading.answer(number=3, tolerance=0.5), grading.submitted()),
         grading.weighted([(grading.called("cancel", times=0), 2)], pass_at=0.5),
@@ -349,7 +404,13 @@ def test_specs_round_trip_through_data() -> None:
     spec = grader.spec()
     again = grading.grader_from_spec(spec)
     assert again.spec() == spec
-    assert spec["all_of"][2] == {"nothing_else_changed": {"allow": ["orders", "ledger.entries"]}}
+    assert spec["all_of"][2] == {
+        "exists": {
+            "table": "orders",
+            "where": {"tags": {"contains": ["gift"]}, "status": {"not": None}},
+        }
+    }
+    assert spec["all_of"][3] == {"nothing_else_changed": {"allow": ["orders", "ledger.entries"]}}
 
 
 @pytest.mark.parametrize(
@@ -363,7 +424,12 @@ def test_specs_round_trip_through_data() -> None:
         ({"all_of": [{"count": {"table": "t"}}]}, r"grader.all_of\[0\]: count needs equals"),
         ({"answer": {"number": 1, "pattern": "x"}}, "exactly one of"),
         ({"answer": {"pattern": "("}}, "not a regular expression"),
-        ({"changed": {"table": "t", "where": {"a": {"b": 1}}}}, "a mapping is not a value"),
+        ({"changed": {"table": "t", "where": {"a": {"b": 1}}}}, "'b' is not an operator"),
+        ({"exists": {"table": "t", "where": {"a": {}}}}, "an empty mapping tests nothing"),
+        ({"exists": {"table": "t", "where": {"a": {"contains": 3}}}}, "contains takes a piece"),
+        ({"exists": {"table": "t", "where": {"a": {"pattern": "("}}}}, "not a regular expr"),
+        ({"exists": {"table": "t", "where": {"a": {"at_least": "5"}}}}, "at_least takes a num"),
+        ({"exists": {"table": "t", "where": {"a": {"not": [[1]]}}}}, "not takes a value"),
         ({"python": "nowhere_at_all:fn"}, "cannot import 'nowhere_at_all'"),
         ({"weighted": {"parts": [{"weight": -1, "grader": "submitted"}]}}, "a weight is a number"),
         ("bogus", "'bogus' is not a kind of grader"),

@@ -61,11 +61,12 @@ def list_scenarios(
     pack_name: Annotated[
         str | None,
         typer.Argument(
-            metavar="[PACK]", help="A pack's name: list its scenarios.", show_default=False
+            metavar="PACK", help="A pack's name: list its scenarios.", show_default=False
         ),
     ] = None,
     split: Annotated[
-        str | None, typer.Option("--split", help="Only the scenarios of this split.")
+        str | None,
+        typer.Option("--split", metavar="SPLIT", help="Only the scenarios of this split."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -131,7 +132,7 @@ def list_scenarios(
 
 @scenarios_app.command("show")
 def show_scenario(
-    reference: Annotated[str, typer.Argument(metavar="PACK/ID", help="The scenario, as pack/id.")],
+    reference: Annotated[str, typer.Argument(metavar="SCENARIO", help="The scenario, as pack/id.")],
     as_json: JsonOption = False,
 ) -> None:
     """Show one scenario whole: its start, instructions, grader and solution."""
@@ -254,10 +255,13 @@ def eval_command(
         Path, typer.Option("--out", metavar="FILE", help="Append one JSON result per trial here.")
     ],
     split: Annotated[
-        str | None, typer.Option("--split", help="Only this split's scenarios (default: all).")
+        str | None,
+        typer.Option(
+            "--split", metavar="SPLIT", help="Only this split's scenarios (default: all)."
+        ),
     ] = None,
     trials: Annotated[
-        int, typer.Option("--trials", "-k", min=1, help="Trials of each scenario.")
+        int, typer.Option("--trials", "-k", metavar="N", min=1, help="Trials of each scenario.")
     ] = 1,
     scenario: Annotated[
         list[str] | None,
@@ -279,11 +283,12 @@ def eval_command(
         typer.Option("--url", metavar="URL", help="Run against a served world (seahaven serve)."),
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="With --ray: how many actors.")
+        int | None,
+        typer.Option("--workers", metavar="N", min=1, help="With --ray: how many actors."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run a pack's scenarios with a policy, TRIALS times each, and summarize the scores."""
+    """Run a pack's scenarios with a policy, --trials times each, and summarize the scores."""
     from seahaven.evaluation import evaluate, load_policy
 
     with failures():

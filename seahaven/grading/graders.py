@@ -40,6 +40,7 @@ from seahaven.grading.grade import Check, Grade
 from seahaven.grading.values import canonical, same, show
 
 __all__ = [
+    "OPERATORS",
     "Absent",
     "AllOf",
     "Allowance",
@@ -121,6 +122,51 @@ def _identifier(value: Any, what: str) -> str:
     return value
 
 
+# What a ``where`` may say about a column instead of giving its value:
+# ``{text: {contains: INV-0011}}``, ``{amount: {at_least: 5000}}``, ``{detached_at: {not: null}}``.
+OPERATORS: tuple[str, ...] = ("contains", "pattern", "not", "at_least", "at_most")
+
+
+def _plain(value: Any) -> bool:
+    return not isinstance(value, Mapping | list)
+
+
+def _operators(value: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """Check one column's operator mapping; a ``WorldBug`` says what each operator takes."""
+    if not value:
+        raise WorldBug(f"{what}: an empty mapping tests nothing; use one of {', '.join(OPERATORS)}")
+    checked: dict[str, Any] = {}
+    for name, argument in value.items():
+        if name not in OPERATORS:
+            raise WorldBug(
+                f"{what}: {name!r} is not an operator; compare a column to a value, a list of "
+                f"values (any of them), or a mapping of {', '.join(OPERATORS)}"
+            )
+        if name == "contains":
+            pieces = argument if isinstance(argument, list) else [argument]
+            if not pieces or not all(isinstance(piece, str) and piece for piece in pieces):
+                raise WorldBug(f"{what}: contains takes a piece of text or a list of them")
+        elif name == "pattern":
+            if not isinstance(argument, str):
+                raise WorldBug(f"{what}: pattern takes a regular expression, as text")
+            try:
+                re.compile(argument)
+            except re.error as error:
+                raise WorldBug(
+                    f"{what}: pattern {argument!r} is not a regular expression: {error}"
+                ) from None
+        elif name == "not":
+            if not (
+                _plain(argument)
+                or (isinstance(argument, list) and all(_plain(item) for item in argument))
+            ):
+                raise WorldBug(f"{what}: not takes a value or a list of plain values")
+        elif isinstance(argument, bool) or not isinstance(argument, int | float):
+            raise WorldBug(f"{what}: {name} takes a number, not {argument!r}")
+        checked[str(name)] = argument
+    return checked
+
+
 def _where(value: Any, what: str) -> dict[str, Any] | None:
     if value is None:
         return None
@@ -130,10 +176,8 @@ def _where(value: Any, what: str) -> dict[str, Any] | None:
     for column, expected in value.items():
         _identifier(column, f"{what}: a column")
         if isinstance(expected, Mapping):
-            raise WorldBug(
-                f"{what}.{column}: compare a column to a value, or to a list of values "
-                "(any of them); a mapping is not a value"
-            )
+            checked[column] = _operators(expected, f"{what}.{column}")
+            continue
         if isinstance(expected, list) and any(
             isinstance(item, Mapping | list) for item in expected
         ):
@@ -142,16 +186,61 @@ def _where(value: Any, what: str) -> dict[str, Any] | None:
     return checked
 
 
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _passes(actual: Any, name: str, argument: Any) -> bool:
+    """Whether a column's value passes one operator."""
+    if name == "contains":
+        if not isinstance(actual, str):
+            return False
+        pieces = argument if isinstance(argument, list) else [argument]
+        return all(piece.casefold() in actual.casefold() for piece in pieces)
+    if name == "pattern":
+        return isinstance(actual, str) and re.search(argument, actual, re.IGNORECASE) is not None
+    if name == "not":
+        unwanted = argument if isinstance(argument, list) else [argument]
+        return not any(same(actual, item) for item in unwanted)
+    number, bound = _number(actual), float(argument)
+    if number is None:
+        return False
+    return number >= bound if name == "at_least" else number <= bound
+
+
+def _value_matches(actual: Any, expected: Any) -> bool:
+    """Whether a column's value is what ``where`` (or ``to``) asks of it."""
+    if isinstance(expected, Mapping):
+        return all(_passes(actual, name, argument) for name, argument in expected.items())
+    if isinstance(expected, list):
+        return any(same(actual, item) for item in expected)
+    return same(actual, expected)
+
+
+def _split_where(where: Where | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``where`` as the part SQL compares (plain values) and the part Python tests (operators)."""
+    plain: dict[str, Any] = {}
+    tested: dict[str, Any] = {}
+    for column, expected in (where or {}).items():
+        (tested if isinstance(expected, Mapping) else plain)[column] = expected
+    return plain, tested
+
+
 def _quote(column: str) -> str:
     return '"' + column.replace('"', '""') + '"'
 
 
 def _where_sql(where: Where | None) -> tuple[str, list[Any]]:
+    """A ``WHERE`` clause for the plain values of ``where``; operators are tested in Python."""
     if not where:
         return "", []
     clauses: list[str] = []
     params: list[Any] = []
     for column, expected in where.items():
+        if isinstance(expected, Mapping):
+            continue
         if expected is None:
             clauses.append(f"{_quote(column)} IS NULL")
         elif isinstance(expected, list):
@@ -163,6 +252,8 @@ def _where_sql(where: Where | None) -> tuple[str, list[Any]]:
         else:
             clauses.append(f"{_quote(column)} = ?")
             params.append(_sql_value(expected))
+    if not clauses:
+        return "", []
     return " WHERE " + " AND ".join(clauses), params
 
 
@@ -177,25 +268,33 @@ def _matches(values: Mapping[str, Any], where: Where | None) -> bool:
     for column, expected in where.items():
         if column not in values:
             return False
-        actual = values[column]
-        if isinstance(expected, list):
-            if not any(same(actual, item) for item in expected):
-                return False
-        elif not same(actual, expected):
+        if not _value_matches(values[column], expected):
             return False
     return True
+
+
+def _describe_test(expected: Mapping[str, Any]) -> str:
+    """An operator mapping as words: ``contains "INV-0011" and >= 5``."""
+    words = {"not": "is not", "at_least": ">=", "at_most": "<="}
+    return " and ".join(
+        f"{words.get(name, name)} {show(argument)}" for name, argument in expected.items()
+    )
+
+
+def _describe_value(column: str, expected: Any) -> str:
+    if isinstance(expected, Mapping):
+        return f"{column} {_describe_test(expected)}"
+    if isinstance(expected, list):
+        return f"{column} in {show(expected)}"
+    return f"{column}={show(expected)}"
 
 
 def _describe_where(where: Where | None) -> str:
     if not where:
         return ""
-    parts = []
-    for column, expected in where.items():
-        if isinstance(expected, list):
-            parts.append(f"{column} in {show(expected)}")
-        else:
-            parts.append(f"{column}={show(expected)}")
-    return " where " + ", ".join(parts)
+    return " where " + ", ".join(
+        _describe_value(column, expected) for column, expected in where.items()
+    )
 
 
 def _name(store: str, table: str) -> str:
@@ -280,10 +379,16 @@ class _TableCheck(Grader):
         yield Reference(store=self.store, table=self.table, columns=tuple(self.where or ()))
 
     def _count(self, episode: Episode) -> int:
-        clause, params = _where_sql(self.where)
-        sql = f"SELECT count(*) AS n FROM {episode.table(self.table, self.store)}{clause}"
-        rows = _read(episode, sql, params)
-        return int(rows[0]["n"]) if rows else 0
+        plain, tested = _split_where(self.where)
+        clause, params = _where_sql(plain)
+        table = episode.table(self.table, self.store)
+        if not tested:
+            rows = _read(episode, f"SELECT count(*) AS n FROM {table}{clause}", params)
+            return int(rows[0]["n"]) if rows else 0
+        # Operators are tested in Python, on the rows the plain values leave.
+        columns = ", ".join(_quote(column) for column in tested)
+        rows = _read(episode, f"SELECT {columns} FROM {table}{clause}", params)
+        return sum(1 for row in rows if _matches(row, tested))
 
     def _title(self, verb: str) -> str:
         return f"{verb} {_name(self.store, self.table)}{_describe_where(self.where)}"
@@ -432,7 +537,7 @@ class Changed(_TableCheck):
         )
         title = f"{what} {_name(self.store, self.table)}{_describe_where(self.where)}"
         if self.to:
-            title += " to " + ", ".join(f"{k}={show(v)}" for k, v in self.to.items())
+            title += " to " + ", ".join(_describe_value(k, v) for k, v in self.to.items())
         candidates = [
             change
             for change in _changes_matching(episode, self.store, self.table, self.where)
@@ -467,9 +572,13 @@ class Changed(_TableCheck):
             if column not in after:
                 return f"{change.where}: the episode did not set {column}"
             value = after[column]
-            wanted = expected if isinstance(expected, list) else [expected]
-            if not any(same(value, item) for item in wanted):
-                return f"{change.where}: {column} is {show(value)}, not {show(expected)}"
+            if not _value_matches(value, expected):
+                wanted = (
+                    f"one that {_describe_test(expected)}"
+                    if isinstance(expected, Mapping)
+                    else show(expected)
+                )
+                return f"{change.where}: {column} is {show(value)}, not {wanted}"
         return None
 
 
