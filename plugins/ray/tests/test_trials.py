@@ -9,6 +9,7 @@ the change log and the call log) between ``evaluate(...)`` in this process and
 
 from __future__ import annotations
 
+import importlib
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -198,8 +199,7 @@ def test_a_policy_the_workers_cannot_import_is_a_world_bug(tmp_path: Path) -> No
     )
     sys.path.insert(0, str(folder))
     try:
-        import driver_only_policy
-
+        driver_only_policy = importlib.import_module("driver_only_policy")
         with pytest.raises(seahaven.WorldBug, match="cannot be loaded on ray actor") as raised:
             evaluate(trial_cases.pack, driver_only_policy.play, runner=on_ray())
         message = str(raised.value)
@@ -211,12 +211,14 @@ def test_a_policy_the_workers_cannot_import_is_a_world_bug(tmp_path: Path) -> No
 
 
 def test_a_trial_whose_world_fails_stops_the_eval_as_in_process() -> None:
-    broken = Scenario(
-        id="no-fixture",
-        world=trial_cases.SHOP,
-        instructions="Start from a fixture the shop does not have.",
-        start={"fixture": "nowhere"},
-        grader="nothing_else_changed",
+    broken = Scenario.model_validate(
+        {
+            "id": "no-fixture",
+            "world": trial_cases.SHOP,
+            "instructions": "Start from a fixture the shop does not have.",
+            "start": {"fixture": "nowhere"},
+            "grader": "nothing_else_changed",
+        }
     )
     pack = ScenarioSet("broken", "1.0.0", [*trial_cases.scenarios()[:2], broken])
     with pytest.raises(seahaven.WorldBug) as here:
@@ -258,6 +260,19 @@ def test_a_trial_whose_worker_dies_every_time_is_a_runner_error() -> None:
             assert "the worker died" in result["error"]["message"]
         else:
             assert result == expected[key]
+
+
+def test_a_trial_past_its_time_limit_is_a_timeout_and_the_rest_run_on(tmp_path: Path) -> None:
+    pack = trial_cases.pack
+    stalls = trial_cases.Stalls(str(tmp_path / "never"))
+    _, there = evaluate(pack, stalls, trials=1, runner=on_ray(trial_timeout=20))
+    _, here = evaluate(pack, solution_policy, trials=1)
+    found, expected = by_key(there), by_key(here)
+    stalled = found.pop((trial_cases.GATED, 0))
+    assert stalled["error"]["kind"] == "timeout" and stalled["score"] == 0.0
+    assert "ran longer than the 20 seconds allowed (trial_timeout)" in stalled["error"]["message"]
+    assert found == {key: value for key, value in expected.items() if key in found}
+    assert len(found) == len(expected) - 1
 
 
 def test_ctrl_c_stops_the_actors_and_the_file_resumes(tmp_path: Path) -> None:

@@ -107,8 +107,8 @@ def o2_is_closed(episode: Episode) -> float:
 
 def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
     """The pack's scenarios, on ``shop`` (the shop world, by reference or as the object)."""
-    return [
-        Scenario(
+    data: list[dict[str, Any]] = [
+        dict(
             id="ship-o1",
             world=shop,
             instructions="Ship order o1, and touch nothing else.",
@@ -129,7 +129,7 @@ def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
             solution=[{"tool": "set_status", "arguments": {"order_id": "o1", "status": "shipped"}}],
             budget=4,
         ),
-        Scenario(
+        dict(
             id="order-for-ada",
             world=shop,
             instructions="Place an order of 30 for Ada.",
@@ -152,7 +152,7 @@ def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
             },
             solution=[{"tool": "place_order", "arguments": {"customer": "ada", "total": 30}}],
         ),
-        Scenario(
+        dict(
             id="ada-total",
             world=shop,
             instructions="What is the total of Ada's orders? Submit the number.",
@@ -166,7 +166,7 @@ def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
             ],
             budget=3,
         ),
-        Scenario(
+        dict(
             id="refuse-reopen",
             world=shop,
             instructions=(
@@ -176,7 +176,7 @@ def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
             grader={"all_of": [{"answer": {"pattern": "(?i)refus"}}, "nothing_else_changed"]},
             solution=[{"tool": "submit", "arguments": {"answer": "Refused: o3 has shipped."}}],
         ),
-        Scenario(
+        dict(
             id="close-o2",
             world=shop,
             instructions="Close Brian's order o2.",
@@ -184,7 +184,7 @@ def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
             grader={"python": "trial_cases:o2_is_closed"},
             solution=[{"tool": "set_status", "arguments": {"order_id": "o2", "status": "closed"}}],
         ),
-        Scenario(
+        dict(
             id="acme-invoice",
             world="company",
             instructions="Invoice Cyberdyne 2,750.00 for the arm calibration, by card.",
@@ -193,7 +193,7 @@ def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
             solution=[{"tool": "invoice_customer", "arguments": INVOICE}],
             budget=6,
         ),
-        Scenario(
+        dict(
             id="acme-whoami",
             world="company",
             instructions="Which email address are you signed in as? Submit it.",
@@ -211,6 +211,7 @@ def scenarios(shop: str | seahaven.World = SHOP) -> list[Scenario]:
             budget=3,
         ),
     ]
+    return [Scenario.model_validate(item) for item in data]
 
 
 SPLITS = {
@@ -316,6 +317,18 @@ class DiesOnce:
                 pass
             else:
                 os._exit(17)
+        solution_policy(session)
+
+
+class Stalls:
+    """The solution, but ``close-o2`` first waits (two minutes at most) for a file never made."""
+
+    def __init__(self, never: str) -> None:
+        self.never = never
+
+    def __call__(self, session: PolicySession) -> None:
+        if session.scenario.id == GATED:
+            session.call("wait_for", path=self.never)
         solution_policy(session)
 
 
