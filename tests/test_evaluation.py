@@ -194,6 +194,34 @@ def test_results_are_appended_as_trials_end_and_resume_runs_the_rest(
     ]
 
 
+def test_an_eval_that_stops_early_closes_its_runner_at_once(
+    shop: seahaven.World, tmp_path: Path
+) -> None:
+    """A runner on a cluster stops its work when its iterator closes: the eval closes it."""
+    pack = shop_pack(shop)
+    closed: list[int] = []
+
+    def counting(specs: Sequence[TrialSpec], policy: Any) -> Iterator[TrialResult]:
+        try:
+            yield from run_in_process(specs, policy)
+        finally:
+            closed.append(len(specs))
+
+    def interrupt(result: TrialResult, done: int, total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "results.jsonl"
+    with pytest.raises(KeyboardInterrupt) as raised:
+        evaluate(pack, solution_policy, trials=2, out=out, runner=counting, progress=interrupt)
+    # Closed before the exception left evaluate, not whenever the traceback lets it go.
+    assert closed == [4]
+    del raised
+    assert len(out.read_text().splitlines()) == 2
+    evaluate(pack, solution_policy, trials=2, runner=counting)
+    assert closed == [4, 4]
+
+
 def test_resuming_against_a_changed_scenario_is_refused(
     shop: seahaven.World, tmp_path: Path
 ) -> None:

@@ -279,7 +279,11 @@ def test_an_installed_pack_is_found_by_name_without_importing_it(site: Path) -> 
     assert [scenario.id for scenario in pack] == ["ship", "ask"]
     found_pack, scenario = find_scenario("tinypack/ask")
     assert found_pack is pack and scenario.id == "ask"
-    assert load_pack(f"{module}:pack").name == "tinypack"
+    # How another process (a Ray worker) finds the same pack again.
+    assert pack.source == "tinypack"
+    by_module = load_pack(f"{module}:pack")
+    assert by_module.name == "tinypack" and by_module.source == f"{module}:pack"
+    assert ScenarioSet("built", "1.0", []).source is None
 
 
 def test_unknown_packs_and_references_say_what_exists(site: Path) -> None:

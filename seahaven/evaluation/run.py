@@ -302,7 +302,9 @@ def evaluate(
 
     With ``resume``, trials the file already holds are not run again. A
     ``KeyboardInterrupt`` stops the eval after the trials that finished, which
-    are in the file; run again with ``resume`` to finish.
+    are in the file; run again with ``resume`` to finish. The runner's iterator
+    is closed when the eval stops, early or not, so a runner on a cluster stops
+    the work it has in flight.
     """
     specs = plan(pack, split=split, trials=trials, scenarios=scenarios)
     planned = [spec.key for spec in specs]
@@ -320,14 +322,21 @@ def evaluate(
         results.extend(result for result in kept if result.key in wanted)
         specs = [spec for spec in specs if spec.key not in done]
     total = len(planned)
+    stream: Iterable[TrialResult] = ()
     try:
-        for result in runner(specs, policy):
+        stream = runner(specs, policy)
+        for result in stream:
             results.append(result)
             if file is not None:
                 file.write(result)
             if progress is not None:
                 progress(result, len(results), total)
     finally:
+        # A runner's iterator that stops early (Ctrl-C, an error here) is closed now, not when
+        # it is collected, so a runner on a cluster cancels what it has in flight at once.
+        close = getattr(stream, "close", None)
+        if callable(close):
+            close()
         if file is not None:
             file.close()
     return summarize(pack.name, split, trials, planned, results), results

@@ -54,6 +54,10 @@ class ScenarioSet:
             raise WorldBug(f"pack {name!r}: version is a string such as 1.0.0")
         self.version = version
         self.description = description
+        # How the pack can be found again by another process: the name it is registered
+        # under, or its module:attr. ``load_pack`` fills it in; ``None`` for a pack built
+        # in Python, which a runner in another process must be sent whole.
+        self.source: str | None = None
         self._scenarios = tuple(scenarios)
         self._by_id: dict[str, Scenario] = {}
         for scenario in self._scenarios:

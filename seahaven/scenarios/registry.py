@@ -56,12 +56,13 @@ class PackSpec:
             raise WorldBug(
                 f"{self.describe()} holds a pack named {pack.name!r}; publish it under its own name"
             )
+        pack.source = self.name
         self._loaded.append(pack)
         return pack
 
 
 def import_pack(target: str, what: str | None = None) -> ScenarioSet:
-    """The ``ScenarioSet`` at ``module:attr`` (or what calling it returns)."""
+    """The ``ScenarioSet`` at ``module:attr`` (or what calling it returns), its ``source`` set."""
     label = what or target
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
@@ -78,6 +79,7 @@ def import_pack(target: str, what: str | None = None) -> ScenarioSet:
         found = found()
     if not isinstance(found, ScenarioSet):
         raise WorldBug(f"{label}: {target} is a {type(found).__name__}, not a seahaven.ScenarioSet")
+    found.source = target
     return found
 
 

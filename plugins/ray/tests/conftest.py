@@ -25,14 +25,23 @@ def need_ray() -> Any:
     return pytest.importorskip("ray", reason="Ray is not installed: pip install 'seahaven[ray]'")
 
 
-def worker_env() -> dict[str, str]:
-    """Environment for Ray workers: this folder importable, so policies unpickle by reference."""
-    path = os.pathsep.join(part for part in (str(HERE), os.environ.get("PYTHONPATH")) if part)
-    return {"PYTHONPATH": path}
+def worker_env(*extra: Path) -> dict[str, str]:
+    """Environment for Ray workers: this folder importable, so policies unpickle by reference.
+
+    ``extra`` folders go on the workers' path too (an installed distribution a test made).
+    """
+    parts = (*(str(path) for path in extra), str(HERE), os.environ.get("PYTHONPATH"))
+    return {"PYTHONPATH": os.pathsep.join(part for part in parts if part)}
 
 
 @pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
+def worker_paths() -> list[Path]:
+    """Folders the module's Ray workers import from beside this one; a module may override it."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(worker_paths: list[Path]) -> Iterator[Any]:
     """A local Ray cluster for one test module: 2 CPUs, no dashboard; shut down afterwards."""
     ray = need_ray()
     if ray.is_initialized():
@@ -42,7 +51,7 @@ def ray_cluster() -> Iterator[Any]:
         include_dashboard=False,
         log_to_driver=False,
         logging_level="WARNING",
-        runtime_env={"env_vars": worker_env()},
+        runtime_env={"env_vars": worker_env(*worker_paths)},
     )
     try:
         yield ray

@@ -1,4 +1,4 @@
-"""Seahaven episodes on Ray: ``seahaven.ray``.
+"""Seahaven episodes and evals on Ray: ``seahaven.ray``.
 
 Episodes are data (``Episode``), and so are their results
 (``EpisodeResult``). ``run_episodes`` runs them on a Ray cluster's actors and
@@ -6,12 +6,22 @@ streams the results back as they finish; ``run_episode`` and
 ``run_in_process`` run them here, with the same code, and so the same state
 documents. The ``seahaven episodes run`` command does either from the shell.
 
-Importing this package does not import Ray; ``run_episodes`` does, when called.
+``trial_runner`` is the runner ``seahaven eval --ray`` uses: an eval's trials
+on the same pool of actors, each graded as in process
+(``seahaven.evaluation.evaluate(pack, policy, runner=trial_runner("auto"))``).
+
+Importing this package does not import Ray; running on Ray does.
 """
 
 from __future__ import annotations
 
-from seahaven_ray.cluster import ACTOR_NAME_PREFIX, EpisodeWorker, run_episodes
+from seahaven_ray.cluster import (
+    ACTOR_NAME_PREFIX,
+    TRIAL_ACTOR_PREFIX,
+    EpisodeWorker,
+    PoolWorker,
+    run_episodes,
+)
 from seahaven_ray.episodes import (
     Call,
     CallError,
@@ -26,11 +36,13 @@ from seahaven_ray.episodes import (
     run_in_process,
 )
 from seahaven_ray.files import EpisodeFileError, read_done, read_episodes
+from seahaven_ray.trials import RayTrialRunner, trial_runner
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ACTOR_NAME_PREFIX",
+    "TRIAL_ACTOR_PREFIX",
     "Call",
     "CallError",
     "CallOutcome",
@@ -40,6 +52,8 @@ __all__ = [
     "EpisodeResult",
     "EpisodeWorker",
     "Policy",
+    "PoolWorker",
+    "RayTrialRunner",
     "Timings",
     "WorldLoader",
     "__version__",
@@ -48,4 +62,5 @@ __all__ = [
     "run_episode",
     "run_episodes",
     "run_in_process",
+    "trial_runner",
 ]

@@ -1,23 +1,27 @@
-"""``run_episodes``: episodes on a Ray cluster's actors, streamed back as they finish.
+"""The pool of Ray actors behind ``run_episodes`` and ``trial_runner``, and ``run_episodes``.
 
-A pool of actors (``EpisodeWorker``) runs the episodes. Each actor loads a
-world once, by the name the episodes give, from the registry of the packages
-installed where it runs, and makes a fresh instance for every episode, with
-``seahaven_ray.episodes.run_episode``: the in-process runner, so the answer is
-the same as in process. The driver keeps every actor busy, hands out the next
-episode as each result comes back, and yields results in the order they
-finish.
+A pool of actors (``PoolWorker``) runs the work of one run. Each actor loads a
+world once, by the name the work gives, from the registry of the packages
+installed where it runs, and makes a fresh instance for every episode or
+trial, with the in-process code (``seahaven_ray.episodes.run_episode``,
+``seahaven.evaluation.run_trial``), so the answer is the same as in process.
+The driver keeps every actor busy, hands out the next item as each result
+comes back, and yields results in the order they finish.
 
-A world error is data: it comes back as a result with ``status="failed"``.
-A dead actor is not: every episode it was running goes back in the queue, to
-run on another actor, up to ``max_attempts`` starts in all, and the dead
-actor is replaced while the replacements allowed last. Each episode yields
-exactly one result, none lost and none doubled, because an episode is
-resubmitted only after Ray reports its previous attempt lost, and Ray itself
-is told never to retry an actor task.
+The pool does not know what it runs: a ``Work`` says how to name an item, send
+it to an actor, read the actor's answer, and make the result of an item that
+could not run. Episodes (``run_episodes``, here) and a pack's trials
+(``seahaven_ray.trials``) are its two kinds of work, with one pool between them.
 
-Ray is imported when ``run_episodes`` is called, not when this module is, so
-the ``seahaven`` command line does not pay for it unless it runs on Ray.
+A world error is data: it comes back as a result that says so. A dead actor
+is not: every item it was running goes back in the queue, to run on another
+actor, up to ``max_attempts`` starts in all, and the dead actor is replaced
+while the replacements allowed last. Each item yields exactly one result, none
+lost and none doubled, because an item is resubmitted only after Ray reports
+its previous attempt lost, and Ray itself is told never to retry an actor task.
+
+Ray is imported when a run starts, not when this module is imported, so the
+``seahaven`` command line does not pay for it unless it runs on Ray.
 """
 
 from __future__ import annotations
@@ -28,10 +32,11 @@ import os
 import secrets
 import socket
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from seahaven import SeahavenError, WorldBug
 from seahaven_ray.episodes import (
@@ -40,20 +45,46 @@ from seahaven_ray.episodes import (
     EpisodeResult,
     Timings,
     WorldLoader,
-    check_unique,
     run_episode,
 )
 
-__all__ = ["ACTOR_NAME_PREFIX", "EpisodeWorker", "run_episodes"]
+if TYPE_CHECKING:
+    from seahaven.evaluation import TrialResult
+    from seahaven_ray.trials import Refusal, TrialSetup
+
+__all__ = [
+    "ACTOR_NAME_PREFIX",
+    "TRIAL_ACTOR_PREFIX",
+    "EpisodeWorker",
+    "FailureKind",
+    "PoolWorker",
+    "Unsendable",
+    "Work",
+    "check_pool_options",
+    "run_episodes",
+    "run_pool",
+]
 
 ACTOR_NAME_PREFIX = "seahaven-episodes"
-"""Every pool actor is named ``seahaven-episodes-<run>-<n>``, so an operator can find it."""
+"""Every actor of an episode run is named ``seahaven-episodes-<run>-<n>``, for operators."""
+
+TRIAL_ACTOR_PREFIX = "seahaven-trials"
+"""Every actor of an eval's run is named ``seahaven-trials-<run>-<n>``."""
+
+FailureKind = Literal["worker", "timeout", "unsendable"]
+"""Why the pool made an item's result itself: its worker died on every attempt allowed (or
+none was left), it ran past its time limit, or it could not be sent to an actor."""
 
 
-class EpisodeWorker:
-    """The body of one pool actor: worlds loaded once, a fresh instance per episode."""
+class PoolWorker:
+    """The body of one pool actor: worlds loaded once, a fresh instance per episode or trial.
 
-    def __init__(self, preload: list[str]) -> None:
+    ``preload`` names worlds to load as the actor starts. ``trials`` is what a
+    run of trials needs on every actor (the packs and the policy,
+    ``seahaven_ray.trials.TrialSetup``); an actor of an episode run has none.
+    """
+
+    def __init__(self, preload: list[str], trials: TrialSetup | None = None) -> None:
         self._worlds = WorldLoader()
         for name in preload:
             # A world that does not load is reported per episode, as data.
@@ -66,6 +97,11 @@ class EpisodeWorker:
             f"ray actor {context.get_actor_name() or context.get_actor_id()} "
             f"(node {context.get_node_id()[:12]}, pid {os.getpid()})"
         )
+        self._trials = None
+        if trials is not None:
+            from seahaven_ray.trials import TrialWorker
+
+            self._trials = TrialWorker(trials, self._where)
 
     def where(self) -> str:
         """How results name this actor."""
@@ -76,10 +112,61 @@ class EpisodeWorker:
         result = run_episode(episode, worlds=self._worlds, worker=self._where)
         return result.model_copy(update={"attempts": attempt})
 
+    def trial(self, pack: str, scenario: str, trial: int, seed: int) -> TrialResult | Refusal:
+        """Run one trial of a scenario of the run's pack ``pack`` here, with the run's policy."""
+        if self._trials is None:
+            raise WorldBug("this actor was started for episodes, not trials")
+        return self._trials.run(pack, scenario, trial, seed)
+
+
+EpisodeWorker = PoolWorker
+"""The pool actor's class under its first name, from when it ran only episodes."""
+
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+
+
+class Unsendable(Exception):
+    """Raised by ``Work.send`` for an item that cannot travel to an actor; the message says why."""
+
+
+class Work(ABC, Generic[ItemT, ResultT]):
+    """One kind of work for the pool: how to name and send an item, and what its result is."""
+
+    noun: str = "item"
+    """How messages name one item: ``episode``, ``trial``."""
+    actor_prefix: str = ACTOR_NAME_PREFIX
+    """The start of the pool's actor names."""
+    timeout_option: str = "timeout"
+    """How messages name the time limit's option."""
+
+    @abstractmethod
+    def key(self, item: ItemT) -> str:
+        """The item's id, unique in a run."""
+
+    @abstractmethod
+    def actor_args(self, ray: Any, first: ItemT) -> tuple[Any, ...]:
+        """What ``PoolWorker(...)`` is started with; ``first`` is the run's first item."""
+
+    @abstractmethod
+    def send(self, handle: Any, item: ItemT, attempt: int) -> Any:
+        """Start the item on the actor ``handle``; the reference to its answer.
+
+        Raises ``Unsendable`` when the item cannot travel to an actor.
+        """
+
+    @abstractmethod
+    def receive(self, answer: Any, item: ItemT) -> ResultT:
+        """The item's result from what its actor answered; may raise to stop the run."""
+
+    @abstractmethod
+    def failed(self, item: ItemT, attempt: int, kind: FailureKind, message: str) -> ResultT:
+        """The result of an item the pool gave up on, for the reason ``kind``."""
+
 
 @dataclass
 class _Slot:
-    """One actor of the pool and the episodes in flight on it."""
+    """One actor of the pool and the items in flight on it."""
 
     handle: Any
     name: str
@@ -87,8 +174,8 @@ class _Slot:
 
 
 @dataclass
-class _Pending:
-    episode: Episode
+class _Pending(Generic[ItemT]):
+    item: ItemT
     attempt: int
     # The actor it failed on last, to be avoided when another is alive.
     avoid: str | None = None
@@ -103,7 +190,8 @@ class _Pool:
     options: dict[str, Any]
     size: int
     per_actor: int
-    preload: list[str]
+    actor_args: tuple[Any, ...]
+    prefix: str
     run_id: str
     replacements_left: int
     slots: dict[str, _Slot] = field(default_factory=dict)
@@ -114,8 +202,8 @@ class _Pool:
             self.add()
 
     def add(self) -> None:
-        name = f"{ACTOR_NAME_PREFIX}-{self.run_id}-{next(self.counter)}"
-        handle = self.remote_class.options(name=name, **self.options).remote(self.preload)
+        name = f"{self.prefix}-{self.run_id}-{next(self.counter)}"
+        handle = self.remote_class.options(name=name, **self.options).remote(*self.actor_args)
         self.slots[name] = _Slot(handle, name)
 
     def lost(self, name: str) -> None:
@@ -157,6 +245,35 @@ class _Pool:
         self.slots.clear()
 
 
+def check_pool_options(
+    noun: str,
+    *,
+    workers: int | None,
+    per_worker: int,
+    per_worker_option: str,
+    max_attempts: int,
+    timeout: float | None,
+    timeout_option: str,
+) -> None:
+    """Refuse pool options that cannot work with a ``WorldBug`` naming the option."""
+    one = f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise WorldBug(f"workers={workers!r}: give a number of actors of 1 or more, or None")
+    if isinstance(per_worker, bool) or per_worker < 1:
+        raise WorldBug(
+            f"{per_worker_option}={per_worker!r}: each actor runs 1 or more {noun}s at once"
+        )
+    if isinstance(max_attempts, bool) or max_attempts < 1:
+        raise WorldBug(f"max_attempts={max_attempts!r}: {one} is started at least once")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise WorldBug(
+            f"{timeout_option}={timeout!r}: give the seconds {one} may run, more "
+            "than 0, or None for no limit"
+        )
+
+
 def run_episodes(
     episodes: Iterable[Episode],
     *,
@@ -190,25 +307,17 @@ def run_episodes(
     Every episode yields exactly one result; results come in the order they
     finish, not the order given. Closing the iterator early stops the actors.
     """
-    if workers is not None and (isinstance(workers, bool) or workers < 1):
-        raise WorldBug(f"workers={workers!r}: give a number of actors of 1 or more, or None")
-    if isinstance(instances_per_worker, bool) or instances_per_worker < 1:
-        raise WorldBug(
-            f"instances_per_worker={instances_per_worker!r}: each actor runs 1 or more "
-            "episodes at once"
-        )
-    if isinstance(max_attempts, bool) or max_attempts < 1:
-        raise WorldBug(f"max_attempts={max_attempts!r}: an episode is started at least once")
-    if episode_timeout is not None and (
-        isinstance(episode_timeout, bool)
-        or not isinstance(episode_timeout, int | float)
-        or not episode_timeout > 0
-    ):
-        raise WorldBug(
-            f"episode_timeout={episode_timeout!r}: give the seconds an episode may run, more "
-            "than 0, or None for no limit"
-        )
-    return _stream(
+    check_pool_options(
+        "episode",
+        workers=workers,
+        per_worker=instances_per_worker,
+        per_worker_option="instances_per_worker",
+        max_attempts=max_attempts,
+        timeout=episode_timeout,
+        timeout_option="episode_timeout",
+    )
+    return run_pool(
+        _EpisodeWork(),
         iter(episodes),
         address=address,
         workers=workers,
@@ -217,6 +326,55 @@ def run_episodes(
         timeout=float(episode_timeout) if episode_timeout is not None else None,
         init=dict(init or {}),
     )
+
+
+class _EpisodeWork(Work[Episode, EpisodeResult]):
+    """Episodes, each sent whole to an actor's ``run``."""
+
+    noun = "episode"
+    actor_prefix = ACTOR_NAME_PREFIX
+    timeout_option = "episode_timeout"
+
+    def key(self, item: Episode) -> str:
+        return item.episode_id
+
+    def actor_args(self, ray: Any, first: Episode) -> tuple[Any, ...]:
+        return ([first.world],)
+
+    def send(self, handle: Any, item: Episode, attempt: int) -> Any:
+        from ray import cloudpickle
+
+        try:
+            if item.policy is not None:
+                # Ray would say the same when sending, after a page of diagnostics.
+                cloudpickle.dumps(item.policy)
+            return handle.run.remote(item, attempt)
+        except Exception as error:
+            # Sending failed in this process: the episode (its policy) does not pickle.
+            raise Unsendable(
+                f"episode {item.episode_id!r} cannot be sent to a worker: "
+                f"{type(error).__name__}: {' '.join(str(error).split())[:500]}; give "
+                "a picklable policy (a module-level function or class)"
+            ) from None
+
+    def receive(self, answer: Any, item: Episode) -> EpisodeResult:
+        result: EpisodeResult = answer
+        return result
+
+    def failed(self, item: Episode, attempt: int, kind: FailureKind, message: str) -> EpisodeResult:
+        from datetime import UTC, datetime
+
+        started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        error_kind = "policy" if kind == "unsendable" else kind
+        return EpisodeResult(
+            episode_id=item.episode_id,
+            status="failed",
+            error=EpisodeError.model_validate({"kind": error_kind, "message": message}),
+            timings=Timings(started_at=started_at),
+            attempts=attempt,
+            worker="none",
+            episode=item,
+        )
 
 
 def _connect(ray: Any, address: str | None, init: dict[str, Any]) -> bool:
@@ -308,8 +466,9 @@ def _receive(connection: socket.socket, size: int, deadline: float) -> bytes:
     return received
 
 
-def _stream(
-    source: Iterator[Episode],
+def run_pool(
+    work: Work[ItemT, ResultT],
+    source: Iterator[ItemT],
     *,
     address: str | None,
     workers: int | None,
@@ -317,9 +476,15 @@ def _stream(
     max_attempts: int,
     timeout: float | None,
     init: dict[str, Any],
-) -> Generator[EpisodeResult, None, None]:
+) -> Generator[ResultT, None, None]:
+    """Run the items ``source`` gives on a pool of actors; each result as it comes back.
+
+    The options are ``run_episodes``'s, checked by ``check_pool_options``.
+    Ray is started or joined when the iterator is first advanced, and a
+    cluster it started is shut down when the iterator ends, fails or is
+    closed; the pool's actors are killed then, which stops what they run.
+    """
     import ray
-    from ray import cloudpickle
     from ray import exceptions as ray_errors
 
     started = _connect(ray, address, init)
@@ -331,35 +496,36 @@ def _stream(
         # rather than wait for CPUs the cluster does not have.
         actor_cpus = 1.0 if size <= cpus else max(cpus / size, 0.01)
         first = next(source, None)
+        if first is None:
+            return
         pool = _Pool(
-            remote_class=ray.remote(EpisodeWorker),
+            remote_class=ray.remote(PoolWorker),
             options={
                 "num_cpus": actor_cpus,
                 "max_concurrency": per_actor,
-                # Replacing a dead actor is the pool's job, and so is retrying its episodes:
-                # Ray retrying them too could run an episode twice.
+                # Replacing a dead actor is the pool's job, and so is retrying its items:
+                # Ray retrying them too could run an item twice.
                 "max_restarts": 0,
                 "max_task_retries": 0,
             },
             size=size,
-            # One episode waits on each actor beyond those it runs, so that an actor never
-            # idles while a result travels back and the next episode travels out; not with
-            # a time limit, whose clock starts when an episode is sent.
+            # One item waits on each actor beyond those it runs, so that an actor never
+            # idles while a result travels back and the next item travels out; not with
+            # a time limit, whose clock starts when an item is sent.
             per_actor=per_actor + (1 if timeout is None else 0),
-            preload=[first.world] if first is not None else [],
+            actor_args=work.actor_args(ray, first),
+            prefix=work.actor_prefix,
             run_id=secrets.token_hex(4),
             replacements_left=size * max_attempts,
         )
-        if first is None:
-            return
         pool.start()
-        queue: deque[_Pending] = deque()
+        queue: deque[_Pending[ItemT]] = deque()
         seen: set[str] = set()
-        check_unique(first, seen)
+        _check_unique(work, first, seen)
         queue.append(_Pending(first, 1))
         exhausted = False
-        in_flight: dict[Any, tuple[_Pending, str]] = {}
-        # When each episode in flight is given up, with a time limit.
+        in_flight: dict[Any, tuple[_Pending[ItemT], str]] = {}
+        # When each item in flight is given up, with a time limit.
         deadlines: dict[Any, float] = {}
         while True:
             # Hand out work while an actor has room and there is work to hand out.
@@ -369,7 +535,7 @@ def _stream(
                     if following is None:
                         exhausted = True
                     else:
-                        check_unique(following, seen)
+                        _check_unique(work, following, seen)
                         queue.append(_Pending(following, 1))
                 if not queue:
                     break
@@ -378,19 +544,9 @@ def _stream(
                     break
                 pending = queue.popleft()
                 try:
-                    if pending.episode.policy is not None:
-                        # Ray would say the same when sending, after a page of diagnostics.
-                        cloudpickle.dumps(pending.episode.policy)
-                    ref = slot.handle.run.remote(pending.episode, pending.attempt)
-                except Exception as error:
-                    # Sending failed in this process: the episode (its policy) does not pickle.
-                    yield _failed(
-                        pending,
-                        "policy",
-                        f"episode {pending.episode.episode_id!r} cannot be sent to a worker: "
-                        f"{type(error).__name__}: {' '.join(str(error).split())[:500]}; give "
-                        "a picklable policy (a module-level function or class)",
-                    )
+                    ref = work.send(slot.handle, pending.item, pending.attempt)
+                except Unsendable as error:
+                    yield work.failed(pending.item, pending.attempt, "unsendable", str(error))
                     continue
                 slot.busy += 1
                 in_flight[ref] = (pending, slot.name)
@@ -402,8 +558,9 @@ def _stream(
                 # Work is left and no actor is alive to take it.
                 while queue:
                     pending = queue.popleft()
-                    yield _failed(
-                        pending,
+                    yield work.failed(
+                        pending.item,
+                        pending.attempt,
                         "worker",
                         f"no worker is left to run it: every actor died and the "
                         f"{size * max_attempts} replacements allowed are used up"
@@ -419,29 +576,40 @@ def _stream(
                 if slot_or_none is not None:
                     slot_or_none.busy -= 1
                 try:
-                    result: EpisodeResult = ray.get(ref)
+                    answer = ray.get(ref)
                 except ray_errors.RayError as error:
                     message = f"{type(error).__name__} on {name}: {_first_line(error)}"
                     if isinstance(error, ray_errors.RayActorError):
                         pool.lost(name)
                     if pending.attempt >= max_attempts:
-                        yield _failed(
-                            pending,
+                        yield work.failed(
+                            pending.item,
+                            pending.attempt,
                             "worker",
                             f"the worker died on each of {pending.attempt} attempts; last: "
                             f"{message}",
                         )
                     else:
-                        queue.append(_Pending(pending.episode, pending.attempt + 1, name, message))
+                        queue.append(_Pending(pending.item, pending.attempt + 1, name, message))
                     continue
-                yield result
+                yield work.receive(answer, pending.item)
             if deadlines:
-                yield from _give_up_overdue(ray, pool, in_flight, deadlines, timeout)
+                yield from _give_up_overdue(ray, work, pool, in_flight, deadlines, timeout)
     finally:
         if pool is not None:
             pool.kill_all(ray)
         if started:
             ray.shutdown()
+
+
+def _check_unique(work: Work[ItemT, Any], item: ItemT, seen: set[str]) -> None:
+    key = work.key(item)
+    if key in seen:
+        raise WorldBug(
+            f"{work.noun} id {key!r} is given twice; every {work.noun} needs an id of its own, "
+            "since each yields exactly one result"
+        )
+    seen.add(key)
 
 
 def _first_line(error: BaseException) -> str:
@@ -451,36 +619,23 @@ def _first_line(error: BaseException) -> str:
 
 def _give_up_overdue(
     ray: Any,
+    work: Work[ItemT, ResultT],
     pool: _Pool,
-    in_flight: dict[Any, tuple[_Pending, str]],
+    in_flight: dict[Any, tuple[_Pending[ItemT], str]],
     deadlines: dict[Any, float],
     timeout: float | None,
-) -> Iterator[EpisodeResult]:
-    """Fail each episode past its deadline, and stop the actor running it."""
+) -> Iterator[ResultT]:
+    """Fail each item past its deadline, and stop the actor running it."""
     now = time.monotonic()
     for ref in [ref for ref, deadline in deadlines.items() if deadline <= now]:
         del deadlines[ref]
         pending, name = in_flight.pop(ref)
-        # The episodes it was running beside this one come back as a dead actor's.
+        # The items it was running beside this one come back as a dead actor's.
         pool.stop(ray, name)
-        yield _failed(
-            pending,
+        yield work.failed(
+            pending.item,
+            pending.attempt,
             "timeout",
-            f"episode {pending.episode.episode_id!r} ran longer than the {timeout:g} seconds "
-            f"allowed (episode_timeout) on {name}, which was stopped; it is not run again",
+            f"{work.noun} {work.key(pending.item)!r} ran longer than the {timeout:g} seconds "
+            f"allowed ({work.timeout_option}) on {name}, which was stopped; it is not run again",
         )
-
-
-def _failed(pending: _Pending, kind: str, message: str) -> EpisodeResult:
-    from datetime import UTC, datetime
-
-    started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return EpisodeResult(
-        episode_id=pending.episode.episode_id,
-        status="failed",
-        error=EpisodeError.model_validate({"kind": kind, "message": message}),
-        timings=Timings(started_at=started_at),
-        attempts=pending.attempt,
-        worker="none",
-        episode=pending.episode,
-    )

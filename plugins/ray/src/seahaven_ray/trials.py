@@ -1,0 +1,444 @@
+"""``trial_runner``: an eval's trials on a Ray cluster, for ``seahaven eval --ray``.
+
+``trial_runner(address, workers=...)`` is a ``seahaven.evaluation.TrialRunner``:
+``evaluate(pack, policy, runner=trial_runner("auto"))`` runs the pack's trials
+on the pool of actors that ``run_episodes`` uses (``seahaven_ray.cluster``),
+each actor calling ``seahaven.evaluation.run_trial``, the in-process code, so a
+trial gives the same score, checks and ``state_sha256`` as in process.
+
+What travels, and how:
+
+- **The policy** is pickled once in the driver (by cloudpickle: a module-level
+  function or an object of an importable class goes by reference, a lambda or
+  closure by value) and loaded once per actor; ``"module:attr"`` is imported
+  on each actor instead. A policy that does not pickle is a ``WorldBug`` before
+  anything runs, and one that does not load on an actor (its module is not
+  installed there) is a ``WorldBug`` at the first trial.
+- **The pack** goes by name when it has one (``ScenarioSet.source``, which
+  ``load_pack`` sets: an installed pack's registered name, or ``module:attr``):
+  each actor loads it itself, from the packages installed where it runs, and
+  checks that the pack's content hash is the driver's. A pack built in Python
+  (no source) is pickled once and sent whole; a ``World`` object in one of its
+  scenarios goes by its registered name, and a world that is not registered
+  cannot travel (a ``WorldBug`` saying to name it by ``module:attr`` instead).
+- **A trial** is then its pack, scenario id, trial number and seed: a few
+  bytes. Each actor keeps the worlds it resolved, and the solution replays that
+  ``matches_solution`` graders need, for the whole run.
+
+Results come back as each trial ends, in no particular order. A trial whose
+actor dies is started again on another, as an episode is; one that fails on
+every attempt, or runs past ``trial_timeout``, is a ``TrialResult`` with an
+error of kind ``runner`` or ``timeout`` and a score of 0. A trial whose world
+or grader raises stops the eval with a ``WorldBug``, as it does in process.
+Closing the iterator (``evaluate`` does when it stops, Ctrl-C included) kills
+the actors, so nothing runs on after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from seahaven import World, WorldBug
+from seahaven.evaluation import Policy, TrialError, TrialResult, TrialSpec, load_policy, run_trial
+from seahaven.scenarios import ScenarioSet, load_pack
+from seahaven_ray.cluster import (
+    TRIAL_ACTOR_PREFIX,
+    FailureKind,
+    Work,
+    check_pool_options,
+    run_pool,
+)
+
+__all__ = [
+    "PackRef",
+    "RayTrialRunner",
+    "Refusal",
+    "TrialSetup",
+    "TrialWorker",
+    "trial_runner",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PackRef:
+    """How one pack reaches the actors: by ``source`` (loaded there), or ``pickled`` whole."""
+
+    name: str
+    version: str
+    hash: str
+    source: str | None
+    pickled: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class TrialSetup:
+    """What every actor of a trial run starts with: the policy and the packs, once."""
+
+    # The pickled policy, or ``module:attr`` to import on the actor.
+    policy: bytes | str
+    policy_name: str
+    # Each pack by the key trials name it with.
+    packs: Mapping[str, PackRef]
+    # The pack key and scenario id of the run's first trial, whose world an actor loads
+    # as it starts.
+    first: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An actor's answer for a trial that could not run: the run stops with this message."""
+
+    message: str
+
+
+def trial_runner(
+    address: str | None = None,
+    workers: int | None = None,
+    *,
+    trials_per_worker: int = 1,
+    max_attempts: int = 3,
+    trial_timeout: float | None = None,
+    init: Mapping[str, Any] | None = None,
+) -> RayTrialRunner:
+    """A ``TrialRunner`` that runs trials on a Ray cluster's actors.
+
+    ``address`` is ``run_episodes``'s: ``None`` (or ``"local"``) starts a local
+    cluster for each run and shuts it down after, anything else is passed to
+    ``ray.init`` (``"auto"``, ``"ray://head:10001"``), and a process that is
+    already connected to Ray keeps its connection. ``workers`` is the number of
+    actors (the cluster's CPU count by default), each running
+    ``trials_per_worker`` trials at once; ``max_attempts`` is how often a trial
+    whose actor died is started; ``trial_timeout`` gives up a trial that runs
+    longer (its actor is replaced); ``init`` holds extra ``ray.init`` keywords.
+    Nothing starts until the runner is called.
+    """
+    check_pool_options(
+        "trial",
+        workers=workers,
+        per_worker=trials_per_worker,
+        per_worker_option="trials_per_worker",
+        max_attempts=max_attempts,
+        timeout=trial_timeout,
+        timeout_option="trial_timeout",
+    )
+    return RayTrialRunner(
+        address=address,
+        workers=workers,
+        trials_per_worker=trials_per_worker,
+        max_attempts=max_attempts,
+        trial_timeout=float(trial_timeout) if trial_timeout is not None else None,
+        init=dict(init or {}),
+    )
+
+
+@dataclass(frozen=True)
+class RayTrialRunner:
+    """A ``TrialRunner`` on Ray; ``trial_runner`` makes one."""
+
+    address: str | None
+    workers: int | None
+    trials_per_worker: int
+    max_attempts: int
+    trial_timeout: float | None
+    init: dict[str, Any]
+
+    def __call__(self, specs: Sequence[TrialSpec], policy: Policy | str) -> Iterator[TrialResult]:
+        """Run ``specs`` with ``policy`` and yield each result as its trial ends.
+
+        The policy and the packs are checked here, before Ray starts: one that
+        cannot travel to the actors is a ``WorldBug`` now.
+        """
+        specs = list(specs)
+        if not specs:
+            return iter(())
+        setup, keys = _setup(specs, policy)
+        work = _TrialWork(setup, keys)
+        return run_pool(
+            work,
+            iter(specs),
+            address=None if self.address == "local" else self.address,
+            workers=self.workers,
+            per_actor=self.trials_per_worker,
+            max_attempts=self.max_attempts,
+            timeout=self.trial_timeout,
+            init=dict(self.init),
+        )
+
+
+def _name_of(policy: object) -> str:
+    if isinstance(policy, str):
+        return policy
+    target = policy if hasattr(policy, "__qualname__") else type(policy)
+    module = getattr(target, "__module__", None) or "?"
+    return f"{module}:{getattr(target, '__qualname__', repr(target))}"
+
+
+def _one_line(error: BaseException, limit: int = 500) -> str:
+    return " ".join(str(error).split())[:limit]
+
+
+def _setup(specs: Sequence[TrialSpec], policy: Policy | str) -> tuple[TrialSetup, dict[int, str]]:
+    """The run's ``TrialSetup`` (the policy pickled or named, each pack's ``PackRef``), and
+    each pack's key, by the pack object's id."""
+    from ray import cloudpickle
+
+    name = _name_of(policy)
+    shipped: bytes | str
+    if isinstance(policy, str):
+        load_policy(policy)  # a WorldBug here, rather than on every actor
+        shipped = policy
+    else:
+        if not callable(policy):
+            raise WorldBug(
+                f"the policy {name} is a {type(policy).__name__}, not a callable; give a "
+                "function of the session, or 'module:function'"
+            )
+        try:
+            shipped = cloudpickle.dumps(policy)
+        except Exception as error:
+            raise WorldBug(
+                f"the policy {name} cannot be sent to Ray workers: it does not pickle "
+                f"({type(error).__name__}: {_one_line(error)}); give a module-level function "
+                "or an object of a class the workers can import, or 'module:function'"
+            ) from None
+    packs: dict[str, PackRef] = {}
+    keys: dict[int, str] = {}
+    for spec in specs:
+        if id(spec.pack) not in keys:
+            key = str(len(keys))
+            keys[id(spec.pack)] = key
+            packs[key] = _pack_ref(spec.pack)
+        held = spec.pack.get(spec.scenario.id) if spec.scenario.id in spec.pack else None
+        if held is not spec.scenario and (held is None or held.hash != spec.scenario.hash):
+            raise WorldBug(
+                f"trial {spec.episode_id}: scenario {spec.scenario.id!r} is not the one pack "
+                f"{spec.pack.name!r} holds; make trials with seahaven.evaluation.plan(pack)"
+            )
+    return TrialSetup(policy=shipped, policy_name=name, packs=packs), keys
+
+
+def _pack_ref(pack: ScenarioSet) -> PackRef:
+    if pack.source is not None:
+        return PackRef(pack.name, pack.version, pack.hash, pack.source, None)
+    try:
+        pickled = _dump_pack(pack)
+    except WorldBug:
+        raise
+    except Exception as error:
+        raise WorldBug(
+            f"pack {pack.name!r} was built in Python and cannot be sent to Ray workers: it does "
+            f"not pickle ({type(error).__name__}: {_one_line(error)}); publish it under the "
+            "seahaven.scenarios entry points, or load it with "
+            "seahaven.scenarios.load_pack('module:attr'), so that each worker loads it itself"
+        ) from None
+    return PackRef(pack.name, pack.version, pack.hash, None, pickled)
+
+
+def _dump_pack(pack: ScenarioSet) -> bytes:
+    """The pack pickled, each ``World`` in it by its registered name."""
+    from ray import cloudpickle
+
+    class PackPickler(cloudpickle.CloudPickler):  # type: ignore[misc]
+        def reducer_override(self, obj: Any) -> Any:
+            if isinstance(obj, World):
+                return (registered_world, (_registered_name(pack, obj),))
+            return super().reducer_override(obj)
+
+    buffer = io.BytesIO()
+    PackPickler(buffer).dump(pack)
+    return buffer.getvalue()
+
+
+def _registered_name(pack: ScenarioSet, world: World) -> str:
+    from seahaven.registry import registry
+
+    try:
+        registered: World | None = registry().load(world.name)
+    except Exception:
+        registered = None
+    if registered is not world:
+        raise WorldBug(
+            f"pack {pack.name!r} holds the World {world.name!r} itself, which cannot be sent to "
+            "Ray workers (a world does not pickle) and is not the world registered under that "
+            f"name; give its scenarios world={world.name!r} for an installed world, or "
+            "world='module:attr', or load the pack with seahaven.scenarios.load_pack"
+            "('module:attr') so that each worker imports it"
+        )
+    return world.name
+
+
+def registered_world(name: str) -> World:
+    """The world registered as ``name`` here: how a pickled pack's worlds are found again."""
+    from seahaven.registry import registry
+
+    return registry().load(name)
+
+
+class _TrialWork(Work[TrialSpec, TrialResult]):
+    """Trials, sent as their pack's key, scenario id, trial number and seed."""
+
+    noun = "trial"
+    actor_prefix = TRIAL_ACTOR_PREFIX
+    timeout_option = "trial_timeout"
+
+    def __init__(self, setup: TrialSetup, keys: dict[int, str]) -> None:
+        self._setup = setup
+        self._keys = keys
+        self._worlds: dict[str, tuple[str, str]] = {}
+
+    def key(self, item: TrialSpec) -> str:
+        return item.episode_id
+
+    def actor_args(self, ray: Any, first: TrialSpec) -> tuple[Any, ...]:
+        setup = replace(self._setup, first=(self._keys[id(first.pack)], first.scenario.id))
+        # Put once: every actor, replacements too, starts from the same object.
+        return ([], ray.put(setup))
+
+    def send(self, handle: Any, item: TrialSpec, attempt: int) -> Any:
+        return handle.trial.remote(
+            self._keys[id(item.pack)], item.scenario.id, item.trial, item.seed
+        )
+
+    def receive(self, answer: Any, item: TrialSpec) -> TrialResult:
+        if isinstance(answer, Refusal):
+            raise WorldBug(answer.message)
+        result: TrialResult = answer
+        return result
+
+    def failed(self, item: TrialSpec, attempt: int, kind: FailureKind, message: str) -> TrialResult:
+        scenario = item.scenario
+        world, version = self._world_of(item)
+        return TrialResult(
+            pack=item.pack.name,
+            pack_version=item.pack.version,
+            scenario=scenario.id,
+            scenario_hash=scenario.hash,
+            trial=item.trial,
+            seed=item.seed,
+            world=world,
+            world_version=version,
+            score=0.0,
+            passed=False,
+            runner="ray",
+            error=TrialError(kind="timeout" if kind == "timeout" else "runner", message=message),
+        )
+
+    def _world_of(self, item: TrialSpec) -> tuple[str, str]:
+        """The world's name and version as a result names them (those of the world resolved)."""
+        reference = item.scenario.world_name
+        if reference not in self._worlds:
+            try:
+                resolved = item.scenario.resolve_world()
+                self._worlds[reference] = (resolved.name, resolved.version)
+            except Exception:
+                self._worlds[reference] = (reference, "unknown")
+        return self._worlds[reference]
+
+
+class TrialWorker:
+    """The trial side of one pool actor: the policy and packs loaded once, worlds kept warm.
+
+    A problem loading the policy or a pack is kept, and every trial then
+    answers it as a ``Refusal``, which stops the run with a ``WorldBug`` in the
+    driver: it is the author's to fix, and no trial could run.
+    """
+
+    def __init__(self, setup: TrialSetup, where: str) -> None:
+        self._where = where
+        self._policy_name = setup.policy_name
+        self._policy: Policy | None = None
+        self._packs: dict[str, ScenarioSet] = {}
+        self._worlds: dict[str, World] = {}
+        self._lock = threading.Lock()
+        self._problem: str | None = None
+        try:
+            self._policy = self._load_policy(setup.policy)
+            for key, ref in setup.packs.items():
+                self._packs[key] = self._load_pack(ref)
+        except WorldBug as error:
+            self._problem = str(error)
+            return
+        if setup.first is not None:
+            pack, scenario = setup.first
+            # A world that does not resolve is reported by the trial that needs it.
+            with contextlib.suppress(Exception):
+                self._world(self._packs[pack], scenario)
+
+    def _load_policy(self, shipped: bytes | str) -> Policy:
+        if isinstance(shipped, str):
+            try:
+                return load_policy(shipped)
+            except WorldBug as error:
+                raise WorldBug(f"on {self._where}: {error}") from None
+        from ray import cloudpickle
+
+        try:
+            policy: Policy = cloudpickle.loads(shipped)
+        except Exception as error:
+            raise WorldBug(
+                f"the policy {self._policy_name} cannot be loaded on {self._where}: "
+                f"{type(error).__name__}: {_one_line(error)}; a policy travels by reference to "
+                "its module, so that module must be importable on every worker (install it "
+                "there, or start Ray with runtime_env={'env_vars': {'PYTHONPATH': ...}} or "
+                "py_modules)"
+            ) from None
+        return policy
+
+    def _load_pack(self, ref: PackRef) -> ScenarioSet:
+        if ref.pickled is not None:
+            from ray import cloudpickle
+
+            try:
+                loaded: ScenarioSet = cloudpickle.loads(ref.pickled)
+            except Exception as error:
+                raise WorldBug(
+                    f"pack {ref.name!r} cannot be loaded on {self._where}: "
+                    f"{type(error).__name__}: {_one_line(error)}; the modules of its graders "
+                    "and worlds must be importable on every worker, or publish the pack so "
+                    "that each worker loads it by name"
+                ) from None
+            return loaded
+        assert ref.source is not None
+        try:
+            pack = load_pack(ref.source)
+        except WorldBug as error:
+            raise WorldBug(
+                f"pack {ref.name!r} cannot be loaded as {ref.source!r} on {self._where}: {error}; "
+                "install it on every worker"
+            ) from None
+        if pack.hash != ref.hash:
+            raise WorldBug(
+                f"pack {ref.source!r} on {self._where} is not the driver's: its content hash is "
+                f"{pack.hash[:12]} there and {ref.hash[:12]} in the driver (version "
+                f"{pack.version} there, {ref.version} in the driver); install the same version "
+                "of the pack on every worker"
+            )
+        return pack
+
+    def _world(self, pack: ScenarioSet, scenario_id: str) -> World:
+        scenario = pack.get(scenario_id)
+        with self._lock:
+            found = self._worlds.get(scenario.world_name)
+            if found is None:
+                found = scenario.resolve_world()
+                self._worlds[scenario.world_name] = found
+            return found
+
+    def run(self, pack_key: str, scenario_id: str, trial: int, seed: int) -> TrialResult | Refusal:
+        """Run one trial here; a ``Refusal`` for what would raise out of ``run_trial``."""
+        if self._problem is not None or self._policy is None:
+            return Refusal(self._problem or "no policy")
+        pack = self._packs[pack_key]
+        spec = TrialSpec(pack, pack.get(scenario_id), trial, seed)
+        try:
+            world = self._world(pack, scenario_id)
+            return run_trial(spec, self._policy, world=world, runner=self._where)
+        except Exception as error:
+            text = _one_line(error, 2000)
+            described = text if isinstance(error, WorldBug) else f"{type(error).__name__}: {text}"
+            return Refusal(f"trial {spec.episode_id} on {self._where}: {described}")
