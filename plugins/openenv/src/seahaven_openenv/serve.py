@@ -22,6 +22,7 @@ from fastapi import FastAPI
 
 import seahaven
 from seahaven.instances import set_concurrency
+from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import runner
 from seahaven_openenv.guard import bound_hosts
 from seahaven_openenv.server import Hub, app_for_worlds
@@ -110,6 +111,9 @@ class ServerSettings(TypedDict, total=False):
     allowed_hosts: Sequence[str]
     #: Browser origins answered besides the server's own pages (``http://localhost:3000``, ``*``).
     allowed_origins: Sequence[str]
+    #: Packs of scenarios (or their names), each served beside the world it runs on: its
+    #: Task API, and ``reset(split=..., index=...)``.
+    scenarios: Sequence[ScenarioSet | str]
 
 
 def build(
@@ -124,6 +128,7 @@ def build(
         set_concurrency(concurrency)
     application = app_for_worlds(
         chosen,
+        scenarios=settings.get("scenarios"),
         include_control_tools=settings.get("include_control_tools", False),
         max_concurrent_envs=settings.get("max_concurrent_envs"),
         session_timeout=settings.get("session_timeout"),
