@@ -18,6 +18,7 @@ from seahaven_openenv.server import app, app_for_worlds
 if TYPE_CHECKING:
     from seahaven_openenv.client import SeahavenClient, ServerError, SessionLost
     from seahaven_openenv.environment import SeahavenEnv
+    from seahaven_openenv.harness import ScenarioSessions
     from seahaven_openenv.models import (
         CallToolAction,
         FileRef,
@@ -39,6 +40,7 @@ __all__ = [
     "ListToolsObservation",
     "NodeRef",
     "RemoteSession",
+    "ScenarioSessions",
     "SeahavenClient",
     "SeahavenEnv",
     "SeahavenObservation",
@@ -58,6 +60,7 @@ _LAZY = {
     "ServerError": "seahaven_openenv.client",
     "SeahavenEnv": "seahaven_openenv.environment",
     "RemoteSession": "seahaven_openenv.remote",
+    "ScenarioSessions": "seahaven_openenv.harness",
     "trial_runner": "seahaven_openenv.remote",
     "CallToolAction": "seahaven_openenv.models",
     "FileRef": "seahaven_openenv.models",

@@ -543,7 +543,12 @@ def app_for_worlds(
         session_timeout=session_timeout,
     )
     services = [
-        WorldService(world, include_control_tools=include_control_tools, pack=packs.get(world.name))
+        WorldService(
+            world,
+            include_control_tools=include_control_tools,
+            pack=packs.get(world.name),
+            packs={served.name: served.pack for served in packs.values()},
+        )
         for world in worlds
     ]
     title = services[0].name if len(services) == 1 else "Seahaven worlds"

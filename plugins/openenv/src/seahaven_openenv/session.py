@@ -22,6 +22,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, NoReturn
 
@@ -113,11 +114,16 @@ class WorldService:
         *,
         include_control_tools: bool = False,
         pack: ServedPack | None = None,
+        packs: Mapping[str, ScenarioSet] | None = None,
     ) -> None:
         self.world = world
         self.include_control_tools = include_control_tools
         #: The pack of scenarios served beside the world (its Task API, split and index), if any.
         self.pack = pack
+        #: Every pack the server was given, by name: a reset's ``scenario`` finds them first.
+        self.packs: dict[str, ScenarioSet] = dict(packs or {})
+        if pack is not None:
+            self.packs.setdefault(pack.name, pack.pack)
         self._tools: tuple[object, list[dict[str, Any]], int, frozenset[str]] | None = None
         self._lock = threading.Lock()
         #: The descriptors a session of this world holds while it has an instance.
@@ -473,7 +479,7 @@ class Session:
         served = self.service.pack
         try:
             if reference is not None:
-                return find_for_reset(reference, self.service.world, served)
+                return find_for_reset(reference, self.service.world, self.service.packs)
             if split is None or index is None:
                 missing = "index" if index is None else "split"
                 raise FrameError(

@@ -14,7 +14,7 @@ its reference solution are never sent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,13 +185,14 @@ def packs_for(
 
 
 def find_for_reset(
-    reference: str, world: seahaven.World, served: ServedPack | None
+    reference: str, world: seahaven.World, served: Mapping[str, ScenarioSet]
 ) -> tuple[ScenarioSet, Scenario]:
     """The pack and scenario ``reference`` (``pack/id``) names, for a reset on ``world``.
 
-    The served pack answers its own name; any other name is looked up among the
-    installed packs, by name only: a client can never make the server import a
-    module of its choosing. Raises ``TaskError`` with a message for the client.
+    The packs the server was given (``served``, by name) answer their own names;
+    any other name is looked up among the installed packs, by name only: a client
+    can never make the server import a module of its choosing. Raises
+    ``TaskError`` with a message for the client.
     """
     try:
         pack_name, scenario_id = split_reference(reference)
@@ -199,9 +200,8 @@ def find_for_reset(
         check_scenario_name(scenario_id)
     except WorldBug as error:
         raise TaskError(str(error)) from None
-    if served is not None and served.name == pack_name:
-        pack = served.pack
-    else:
+    pack = served.get(pack_name)
+    if pack is None:
         try:
             pack = load_pack(pack_name)
         except WorldBug as error:
