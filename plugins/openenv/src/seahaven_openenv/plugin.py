@@ -177,7 +177,9 @@ def hub_command(
         from seahaven_openenv.hub import publish
 
         project, written = publish(
-            wheelhouse=wheelhouse, say=lambda line: typer.echo(f"{line}...", err=True)
+            wheelhouse=wheelhouse,
+            say=lambda line: typer.echo(f"{line}...", err=True),
+            note=lambda line: typer.echo(f"note: {line}", err=True),
         )
         for path in written:
             verb = "updated" if path.name == "README.md" else "wrote"
