@@ -147,3 +147,5 @@ def make_pack(world: seahaven.World | str = "depot", version: str = "1.0.0") -> 
 #: The depot world and its pack, for ``module:attr`` names (``depot:world``, ``depot:pack``).
 world = make_depot()
 pack = make_pack(world)
+#: Another world of the same tables, for a pack served beside a world it does not run on.
+other = make_depot("warehouse")

@@ -10,6 +10,7 @@ suite checks.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -352,3 +353,75 @@ def test_a_pack_is_served_beside_its_own_world_only(serving, depot_world) -> Non
             depot_world,
             scenarios=[depot.make_pack(depot_world), depot.make_pack(depot_world, "2.0.0")],
         )
+
+
+# --- seahaven serve --scenarios, as a user runs it ----------------------------------------------
+
+
+def serve_command(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "seahaven.cli", "serve", *argv]
+
+
+def test_seahaven_serve_scenarios_serves_the_pack_beside_its_world(tmp_path: Path) -> None:
+    import re
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    from websockets.sync.client import connect
+
+    here = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": here, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp_path)}
+    log = tmp_path / "serve.log"
+    argv = serve_command("--world", "depot:world", "--scenarios", "depot:pack", "--port", "0")
+    with log.open("w") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        pattern = re.compile(
+            r"Tasks of pack 'depot' 1\.0\.0 for 'depot': (http://\S+)/depot/splits"
+        )
+        deadline = time.monotonic() + 60
+        while not (found := pattern.search(log.read_text())):
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        base = found.group(1)
+        with urllib.request.urlopen(base + "/depot/splits", timeout=10) as answer:
+            splits = json.loads(answer.read())
+        assert [(split["name"], split["num_tasks"]) for split in splits] == [
+            ("train", 2),
+            ("test", 1),
+        ]
+        with connect(base.replace("http", "ws", 1) + "/ws", open_timeout=10) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"split": "test", "index": 0}}))
+            reset = json.loads(ws.recv(timeout=30))
+        assert reset["data"]["metadata"]["scenario"] == "depot/count-apples"
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (("--world", "depot:world", "--scenarios", "nopack"), "no pack of scenarios is registered"),
+        (
+            ("--world", "depot:other", "--scenarios", "depot:pack"),
+            "serve that world too, as --world depot",
+        ),
+    ],
+)
+def test_seahaven_serve_refuses_a_pack_it_cannot_serve_in_one_line(
+    tmp_path: Path, argv: tuple[str, ...], fragment: str
+) -> None:
+    import subprocess
+
+    here = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": here}
+    result = subprocess.run(
+        serve_command(*argv), capture_output=True, text=True, timeout=60, check=False, env=env
+    )
+    assert result.returncode == 1, result.stderr
+    assert fragment in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO, TypedDict, Unpack
@@ -51,9 +51,17 @@ __all__ = [
 
 
 def addresses(
-    worlds: Sequence[seahaven.World], host: str, port: int, *, console: bool
+    worlds: Sequence[seahaven.World],
+    host: str,
+    port: int,
+    *,
+    console: bool,
+    packs: Mapping[str, ScenarioSet] | None = None,
 ) -> list[str]:
-    """The lines ``serve`` prints once it listens: each world's base URL, WebSocket and console."""
+    """The lines ``serve`` prints once it listens: each world's base URL, WebSocket and console.
+
+    A world served with a pack (``packs``, by world name) gets a line naming its Task API.
+    """
     shown_host = f"[{host}]" if ":" in host else host
     base = f"http://{shown_host}:{port}"
     lines = []
@@ -63,6 +71,12 @@ def addresses(
         lines.append(f"Serving world {world.name!r} at {root} (sessions on {ws}/ws)")
         if console:
             lines.append(f"Web console for {world.name!r}: {root}/console")
+        pack = (packs or {}).get(world.name)
+        if pack is not None:
+            lines.append(
+                f"Tasks of pack {pack.name!r} {pack.version} for {world.name!r}: "
+                f"{root}/{world.name}/splits (reset with split and index, or scenario=pack/id)"
+            )
     return lines
 
 
@@ -153,7 +167,7 @@ def serve(
     ``settings`` are ``ServerSettings``' keys. The addresses are printed to ``out``
     (standard output by default) once the socket is bound, with the port actually bound.
     """
-    chosen, _, server = build(worlds, **settings)
+    chosen, application, server = build(worlds, **settings)
     host, port = settings.get("host", "127.0.0.1"), settings.get("port", 8000)
     console = settings.get("console", True)
     _show_framework_logs(settings.get("log_level", "info"))
@@ -162,7 +176,9 @@ def serve(
         server,
         host=host,
         port=port,
-        announce=lambda bound: addresses(chosen, host, bound, console=console),
+        announce=lambda bound: addresses(
+            chosen, host, bound, console=console, packs=application.state.packs
+        ),
         out=out,
     )
 
