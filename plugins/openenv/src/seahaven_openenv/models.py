@@ -27,7 +27,13 @@ from openenv.core.env_server.mcp_types import (
     ToolError,
 )
 from openenv.core.env_server.types import Observation, State
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from seahaven.clock import ClockMode
 
@@ -214,6 +220,15 @@ class SeahavenState(State):
         description="The scenario the episode is bound to, its budget and its grade; absent "
         "for an episode bound to none",
     )
+
+    @model_serializer(mode="wrap")
+    def _no_scenario_when_unbound(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The document of an episode bound to no scenario has no such field, in process or
+        # on the wire, so a dump of it leaves the field out rather than writing null.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("scenario") is None:
+            data.pop("scenario", None)
+        return data
 
 
 def schemas() -> dict[str, Any]:
