@@ -305,3 +305,30 @@ def test_openenvs_stock_adapter_and_rollout_function_take_the_servers_reward(
         tasks=["depot/restock-pears"],
     ).run(model_step=scripted_model(pack), num_episodes=1)
     assert (collected.num_collected, collected.avg_reward) == (1, 1.0)
+
+
+def test_seahaven_env_under_openenvs_own_server_rewards_the_same(depot_world, pack) -> None:
+    # SeahavenEnv is the same Session behind OpenEnv's Environment interface: hosted by
+    # OpenEnv's server, a bound episode pays what seahaven serve pays. (OpenEnv's server
+    # admits only its action class, CallToolAction, so a finish step does not reach it there.)
+    with (
+        openenvs_own_server(depot_world, pack) as theirs,
+        GenericEnvClient(base_url=theirs).sync() as env,
+    ):
+        reset = env.reset(scenario="depot/count-apples")
+        assert reset.observation["metadata"]["budget"] == 3
+        count = {"type": "call_tool", "tool_name": "count", "arguments": {"item": "apples"}}
+        counted = env.step(count)
+        assert (counted.reward, counted.done) == (0.0, False)
+        submitted = env.step(
+            {"type": "call_tool", "tool_name": "submit", "arguments": {"answer": "15"}}
+        )
+        assert (submitted.reward, submitted.done) == (1.0, True)
+        assert submitted.observation["metadata"]["grade"]["passed"] is True
+        # The budget's end, the other way an episode ends: three calls for ship-c1.
+        env.reset(scenario="depot/ship-c1")
+        env.step({"type": "call_tool", "tool_name": "ship", "arguments": {"crate_id": "c1"}})
+        assert env.step(count).reward == 0.0
+        ended = env.step(count)
+        assert (ended.reward, ended.done) == (1.0, True)
+        assert ended.observation["metadata"]["ended_by"] == "budget"

@@ -8,7 +8,8 @@ behaves exactly as a connection to ``seahaven serve`` does. Given a pack of
 scenarios, it is also OpenEnv's ``TaskProvider`` (``list_splits``,
 ``list_tasks``, ``num_tasks``, ``get_task``, ``get_task_range``), so OpenEnv's
 own server lists the pack's tasks from it, as ``seahaven serve --scenarios``
-does.
+does. (OpenEnv's server admits only the action class it is given, so a
+``finish`` step reaches ``step`` here only when that class allows it.)
 """
 
 from __future__ import annotations
