@@ -2,7 +2,8 @@
 
 ``app(world)`` is the ASGI app a world's ``openenv_app.py`` exposes;
 ``serve.serve(world, ...)`` runs it under uvicorn; ``SeahavenClient`` drives
-it. The client and the typed models import OpenEnv, which takes seconds, so
+it; ``trial_runner(url)`` runs ``seahaven eval``'s trials against a served
+world. The client and the typed models import OpenEnv, which takes seconds, so
 they load on first use: a server that only serves never pays for them.
 """
 
@@ -15,8 +16,9 @@ from seahaven_openenv import serve
 from seahaven_openenv.server import app, app_for_worlds
 
 if TYPE_CHECKING:
-    from seahaven_openenv.client import SeahavenClient, SessionLost
+    from seahaven_openenv.client import SeahavenClient, ServerError, SessionLost
     from seahaven_openenv.environment import SeahavenEnv
+    from seahaven_openenv.harness import ScenarioSessions
     from seahaven_openenv.models import (
         CallToolAction,
         FileRef,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
         SeahavenState,
         WorldRef,
     )
+    from seahaven_openenv.remote import RemoteSession, trial_runner
 
 __all__ = [
     "CallToolAction",
@@ -36,21 +39,29 @@ __all__ = [
     "ListToolsAction",
     "ListToolsObservation",
     "NodeRef",
+    "RemoteSession",
+    "ScenarioSessions",
     "SeahavenClient",
     "SeahavenEnv",
     "SeahavenObservation",
     "SeahavenState",
+    "ServerError",
     "SessionLost",
     "WorldRef",
     "app",
     "app_for_worlds",
     "serve",
+    "trial_runner",
 ]
 
 _LAZY = {
     "SeahavenClient": "seahaven_openenv.client",
     "SessionLost": "seahaven_openenv.client",
+    "ServerError": "seahaven_openenv.client",
     "SeahavenEnv": "seahaven_openenv.environment",
+    "RemoteSession": "seahaven_openenv.remote",
+    "ScenarioSessions": "seahaven_openenv.harness",
+    "trial_runner": "seahaven_openenv.remote",
     "CallToolAction": "seahaven_openenv.models",
     "FileRef": "seahaven_openenv.models",
     "FixtureRef": "seahaven_openenv.models",

@@ -31,7 +31,7 @@ from websockets.protocol import State
 
 from seahaven_openenv.models import SeahavenObservation, SeahavenState
 
-__all__ = ["DEFAULT_PING_TIMEOUT_S", "SeahavenClient", "SessionLost"]
+__all__ = ["DEFAULT_PING_TIMEOUT_S", "SeahavenClient", "ServerError", "SessionLost"]
 
 DEFAULT_PING_TIMEOUT_S = 120.0
 # The close codes a server sends, and what each says happened to the session.
@@ -56,6 +56,20 @@ class SessionLost(RuntimeError):
             "changed went with it; reset() starts a new episode"
         )
         self.reason = reason
+
+
+class ServerError(RuntimeError):
+    """The server refused a frame with OpenEnv's error frame: ``code`` and ``message`` are its.
+
+    A ``RuntimeError``, as OpenEnv's own client raises for an error frame, with the
+    same text; ``data`` is the error frame's whole ``data``.
+    """
+
+    def __init__(self, code: str, message: str, data: dict[str, Any]) -> None:
+        super().__init__(f"Server error: {message} (code: {code})")
+        self.code = code
+        self.message = message
+        self.data = data
 
 
 class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
@@ -85,8 +99,20 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         return self._dispatch(lambda: self._observe(action))
 
     def list_tools(self) -> Any:
-        """The world's tools as ``{name, description, input_schema}`` dicts; needs no reset."""
+        """The world's tools as ``{name, description, input_schema}`` dicts; needs no reset.
+
+        In an episode bound to a scenario, ``submit`` is last.
+        """
         return self._dispatch(self._list_tools)
+
+    def finish(self) -> Any:
+        """End a scenario's episode where it stands and grade it; answers the ``StepResult``.
+
+        Its ``reward`` is the grade's score when this step ended the episode, and
+        ``observation.metadata["grade"]`` the whole grade. A session whose episode
+        is bound to no scenario refuses it (``ServerError``).
+        """
+        return self.step({"type": "finish"})
 
     async def _observe(self, action: CallToolAction) -> SeahavenObservation:
         result = await self._step_async(action)
@@ -136,9 +162,8 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
             if resetting and code != "VALIDATION_ERROR":
                 # A reset refused for its shape changed nothing; any other left no episode.
                 self._episode_socket = None
-            raise RuntimeError(
-                f"Server error: {data.get('message', 'Unknown error')} "
-                f"(code: {data.get('code', 'UNKNOWN')})"
+            raise ServerError(
+                str(data.get("code", "UNKNOWN")), str(data.get("message", "Unknown error")), data
             )
         if resetting:
             self._episode_socket = self._ws

@@ -17,23 +17,31 @@ five exists (or ``wheels/``), or the README already has front matter or the
 section, each one is named and nothing is written. The files are written beside
 their targets under temporary names and renamed into place, so a failure leaves
 the project as it was.
+
+A project that publishes a pack of scenarios (a ``seahaven.scenarios`` entry
+point) also gets a ``validation:`` block in ``openenv.yaml`` and the runtime plan
+it names, ``validation/runtime.json``: what ``openenv validate`` checks, measured
+from the pack and the project's app (``seahaven_openenv.validation``). A project
+without one gets neither, since a world alone computes no reward.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import secrets
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from seahaven.discovery import declared_worlds, nearest_pyproject, project_package
 from seahaven.errors import WorldBug
+from seahaven.scenarios import SCENARIOS_GROUP
 from seahaven_openenv.wheelhouse import (
     WHEELS_DIR,
     build_wheelhouse,
@@ -58,6 +66,12 @@ CONNECTING_HEADING = "## Connecting to the published world"
 """The heading of the section ``seahaven hub`` adds to ``README.md``."""
 
 USING_HEADING = "## Using it"
+# The comment openenv.yaml carries in place of a validation: block, for a world with no pack.
+NO_PACK = (
+    "# No `validation:` block: that is where rewards are described (range, oracle), and a\n"
+    "# Seahaven world computes none; publish a pack of scenarios (a seahaven.scenarios entry\n"
+    "# point) and seahaven hub declares the reward its scenarios grade.\n"
+)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -71,6 +85,8 @@ class HubProject:
     version: str
     #: ``[project] name``: the distribution the image installs.
     distribution: str = ""
+    #: The packs of scenarios it publishes (``seahaven.scenarios`` entry points), name to target.
+    packs: dict[str, str] = field(default_factory=dict)
 
     @property
     def app(self) -> str:
@@ -115,7 +131,14 @@ def find_project(start: Path | None = None) -> HubProject:
         world,
         _project_version(table),
         name if isinstance(name, str) and name else package,
+        _published_packs(table),
     )
+
+
+def _published_packs(project: dict[str, Any]) -> dict[str, str]:
+    entry_points = project.get("entry-points", {})
+    group = entry_points.get(SCENARIOS_GROUP, {}) if isinstance(entry_points, dict) else {}
+    return {str(k): str(v) for k, v in group.items()} if isinstance(group, dict) else {}
 
 
 def connect_section() -> str:
@@ -141,6 +164,10 @@ def with_hub_readme(text: str | None, project: HubProject) -> str:
 def problems(project: HubProject, *, wheelhouse: bool = False) -> list[str]:
     """Everything already there that ``seahaven hub`` would have to overwrite, one line each."""
     names = [*HUB_FILES, WHEELS_DIR] if wheelhouse else list(HUB_FILES)
+    if project.packs:
+        from seahaven_openenv.validation import PLAN_FILE
+
+        names.append(PLAN_FILE)
     found = [name for name in names if (project.root / name).exists()]
     said = [f"{name} exists" for name in found]
     readme = project.root / "README.md"
@@ -160,12 +187,14 @@ def publish(
     *,
     wheelhouse: bool = False,
     say: Callable[[str], None] = lambda line: None,
+    note: Callable[[str], None] = lambda line: None,
 ) -> tuple[HubProject, list[Path]]:
     """Add the hub files to the project at or above ``start``; answer what was written.
 
     ``wheelhouse`` builds ``wheels/`` too, and a Dockerfile that installs from it;
-    ``say`` hears what a long build is doing. Raises ``WorldBug`` naming every file in
-    the way, having written nothing.
+    ``say`` hears what a long build is doing, and ``note`` what the author may want
+    to change (a pack the app does not serve). Raises ``WorldBug`` naming every file
+    in the way, having written nothing.
     """
     project = find_project(start)
     in_the_way = problems(project, wheelhouse=wheelhouse)
@@ -176,6 +205,18 @@ def publish(
         )
     readme = project.root / "README.md"
     planned = {name: _fill(_template(name), project) for name in HUB_FILES}
+    if project.packs:
+        from seahaven_openenv import validation
+
+        say("grading the pack's scenarios to measure the reward's floor and oracle")
+        measured = validation.measure(project.root, project.package, project.world, project.packs)
+        for line in measured.notes:
+            note(line)
+        manifest = planned["openenv.yaml"].replace("__VALIDATION_NOTE__", "")
+        planned["openenv.yaml"] = manifest + validation.validation_block(measured)
+        planned[validation.PLAN_FILE] = validation.runtime_plan(measured)
+    else:
+        planned["openenv.yaml"] = planned["openenv.yaml"].replace("__VALIDATION_NOTE__", NO_PACK)
     if wheelhouse:
         planned["Dockerfile"] = _fill(_template("Dockerfile.wheelhouse"), project)
     planned["README.md"] = with_hub_readme(
@@ -183,6 +224,7 @@ def publish(
     )
     staged: dict[Path, Path] = {}
     placed: list[Path] = []
+    made: list[Path] = []
     try:
         if wheelhouse:
             # Built first, under a temporary name: it is the step that can fail.
@@ -194,7 +236,10 @@ def publish(
             staged[project.root / WHEELS_DIR] = folder
         for name, text in planned.items():
             target = project.root / name
-            temporary = project.root / f".{name}.{secrets.token_hex(4)}.hub"
+            if not target.parent.exists():
+                target.parent.mkdir(parents=True)
+                made.append(target.parent)
+            temporary = target.parent / f".{target.name}.{secrets.token_hex(4)}.hub"
             with temporary.open("x", encoding="utf-8", newline="") as out:
                 out.write(text)
             staged[target] = temporary
@@ -214,6 +259,9 @@ def publish(
                 shutil.rmtree(temporary, ignore_errors=True)
             else:
                 temporary.unlink(missing_ok=True)
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
         raise
     return project, placed
 

@@ -7,7 +7,10 @@ methods are the ones a tool-using client needs: ``initialize``, ``ping``,
 ``tools/list`` (no reset needed, like ``list_tools``) and ``tools/call`` (after
 a reset). A tool's result is returned as MCP content: the result as JSON text,
 and as ``structuredContent`` when it is an object; a tool error is a result
-with ``isError`` and the world's ``{code, message, details}`` triple.
+with ``isError`` and the world's ``{code, message, details}`` triple. In a
+session bound to a scenario, ``tools/list`` includes ``submit``, ``tools/call``
+goes through the scenario's trial (its budget, its end) and each result's
+``_meta`` carries the reward and ``done``.
 Notifications (requests without an ``id``) are not answered, as JSON-RPC says.
 """
 
@@ -94,21 +97,32 @@ def usable_id(request_id: Any) -> bool:
 
 
 def tool_result(outcome: Outcome) -> dict[str, Any]:
-    """An MCP ``CallToolResult`` for one call's outcome."""
+    """An MCP ``CallToolResult`` for one call's outcome.
+
+    In a session bound to a scenario, ``_meta`` says where the episode stands:
+    ``reward`` and ``done``, the ``calls_left``, and on the call that ended it
+    ``ended_by`` and the ``grade``.
+    """
+    reply: dict[str, Any]
     if outcome.failure is not None:
         triple = outcome.failure.triple
-        return {
+        reply = {
             "content": [{"type": "text", "text": _text(triple)}],
             "structuredContent": triple,
             "isError": True,
         }
-    rendered = to_jsonable_python(outcome.result)
-    reply: dict[str, Any] = {
-        "content": [{"type": "text", "text": _text(rendered)}],
-        "isError": False,
-    }
-    if isinstance(rendered, dict):
-        reply["structuredContent"] = rendered
+    else:
+        rendered = to_jsonable_python(outcome.result)
+        reply = {"content": [{"type": "text", "text": _text(rendered)}], "isError": False}
+        if isinstance(rendered, dict):
+            reply["structuredContent"] = rendered
+    if outcome.progress is not None:
+        progress = outcome.progress
+        reply["_meta"] = {
+            "reward": progress["reward"],
+            "done": progress["done"],
+            **progress["metadata"],
+        }
     return reply
 
 

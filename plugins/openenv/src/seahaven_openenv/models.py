@@ -4,12 +4,18 @@
 error triple made easy to read; ``SeahavenState`` is OpenEnv's ``State`` with
 every field of the state document typed and described. ``GET /schema``
 publishes their JSON Schemas, so a generated client carries the descriptions.
-Importing this module imports OpenEnv, which is slow; the server does it only
-when ``/schema`` is first asked for.
+Importing this module imports OpenEnv, which is slow (seconds, and its web
+stack), so the server never does: it answers ``/schema`` from ``schema.json``,
+the output of ``schemas()`` shipped beside this module. ``python -m
+seahaven_openenv.models`` writes that file again after a model changes, and a
+test holds the two equal.
 """
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 from openenv.core.env_server.mcp_types import (
@@ -21,26 +27,42 @@ from openenv.core.env_server.mcp_types import (
     ToolError,
 )
 from openenv.core.env_server.types import Observation, State
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from seahaven.clock import ClockMode
 
 __all__ = [
+    "SCHEMA_FILE",
     "CallToolAction",
+    "CheckRef",
+    "EpisodeEndObservation",
     "FileRef",
     "FixtureRef",
+    "GradeRef",
     "ListToolsAction",
     "ListToolsObservation",
     "NodeRef",
     "Observation",
+    "ScenarioReport",
     "SeahavenObservation",
     "SeahavenState",
     "Tool",
     "ToolError",
     "WorldRef",
+    "main",
     "observation_schema",
     "schemas",
+    "schemas_text",
 ]
+
+SCHEMA_FILE = Path(__file__).with_name("schema.json")
+"""What ``GET /schema`` answers, as ``schemas()`` builds it; shipped as package data."""
 
 
 class _Open(BaseModel):
@@ -100,6 +122,55 @@ class SeahavenObservation(CallToolObservation):
         return triple if isinstance(triple, dict) else None
 
 
+class CheckRef(_Open):
+    """One check of a grade."""
+
+    name: str = Field(description="What the check looked at, as the grader names it")
+    passed: bool = Field(description="Whether it held")
+    score: float = Field(description="Its score, from 0 to 1")
+    why: str = Field(description="A sentence saying why it held or did not")
+
+
+class GradeRef(_Open):
+    """The grade of a scenario's episode: a score, a verdict and every check behind them."""
+
+    score: float = Field(description="The score, from 0 to 1: the reward of the episode")
+    passed: bool = Field(description="Whether the episode passed")
+    checks: list[CheckRef] = Field(description="Every check the grader made, in order")
+
+
+class ScenarioReport(_Open):
+    """The scenario a session's episode is bound to, and how the episode stands or ended."""
+
+    scenario: str = Field(description="The scenario, as pack/id")
+    pack: str | None = Field(description="The pack it belongs to")
+    pack_version: str | None = Field(description="That pack's version")
+    id: str = Field(description="The scenario's id within its pack")
+    hash: str = Field(description="The scenario's content hash: which version of the task")
+    seed: int | None = Field(description="The seed the episode started with")
+    budget: int = Field(description="How many tool calls the agent may make")
+    calls_made: int = Field(description="How many tool calls it has made (an accepted submit not)")
+    calls_left: int = Field(description="How many it may still make")
+    done: bool = Field(description="Whether the episode has ended")
+    ended_by: str | None = Field(
+        description="How it ended: submit, budget or finish; null while it runs"
+    )
+    answer: str | None = Field(description="The answer the agent submitted, or null")
+    instructions: str = Field(description="What the agent was asked to do")
+    grade: GradeRef | None = Field(description="The grade once the episode has ended; else null")
+    state_sha256: str = Field(
+        description="A hash of every change-log record and call so far, the same in process"
+    )
+
+
+class EpisodeEndObservation(Observation):
+    """The answer to a ``finish`` step: the episode of a scenario ended where it stood.
+
+    ``metadata`` holds ``calls_left`` and, when this step ended the episode,
+    ``ended_by`` and the ``grade``.
+    """
+
+
 class SeahavenState(State):
     """The state document of the session's instance, plus OpenEnv's ``step_count``.
 
@@ -144,6 +215,20 @@ class SeahavenState(State):
         description="Every step the protocol accepted since the reset, tool listings and calls "
         "the world refused included (a malformed step is not counted); not call_count",
     )
+    scenario: ScenarioReport | None = Field(
+        default=None,
+        description="The scenario the episode is bound to, its budget and its grade; absent "
+        "for an episode bound to none",
+    )
+
+    @model_serializer(mode="wrap")
+    def _no_scenario_when_unbound(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The document of an episode bound to no scenario has no such field, in process or
+        # on the wire, so a dump of it leaves the field out rather than writing null.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("scenario") is None:
+            data.pop("scenario", None)
+        return data
 
 
 def schemas() -> dict[str, Any]:
@@ -166,21 +251,53 @@ def observation_schema() -> dict[str, Any]:
     """
     call = SeahavenObservation.model_json_schema()
     listing = ListToolsObservation.model_json_schema()
-    definitions = {**call.pop("$defs", {}), **listing.pop("$defs", {})}
+    end = EpisodeEndObservation.model_json_schema()
+    definitions = {**call.pop("$defs", {}), **listing.pop("$defs", {}), **end.pop("$defs", {})}
     definitions["SeahavenObservation"] = call
     definitions["ListToolsObservation"] = listing
+    definitions["EpisodeEndObservation"] = end
     return {
         "title": "SeahavenObservation",
         "description": (
             "The answer to a step: a tool call's (SeahavenObservation: exactly one of result "
-            "and error is set, and metadata.seahaven_error holds the world's error triple) or "
-            "a tool listing's (ListToolsObservation)."
+            "and error is set, and metadata.seahaven_error holds the world's error triple), "
+            "a tool listing's (ListToolsObservation), or a finish step's "
+            "(EpisodeEndObservation)."
         ),
         "type": "object",
         "properties": {**call["properties"], **listing["properties"]},
         "anyOf": [
             {"$ref": "#/$defs/SeahavenObservation"},
             {"$ref": "#/$defs/ListToolsObservation"},
+            {"$ref": "#/$defs/EpisodeEndObservation"},
         ],
         "$defs": definitions,
     }
+
+
+def schemas_text() -> str:
+    """``schemas()`` as the text of ``schema.json``: indented, keys in the models' order."""
+    return json.dumps(schemas(), indent=1, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m seahaven_openenv.models``: write ``schema.json``; ``--check`` only compares."""
+    args = sys.argv[1:] if argv is None else argv
+    text = schemas_text()
+    current = SCHEMA_FILE.read_text(encoding="utf-8") if SCHEMA_FILE.exists() else None
+    if args == ["--check"]:
+        if current != text:
+            print(f"{SCHEMA_FILE} is out of date; run python -m seahaven_openenv.models")
+            return 1
+        return 0
+    if args:
+        print("usage: python -m seahaven_openenv.models [--check]")
+        return 2
+    if current != text:
+        SCHEMA_FILE.write_text(text, encoding="utf-8")
+        print(f"wrote {SCHEMA_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

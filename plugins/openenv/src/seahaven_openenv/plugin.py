@@ -109,6 +109,17 @@ def serve_command(
     ] = LogLevel.info,
     allow_host: AllowHostOption = None,
     allow_origin: AllowOriginOption = None,
+    scenarios: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenarios",
+            metavar="PACK",
+            help="Serve a pack of scenarios beside the world it runs on (an installed pack's "
+            "name or module:attr): OpenEnv's Task API lists its tasks and a reset's split and "
+            "index pick one. Repeat it for several worlds, one pack each.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
     world = several_worlds(world_arguments, world)
@@ -142,6 +153,7 @@ def serve_command(
             log_level=log_level.value,
             allowed_hosts=allow_host or [],
             allowed_origins=allow_origin or [],
+            scenarios=scenarios or [],
         )
 
 
@@ -165,7 +177,9 @@ def hub_command(
         from seahaven_openenv.hub import publish
 
         project, written = publish(
-            wheelhouse=wheelhouse, say=lambda line: typer.echo(f"{line}...", err=True)
+            wheelhouse=wheelhouse,
+            say=lambda line: typer.echo(f"{line}...", err=True),
+            note=lambda line: typer.echo(f"note: {line}", err=True),
         )
         for path in written:
             verb = "updated" if path.name == "README.md" else "wrote"

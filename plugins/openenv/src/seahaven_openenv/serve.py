@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO, TypedDict, Unpack
@@ -22,6 +22,7 @@ from fastapi import FastAPI
 
 import seahaven
 from seahaven.instances import set_concurrency
+from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import runner
 from seahaven_openenv.guard import bound_hosts
 from seahaven_openenv.server import Hub, app_for_worlds
@@ -50,9 +51,17 @@ __all__ = [
 
 
 def addresses(
-    worlds: Sequence[seahaven.World], host: str, port: int, *, console: bool
+    worlds: Sequence[seahaven.World],
+    host: str,
+    port: int,
+    *,
+    console: bool,
+    packs: Mapping[str, ScenarioSet] | None = None,
 ) -> list[str]:
-    """The lines ``serve`` prints once it listens: each world's base URL, WebSocket and console."""
+    """The lines ``serve`` prints once it listens: each world's base URL, WebSocket and console.
+
+    A world served with a pack (``packs``, by world name) gets a line naming its Task API.
+    """
     shown_host = f"[{host}]" if ":" in host else host
     base = f"http://{shown_host}:{port}"
     lines = []
@@ -62,6 +71,12 @@ def addresses(
         lines.append(f"Serving world {world.name!r} at {root} (sessions on {ws}/ws)")
         if console:
             lines.append(f"Web console for {world.name!r}: {root}/console")
+        pack = (packs or {}).get(world.name)
+        if pack is not None:
+            lines.append(
+                f"Tasks of pack {pack.name!r} {pack.version} for {world.name!r}: "
+                f"{root}/{world.name}/splits (reset with split and index, or scenario=pack/id)"
+            )
     return lines
 
 
@@ -110,6 +125,9 @@ class ServerSettings(TypedDict, total=False):
     allowed_hosts: Sequence[str]
     #: Browser origins answered besides the server's own pages (``http://localhost:3000``, ``*``).
     allowed_origins: Sequence[str]
+    #: Packs of scenarios (or their names), each served beside the world it runs on: its
+    #: Task API, and ``reset(split=..., index=...)``.
+    scenarios: Sequence[ScenarioSet | str]
 
 
 def build(
@@ -124,6 +142,7 @@ def build(
         set_concurrency(concurrency)
     application = app_for_worlds(
         chosen,
+        scenarios=settings.get("scenarios"),
         include_control_tools=settings.get("include_control_tools", False),
         max_concurrent_envs=settings.get("max_concurrent_envs"),
         session_timeout=settings.get("session_timeout"),
@@ -148,7 +167,7 @@ def serve(
     ``settings`` are ``ServerSettings``' keys. The addresses are printed to ``out``
     (standard output by default) once the socket is bound, with the port actually bound.
     """
-    chosen, _, server = build(worlds, **settings)
+    chosen, application, server = build(worlds, **settings)
     host, port = settings.get("host", "127.0.0.1"), settings.get("port", 8000)
     console = settings.get("console", True)
     _show_framework_logs(settings.get("log_level", "info"))
@@ -157,7 +176,9 @@ def serve(
         server,
         host=host,
         port=port,
-        announce=lambda bound: addresses(chosen, host, bound, console=console),
+        announce=lambda bound: addresses(
+            chosen, host, bound, console=console, packs=application.state.packs
+        ),
         out=out,
     )
 

@@ -8,7 +8,9 @@ pass the framework's fair concurrency gate. Every frame is the client's and is
 read as hostile: whatever it holds, it is answered with a frame and the session
 goes on. What every session shares (the capacity count, the idle reaper, the
 worker threads) is a ``Hub``. One app serves one world at its root, or several
-worlds each under ``/worlds/<name>/``.
+worlds each under ``/worlds/<name>/``. A world may be served with a pack of
+scenarios (``scenarios=``): OpenEnv's Task API lists its tasks, and a reset's
+``split`` and ``index`` pick one.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import gc
+import json
 import logging
 import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
 from typing import Any, Generic, TypeVar
 
 from fastapi import APIRouter, FastAPI, Request, WebSocket
@@ -34,10 +39,18 @@ from seahaven.errors import WorldBug
 from seahaven.fixtures import Fixture
 from seahaven.fixtures import load as load_fixture
 from seahaven.instances import concurrency
+from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
 from seahaven_openenv import card, descriptors, frames, mcp_frames
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
 from seahaven_openenv.guard import Guard, GuardMiddleware
-from seahaven_openenv.session import FrameError, Session, WorldService, internal_error_id
+from seahaven_openenv.session import (
+    SCENARIO_KEYS,
+    FrameError,
+    Session,
+    WorldService,
+    internal_error_id,
+)
+from seahaven_openenv.tasks import packs_for, task_router
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENT_ENVS",
@@ -49,6 +62,7 @@ __all__ = [
     "capacity_for",
     "index_router",
     "listed_fixtures",
+    "schema_document",
     "serve_connection",
     "world_router",
     "worlds_listing",
@@ -461,6 +475,7 @@ class _AcceptFailures:
 def app(
     world: seahaven.World,
     *,
+    scenarios: ScenarioSet | str | None = None,
     include_control_tools: bool = False,
     max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
@@ -470,11 +485,14 @@ def app(
 ) -> FastAPI:
     """The ASGI app serving ``world`` over OpenEnv: ``/ws``, ``/health``, ``/schema``, ....
 
-    ``allowed_hosts`` and ``allowed_origins`` are the names and browser origins it answers
-    besides its own (``seahaven_openenv.guard`` says which those are).
+    ``scenarios`` is a pack of the world's scenarios (a ``ScenarioSet``, an installed
+    pack's name, or ``module:attr``) for OpenEnv's Task API and ``reset(split=...,
+    index=...)``. ``allowed_hosts`` and ``allowed_origins`` are the names and browser
+    origins it answers besides its own (``seahaven_openenv.guard`` says which those are).
     """
     return app_for_worlds(
         [world],
+        scenarios=None if scenarios is None else [scenarios],
         include_control_tools=include_control_tools,
         max_concurrent_envs=max_concurrent_envs,
         session_timeout=session_timeout,
@@ -487,6 +505,7 @@ def app(
 def app_for_worlds(
     worlds: Sequence[seahaven.World],
     *,
+    scenarios: Sequence[ScenarioSet | str] | None = None,
     include_control_tools: bool = False,
     max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
@@ -494,7 +513,11 @@ def app_for_worlds(
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
 ) -> FastAPI:
-    """One app for several worlds, each under ``/worlds/<name>/``; a lone world also at the root."""
+    """One app for several worlds, each under ``/worlds/<name>/``; a lone world also at the root.
+
+    ``scenarios`` are packs (or their names), each served beside the world its
+    scenarios run on: one pack a world.
+    """
     if not worlds:
         raise WorldBug("serve at least one world")
     for world in worlds:
@@ -508,12 +531,25 @@ def app_for_worlds(
     for world in worlds:
         # Seal now, so a world that does not compose fails at start-up, not on a first reset.
         world.composition()
+    packs = packs_for(worlds, scenarios)
+    for world in worlds:
+        if world.name in packs and SUBMIT_TOOL in {e.name for e in world.composition().surface}:
+            raise WorldBug(
+                f"world {world.name!r} has a tool named {SUBMIT_TOOL!r}, which a scenario adds to "
+                "end its episode; rename the world's tool to serve it with a pack"
+            )
     hub = Hub(
         max_concurrent_envs=capacity_for(worlds, max_concurrent_envs),
         session_timeout=session_timeout,
     )
     services = [
-        WorldService(world, include_control_tools=include_control_tools) for world in worlds
+        WorldService(
+            world,
+            include_control_tools=include_control_tools,
+            pack=packs.get(world.name),
+            packs={served.name: served.pack for served in packs.values()},
+        )
+        for world in worlds
     ]
     title = services[0].name if len(services) == 1 else "Seahaven worlds"
     application = FastAPI(
@@ -524,6 +560,7 @@ def app_for_worlds(
     )
     application.state.hub = hub
     application.state.services = {service.name: service for service in services}
+    application.state.packs = {name: served.pack for name, served in packs.items()}
     application.include_router(worlds_router(services, console=console))
     if len(services) == 1:
         application.include_router(world_router(services[0], hub, console=console))
@@ -669,7 +706,6 @@ def _close_reason(sockets: Sequence[str]) -> str:
 def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter:
     """Every route of one served world."""
     router = APIRouter()
-    schema_cache: list[dict[str, Any]] = []
     card_cache: list[dict[str, Any]] = []
 
     @router.get("/health", tags=["Health"], summary="Health check")
@@ -690,9 +726,7 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
 
     @router.get("/schema", tags=["Schema"], summary="The action, observation and state models")
     async def schema() -> dict[str, Any]:
-        if not schema_cache:
-            schema_cache.append(await hub.run(_schemas))
-        return schema_cache[0]
+        return schema_document()
 
     @router.get("/fixtures", tags=["Environment Info"], summary="The fixtures a reset can name")
     async def fixtures() -> list[dict[str, Any]]:
@@ -750,6 +784,7 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
 
     if console:
         router.include_router(console_router())
+    router.include_router(task_router(service.name, service.pack))
     return router
 
 
@@ -898,17 +933,26 @@ async def _answer(
 
 
 def _reset_work(data: Any) -> str | None:
-    """The kind of work a reset is; ``setup_sql`` may run for seconds, so it is never inline."""
+    """The kind of work a reset is; ``setup_sql`` may run for seconds, so it is never inline.
+
+    Nor is a reset naming a scenario: it may load a pack, and a scenario's start
+    usually runs ``setup_sql``.
+    """
     if not isinstance(data, dict) or data.get("setup_sql") is not None:
+        return None
+    if any(data.get(key) is not None for key in SCENARIO_KEYS):
         return None
     fixture = data.get("fixture")
     return f"reset {fixture}" if fixture is None or isinstance(fixture, str) else None
 
 
 def _step_work(data: Any, hub: Hub, session: Session) -> tuple[str | None, bool]:
-    """The kind of work a step is, and whether it passes the gate: a call does, a listing not."""
+    """The kind of work a step is, and whether it passes the gate: a call and a finish do."""
     if isinstance(data, dict) and data.get("type") == "call_tool":
         return _call_work(data.get("tool_name"), hub, session), True
+    if isinstance(data, dict) and data.get("type") == "finish":
+        # Grading reads every store, and may replay the scenario's solution.
+        return ("finish" if hub.inline_calls else None), True
     return "list_tools", False
 
 
@@ -926,7 +970,9 @@ def _call_work(name: Any, hub: Hub, session: Session) -> str | None:
     """A call's kind of work: its tool's when the world has that tool; an unknown one is quick."""
     if not hub.inline_calls:
         return None
-    return f"tool {name}" if session.service.serves(name) else "tool (unknown)"
+    if session.service.serves(name) or (name == SUBMIT_TOOL and session.trial is not None):
+        return f"tool {name}"
+    return "tool (unknown)"
 
 
 def _log_internal_error(error: BaseException, what: str) -> str:
@@ -953,10 +999,16 @@ def _is_disconnect(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and "close" in str(error).lower()
 
 
-def _schemas() -> dict[str, Any]:
-    from seahaven_openenv.models import schemas
+@functools.cache
+def schema_document() -> dict[str, Any]:
+    """What ``GET /schema`` answers: ``schema.json``, ``seahaven_openenv.models.schemas()``.
 
-    return schemas()
+    Read from the file shipped with the plugin, so answering it never imports
+    OpenEnv (seconds, and its web stack); a test holds the file equal to the models.
+    """
+    text = resources.files("seahaven_openenv").joinpath("schema.json").read_text("utf-8")
+    document: dict[str, Any] = json.loads(text)
+    return document
 
 
 def _episode_refusal(route: str) -> Callable[[], Any]:

@@ -7,7 +7,11 @@ worker thread and never touch the network, so the server, the OpenEnv
 raises ``FrameError``, which the server sends as OpenEnv's error frame.
 
 Everything a reset does is ``world.instance(...)``: the session only checks the
-frame's keys, makes the instance, and keeps the episode id the caller chose.
+frame's keys, makes the instance, and keeps the episode id the caller chose. A
+reset naming a scenario (``scenario="pack/id"``, or ``split`` and ``index`` of
+the world's served pack) binds the session to it: the episode is a
+``seahaven.scenarios.Trial``, the agent gets the ``submit`` tool, a call budget
+and, on the step that ends the episode, the grade's score as the reward.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import logging
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -26,14 +31,24 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 import seahaven
 from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
 from seahaven.names import CONTROL_TOOL_NAME
+from seahaven.scenarios import (
+    SUBMIT_TOOL,
+    EpisodeOver,
+    Scenario,
+    ScenarioSet,
+    Trial,
+    submit_listing,
+)
 from seahaven.state import document_json, document_without_instance
 from seahaven_openenv import descriptors
 from seahaven_openenv.echo import clip, json_type, listed, shown
+from seahaven_openenv.tasks import ServedPack, TaskError, find_for_reset
 
 __all__ = [
     "IGNORED_RESET_KEYS",
     "RESET_KEYS",
     "RESET_TYPES",
+    "SCENARIO_KEYS",
     "Failure",
     "FrameError",
     "Outcome",
@@ -54,7 +69,14 @@ RESET_KEYS: tuple[str, ...] = (
     "state_format",
     "startup",
     "setup_sql",
+    "scenario",
+    "split",
+    "index",
 )
+# The keys that bind a session to a scenario: ``scenario``, or ``split`` and ``index``.
+SCENARIO_KEYS: tuple[str, ...] = ("scenario", "split", "index")
+# The keys that say where an episode starts, which a scenario sets itself.
+_START_KEYS: tuple[str, ...] = ("fixture", "now", "clock_mode", "startup", "setup_sql")
 # Accepted and ignored: the control tool is the operator's to enable, never the client's.
 IGNORED_RESET_KEYS: frozenset[str] = frozenset({"control_tools"})
 
@@ -86,9 +108,22 @@ def internal_error_id() -> str:
 class WorldService:
     """What every session of one served world shares: the world, its options, its tool list."""
 
-    def __init__(self, world: seahaven.World, *, include_control_tools: bool = False) -> None:
+    def __init__(
+        self,
+        world: seahaven.World,
+        *,
+        include_control_tools: bool = False,
+        pack: ServedPack | None = None,
+        packs: Mapping[str, ScenarioSet] | None = None,
+    ) -> None:
         self.world = world
         self.include_control_tools = include_control_tools
+        #: The pack of scenarios served beside the world (its Task API, split and index), if any.
+        self.pack = pack
+        #: Every pack the server was given, by name: a reset's ``scenario`` finds them first.
+        self.packs: dict[str, ScenarioSet] = dict(packs or {})
+        if pack is not None:
+            self.packs.setdefault(pack.name, pack.pack)
         self._tools: tuple[object, list[dict[str, Any]], int, frozenset[str]] | None = None
         self._lock = threading.Lock()
         #: The descriptors a session of this world holds while it has an instance.
@@ -102,6 +137,10 @@ class WorldService:
     def tools(self) -> list[dict[str, Any]]:
         """The flat tool list, as ``inst.tools()`` would give it; needs no instance."""
         return self._listing()[1]
+
+    def bound_tools(self) -> list[dict[str, Any]]:
+        """The tool list of a session bound to a scenario: the world's, then ``submit``."""
+        return [*self._listing()[1], submit_listing()]
 
     def serves(self, name: Any) -> bool:
         """Whether ``name`` is a tool this world lists."""
@@ -142,6 +181,10 @@ class Session:
     def __init__(self, service: WorldService) -> None:
         self.service = service
         self.instance: seahaven.Instance | None = None
+        #: The scenario's trial when the episode is bound to one (its instance is ``instance``).
+        self.trial: Trial | None = None
+        #: The pack the bound scenario came from.
+        self.pack: ScenarioSet | None = None
         self.episode_id: str | None = None
         self.step_count = 0
         self.last_activity = time.monotonic()
@@ -158,16 +201,27 @@ class Session:
         """Make the session's instance from a reset frame's ``data``; answer the observation."""
         with self._lock:
             self._check_open()
-            arguments, episode_id = self._reset_arguments(data)
+            arguments, episode_id, chosen = self._reset_arguments(data)
             self.last_activity = time.monotonic()
             self._destroy_instance()
             self.step_count = 0
             self.episode_id = None
             self.lost = None
+            trial: Trial | None = None
             try:
-                instance = self.service.world.instance(
-                    control_tools=self.service.include_control_tools, **arguments
-                )
+                if chosen is None:
+                    instance = self.service.world.instance(
+                        control_tools=self.service.include_control_tools, **arguments
+                    )
+                else:
+                    trial = Trial(
+                        chosen[1],
+                        seed=arguments.get("seed"),
+                        world=self.service.world,
+                        state_format=arguments.get("state_format"),
+                        control_tools=self.service.include_control_tools,
+                    )
+                    instance = trial.instance
             except Exception as error:
                 if descriptors.exhausted(error, needed=self.service.descriptors_per_session):
                     _log.warning("a reset found no file descriptor left: %s", error)
@@ -186,15 +240,26 @@ class Session:
                     raise FrameError("EXECUTION_ERROR", f"reset failed: {message}") from None
                 raise FrameError("EXECUTION_ERROR", _internal(error, "reset")) from None
             self.instance = instance
+            self.trial = trial
+            self.pack = None if chosen is None else chosen[0]
             self.last_activity = time.monotonic()
             self.episode_id = episode_id if episode_id is not None else instance.id
-            metadata = {
+            metadata: dict[str, Any] = {
                 "fixture": instance.fixture,
                 "now": instance.clock.iso(),
                 "clock_mode": instance.clock.mode,
-                "tools": len(self.service.tools()),
+                "tools": len(self.service.tools()) + (0 if trial is None else 1),
                 "episode_id": self.episode_id,
             }
+            if trial is not None and chosen is not None:
+                metadata.update(
+                    scenario=f"{chosen[0].name}/{trial.scenario.id}",
+                    scenario_hash=trial.scenario.hash,
+                    pack_version=chosen[0].version,
+                    instructions=trial.instructions,
+                    budget=trial.budget,
+                    calls_left=trial.calls_left,
+                )
             return {
                 "observation": {"metadata": metadata},
                 "reward": None,
@@ -208,10 +273,19 @@ class Session:
             self._check_open()
             self._check_not_lost()
             kind = _check_action(data)
+            trial = self.trial
+            if kind == "finish" and trial is None:
+                raise FrameError(
+                    "VALIDATION_ERROR",
+                    "finish ends the episode of a scenario, and this session's episode is not "
+                    "bound to one; a reset with scenario (pack/id), or split and index, binds it",
+                )
             # A step the protocol accepted counts, whatever the world then answers; a
             # malformed one was never a step.
             self.step_count += 1
             self.last_activity = time.monotonic()
+            if trial is not None:
+                return self._bound_step(trial, kind, data)
             if kind == "list_tools":
                 return {
                     "observation": {"tools": self.service.tools(), "metadata": {}},
@@ -232,9 +306,11 @@ class Session:
                 else:
                     document = instance.state()
                     document["episode_id"] = self.episode_id
+                document["step_count"] = self.step_count
+                if self.trial is not None:
+                    document["scenario"] = self._report(self.trial)
             except Exception as error:
                 raise FrameError("EXECUTION_ERROR", _internal(error, "state")) from None
-            document["step_count"] = self.step_count
             return document
 
     def state_text(self) -> str:
@@ -252,10 +328,13 @@ class Session:
                 if instance is None:
                     document = document_without_instance(self.service.world)
                 else:
-                    return document_json(
-                        instance,
-                        fields={"episode_id": self.episode_id, "step_count": self.step_count},
-                    )
+                    fields: dict[str, Any] = {
+                        "episode_id": self.episode_id,
+                        "step_count": self.step_count,
+                    }
+                    if self.trial is not None:
+                        fields["scenario"] = self._report(self.trial)
+                    return document_json(instance, fields=fields)
             except ValueError:
                 raise
             except Exception as error:
@@ -294,7 +373,12 @@ class Session:
             self._check_not_lost()
             self.step_count += 1
             self.last_activity = time.monotonic()
-            return self._invoke(name, arguments)
+            trial = self.trial
+            if trial is None:
+                return self._invoke(name, arguments)
+            was_done = trial.done
+            outcome = self._invoke(name, arguments)
+            return replace(outcome, progress=self._progress(trial, was_done))
 
     def list_tools(self) -> list[dict[str, Any]]:
         """The tool list, as a step of this session (MCP's ``tools/list`` uses it)."""
@@ -303,6 +387,8 @@ class Session:
             self._check_not_lost()
             self.step_count += 1
             self.last_activity = time.monotonic()
+            if self.trial is not None:
+                return self.service.bound_tools()
             return self.service.tools()
 
     # --- internals --------------------------------------------------------------------------
@@ -322,10 +408,16 @@ class Session:
 
     def _destroy_instance(self) -> None:
         instance, self.instance = self.instance, None
-        if instance is not None:
+        trial, self.trial = self.trial, None
+        self.pack = None
+        if trial is not None:
+            trial.close()
+        elif instance is not None:
             instance.destroy()
 
-    def _reset_arguments(self, data: Any) -> tuple[dict[str, Any], str | None]:
+    def _reset_arguments(
+        self, data: Any
+    ) -> tuple[dict[str, Any], str | None, tuple[ScenarioSet, Scenario] | None]:
         if not isinstance(data, dict):
             raise FrameError(
                 "VALIDATION_ERROR",
@@ -358,8 +450,54 @@ class Session:
         ]
         if wrong:
             raise FrameError("VALIDATION_ERROR", f"reset's {'; '.join(wrong)}", errors=errors)
-        arguments = {key: data[key] for key in RESET_KEYS if key in data and key != "episode_id"}
-        return arguments, data.get("episode_id")
+        arguments = {
+            key: data[key]
+            for key in RESET_KEYS
+            if key in data and key != "episode_id" and key not in SCENARIO_KEYS
+        }
+        return arguments, data.get("episode_id"), self._chosen_scenario(data)
+
+    def _chosen_scenario(self, data: dict[str, Any]) -> tuple[ScenarioSet, Scenario] | None:
+        """The pack and scenario a reset binds the session to, or ``None`` for a free episode."""
+        reference: str | None = data.get("scenario")
+        split: str | None = data.get("split")
+        index: int | None = data.get("index")
+        if reference is None and split is None and index is None:
+            return None
+        if reference is not None and (split is not None or index is not None):
+            raise FrameError(
+                "VALIDATION_ERROR",
+                "a reset names its scenario once: scenario (pack/id), or split and index",
+            )
+        given = [key for key in _START_KEYS if data.get(key) is not None]
+        if given:
+            raise FrameError(
+                "VALIDATION_ERROR",
+                f"a scenario sets where its episode starts, so a reset naming one does not take "
+                f"{', '.join(given)}; it takes seed, episode_id and state_format beside it",
+            )
+        served = self.service.pack
+        try:
+            if reference is not None:
+                return find_for_reset(reference, self.service.world, self.service.packs)
+            if split is None or index is None:
+                missing = "index" if index is None else "split"
+                raise FrameError(
+                    "VALIDATION_ERROR",
+                    f"split and index go together (the index-th task of a split); {missing} "
+                    "is missing",
+                )
+            if served is None:
+                raise TaskError(
+                    f"world {self.service.name!r} is served without a pack of scenarios, so "
+                    "split and index name nothing; name the scenario (scenario: pack/id), or "
+                    "serve a pack with seahaven serve --scenarios PACK"
+                )
+            return served.pack, served.scenario_at(split, index)
+        except TaskError as error:
+            raise FrameError(
+                "VALIDATION_ERROR", clip(error.message, MAX_MESSAGE_CHARACTERS)
+            ) from None
 
     def _startup_keywords(self) -> frozenset[str]:
         world = self.service.world
@@ -383,8 +521,59 @@ class Session:
             }
         return _error_observation(clip(name, self.service.longest_name()), outcome.failure)
 
+    def _bound_step(self, trial: Trial, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+        """A step of an episode bound to a scenario: the reward and ``done`` are the trial's."""
+        was_done = trial.done
+        if kind == "finish":
+            try:
+                trial.finish()
+            except WorldBug as error:
+                raise FrameError("EXECUTION_ERROR", _internal(error, "grading")) from None
+            reply: dict[str, Any] = {"observation": {"metadata": {}}}
+        elif kind == "list_tools":
+            reply = {"observation": {"tools": self.service.bound_tools(), "metadata": {}}}
+        else:
+            reply = self._call(data["tool_name"], data.get("arguments", {}))
+        progress = self._progress(trial, was_done)
+        metadata = {**reply["observation"]["metadata"], **progress["metadata"]}
+        reply["observation"]["metadata"] = metadata
+        reply["metadata"] = metadata
+        reply["reward"] = progress["reward"]
+        reply["done"] = progress["done"]
+        return reply
+
+    def _progress(self, trial: Trial, was_done: bool) -> dict[str, Any]:
+        """Where a bound episode stands after a step: its reward, ``done`` and the metadata.
+
+        The reward is 0.0 on every step but the one that ends the episode, which
+        pays the grade's score (and carries the whole grade); steps after the end
+        pay nothing more.
+        """
+        metadata: dict[str, Any] = {"calls_left": trial.calls_left}
+        reward = 0.0
+        grade = trial.grade
+        if trial.done and not was_done and grade is not None:
+            reward = grade.score
+            metadata.update(ended_by=trial.ended_by, grade=grade.to_dict())
+        return {"reward": reward, "done": trial.done, "metadata": metadata}
+
+    def _report(self, trial: Trial) -> dict[str, Any]:
+        """What the state document says of the bound scenario: the trial's report, and more."""
+        pack = self.pack
+        name = pack.name if pack is not None else None
+        return {
+            "scenario": f"{name}/{trial.scenario.id}",
+            "pack": name,
+            "pack_version": pack.version if pack is not None else None,
+            **trial.report(),
+            "calls_left": trial.calls_left,
+            "instructions": trial.instructions,
+            "state_sha256": trial.state_sha256(),
+        }
+
     def _invoke(self, name: str, arguments: dict[str, Any]) -> Outcome:
         instance = self.instance
+        trial = self.trial
         if instance is None:
             raise FrameError(
                 "EXECUTION_ERROR",
@@ -393,19 +582,32 @@ class Session:
                 "restarted or the connection was lost) has lost the episode it had",
             )
         longest = self.service.longest_name()
-        if len(name) > longest:
-            self.last_activity = time.monotonic()
-            message = (
-                f"unknown tool: no tool's name is longer than {longest} characters, and this one "
-                f"has {len(name)}"
-            )
-            triple = {
-                "code": "unknown_tool",
-                "message": message,
-                "details": {"name": clip(name), "length": len(name), "max_length": longest},
-            }
-            return Outcome(None, Failure("tool_not_found", message, triple))
+        if trial is not None:
+            longest = max(longest, len(SUBMIT_TOOL))
         try:
+            if len(name) > longest:
+                self.last_activity = time.monotonic()
+                if trial is not None:
+                    # Counted against the budget like any call to a tool that does not
+                    # exist, under a name just long enough to be none.
+                    try:
+                        trial.call(name[: longest + 1])
+                    except EpisodeOver:
+                        raise
+                    except ToolError:
+                        pass
+                message = (
+                    f"unknown tool: no tool's name is longer than {longest} characters, and this "
+                    f"one has {len(name)}"
+                )
+                triple = {
+                    "code": "unknown_tool",
+                    "message": message,
+                    "details": {"name": clip(name), "length": len(name), "max_length": longest},
+                }
+                return Outcome(None, Failure("tool_not_found", message, triple))
+            if trial is not None:
+                return Outcome(trial.call(name, **arguments))
             return Outcome(instance.call(name, **arguments))
         except ToolError as error:
             return Outcome(None, Failure(error.error_type, error.message, error.to_dict()))
@@ -437,6 +639,9 @@ RESET_TYPES: dict[str, str] = {
     "state_format": "a string (a state format's name)",
     "startup": "an object of the world's startup keywords",
     "setup_sql": "a string of SQL statements",
+    "scenario": "a string (a scenario, as pack/id)",
+    "split": "a string (a split of the served pack)",
+    "index": "a whole number (a task's place in its split, 0 first)",
 }
 # The most pydantic-style entries an error frame's ``errors`` lists.
 MAX_ERRORS = 20
@@ -457,6 +662,9 @@ class _ResetData(_Strict):
     state_format: str | None = None
     startup: dict[str, Any] | None = None
     setup_sql: str | None = None
+    scenario: str | None = None
+    split: str | None = None
+    index: int | None = None
     control_tools: Any = None
 
 
@@ -472,15 +680,21 @@ class _ListToolsData(_Strict):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class _FinishData(_Strict):
+    type: Literal["finish"]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
 # What a reset's data and a step's action may be, as pydantic checks them: a reset's is checked
 # with it, and a step's (checked by hand, which is quicker) only to describe one refused.
 _RESET: TypeAdapter[Any] = TypeAdapter(_ResetData)
 _ACTION: TypeAdapter[Any] = TypeAdapter(
-    Annotated[_CallToolData | _ListToolsData, Field(discriminator="type")]
+    Annotated[_CallToolData | _ListToolsData | _FinishData, Field(discriminator="type")]
 )
 _ACTION_KEYS = {
     "call_tool": frozenset({"type", "tool_name", "arguments", "metadata"}),
     "list_tools": frozenset({"type", "metadata"}),
+    "finish": frozenset({"type", "metadata"}),
 }
 
 
@@ -491,7 +705,8 @@ def _check_action(data: Any) -> str:
     kind = data.get("type")
     if not isinstance(kind, str) or kind not in _ACTION_KEYS:
         _refuse_action(
-            data, f"unknown action type {shown(kind)}; a step is call_tool or list_tools"
+            data,
+            f"unknown action type {shown(kind)}; a step is call_tool, list_tools or finish",
         )
     allowed = _ACTION_KEYS[kind]
     stray = sorted(key for key in data if key not in allowed)
@@ -554,10 +769,15 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What one tool call answered: its result, or how it failed."""
+    """What one tool call answered: its result, or how it failed.
+
+    In a session bound to a scenario, ``progress`` is where the episode stands
+    after the call: ``{"reward", "done", "metadata"}``.
+    """
 
     result: Any
     failure: Failure | None = None
+    progress: dict[str, Any] | None = None
 
 
 def _error_observation(name: str, failure: Failure) -> dict[str, Any]:
