@@ -152,7 +152,9 @@ class Activation:
         failure: BaseException | None = None
         for runtime, session in self.sessions.values():
             try:
-                changeset = session.changeset()
+                # A session that recorded nothing (a call that only read) has no changeset
+                # worth preparing: SQLite answers this without looking at a table.
+                changeset = b"" if session.is_empty else session.changeset()
             except BaseException as error:
                 failure = failure or error
                 unread.append(runtime.path)
@@ -250,6 +252,9 @@ class Activation:
 
     def ctx(self, runtime: NodeRuntime, call: Call | None) -> Ctx[Any]:
         """The context a layer of ``runtime``'s world receives."""
+        worlds = self._worlds.get(runtime.index)
+        if worlds is None:
+            worlds = self.worlds(runtime)
         return Ctx(
             runtime.db,
             runtime.clock,
@@ -257,7 +262,7 @@ class Activation:
             runtime.state,
             call,
             runtime.info,
-            self.worlds(runtime),
+            worlds,
         )
 
 

@@ -330,6 +330,13 @@ class ChangeLog:
                 calls[ordinal] = (calls[ordinal][0], position + 1)
             previous = ordinal
 
+    def extend_call(self, ordinal: int, records: list[LogRecord], texts: list[str]) -> None:
+        """Append the records of call ``ordinal`` alone (each record's ``i`` is ``ordinal``)."""
+        start = len(self.records)
+        self.records.extend(records)
+        self.texts.extend(texts)
+        self._calls[ordinal] = (start, start + len(records))
+
     def of_call(self, ordinal: int) -> tuple[list[LogRecord], list[str]]:
         """The records call ``ordinal`` made, and their texts (empty when it made none)."""
         span = self._calls.get(ordinal)

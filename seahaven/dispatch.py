@@ -32,7 +32,7 @@ from seahaven.composition import Composition, SurfaceEntry
 from seahaven.context import Ctx, InstanceInfo
 from seahaven.db import db_error, run_cleanup
 from seahaven.errors import ToolError, UnknownTool, WorldBug
-from seahaven.instances import gate
+from seahaven.instances import FairGate, gate
 from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.tool import Call, Tool, check_result
 
@@ -116,7 +116,10 @@ def compose(
     if not layers:
 
         def bare(name: str, arguments: dict[str, Any]) -> Any:
-            return run_tool(slot.current(), owner, tool, name, arguments, owner.path)
+            activation = slot.activation
+            if activation is None:
+                activation = slot.current()  # refused: the call has ended
+            return run_tool(activation, owner, tool, name, arguments, owner.path)
 
         return bare
 
@@ -197,11 +200,17 @@ class _GateSlot:
     __slots__ = ("_held",)
 
     def __enter__(self) -> None:
-        self._held = not (_local.depth or _local.bulk) and gate().acquire()
+        held: FairGate | None = None
+        if not (_local.depth or _local.bulk):
+            taken = gate()
+            if taken.acquire():
+                held = taken
+        self._held = held
 
     def __exit__(self, *exc: object) -> None:
-        if self._held:
-            gate().release()
+        held = self._held
+        if held is not None:
+            held.release()
 
 
 class _Logged:
@@ -305,7 +314,13 @@ class _Working:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        leftover = self._end()
+        _local.depth -= 1
+        if self._outer:
+            leftover = self._calls.finish_call(self._activation)
+        else:
+            leftover = self._calls.resume_block(
+                self._activation, self._ordinal_before, self._resumed
+            )
         if leftover is not None and exc is None:
             raise leftover
 
@@ -477,7 +492,11 @@ class Calls:
     def call(self, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]) -> Any:
         """``inst.call``: resolve over the composite surface, then dispatch as call ``i``."""
         if type(target) is str:
-            route = self.route(target)
+            cache = self._route_cache
+            if cache is not None and cache.composition is self.world.composition():
+                route = cache.routes.get(target) or self.route(target)
+            else:
+                route = self.route(target)
             if route is None:
                 if target == CONTROL_TOOL_NAME and self.control is not None:
                     return self.control(self, arguments)
@@ -497,7 +516,8 @@ class Calls:
             self.routes()  # a tree that no longer seals is refused first, as for any call
             raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
         with _GateSlot(), self.lock:
-            self.check_callable()
+            if self.destroyed or self.stopping or self.diverged is not None or self._formatting:
+                self.check_callable()
             # Nothing above changed the instance, so a record that cannot be made (or
             # anything else raised so far) leaves it as it was. From the record on,
             # the steps below end the call's work, whatever is raised.
@@ -530,7 +550,9 @@ class Calls:
             except WorldBug as error:
                 unrecorded = error
             if activation.records:
-                self.log.extend(activation.records, activation.texts)
+                # An outer call's activation records under its one ordinal.
+                assert activation.ordinal is not None
+                self.log.extend_call(activation.ordinal, activation.records, activation.texts)
         finally:
             self.diverged = self.diverged or activation.diverged
             activation.end()
