@@ -161,6 +161,22 @@ def kept_arguments(arguments: Mapping[str, Any], budget: int) -> tuple[dict[str,
     not fit becomes ``{CUT_KEY: "<what it was>"}``, and once even the names no
     longer fit, the rest are counted under ``CUT_KEY``.
     """
+    # The common case first: scalars that fit whole, kept as they are without a copy.
+    charged = 0
+    for name, value in arguments.items():
+        kind = type(value)
+        if kind is str:
+            charged += len(value) + 3
+        elif kind is int:
+            charged += int(value.bit_length()) // 3 + 3
+        elif kind in _CONTAINERS or kind is bytes:
+            break
+        else:
+            charged += 9
+        charged += (len(name) + 3) if type(name) is str else 9
+    else:
+        if charged <= budget:
+            return dict(arguments), False
     room = [budget]
     kept: dict[str, Any] = {}
     cut = False

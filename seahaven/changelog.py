@@ -28,6 +28,7 @@ from seahaven.schema import TableInfo
 
 __all__ = [
     "CallRecord",
+    "ChangeLog",
     "LogRecord",
     "Shape",
     "json_text",
@@ -290,3 +291,56 @@ class CallRecord:
 
     def __repr__(self) -> str:
         return f"CallRecord(tool={self.tool!r}, error={self.error!r})"
+
+
+class ChangeLog:
+    """An instance's change log: each record with its JSON text, and where each call's records are.
+
+    Records are appended a call (or a ``bulk()`` block) at a time. Each call's
+    records are found by its ordinal without scanning, so reading the last
+    call costs the size of that call, not of the log; the JSON texts sit beside
+    the records, so the state document's text is a join.
+    """
+
+    __slots__ = ("_calls", "records", "texts")
+
+    def __init__(self) -> None:
+        self.records: list[LogRecord] = []
+        """Every record, oldest first. The framework's to append to through ``extend``."""
+        self.texts: list[str] = []
+        """Each record's JSON text, in step with ``records``."""
+        # ordinal -> (first index, index past the last) of that call's records.
+        self._calls: dict[int, tuple[int, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def extend(self, records: list[LogRecord], texts: list[str]) -> None:
+        """Append one stretch of work's records; a call's records arrive together, in one run."""
+        start = len(self.records)
+        self.records.extend(records)
+        self.texts.extend(texts)
+        calls = self._calls
+        previous: int | None = None
+        for position, record in enumerate(records, start):
+            ordinal = record.i
+            if ordinal is not None and ordinal != previous:
+                calls[ordinal] = (position, position + 1)
+            elif ordinal is not None:
+                calls[ordinal] = (calls[ordinal][0], position + 1)
+            previous = ordinal
+
+    def extend_call(self, ordinal: int, records: list[LogRecord], texts: list[str]) -> None:
+        """Append the records of call ``ordinal`` alone (each record's ``i`` is ``ordinal``)."""
+        start = len(self.records)
+        self.records.extend(records)
+        self.texts.extend(texts)
+        self._calls[ordinal] = (start, start + len(records))
+
+    def of_call(self, ordinal: int) -> tuple[list[LogRecord], list[str]]:
+        """The records call ``ordinal`` made, and their texts (empty when it made none)."""
+        span = self._calls.get(ordinal)
+        if span is None:
+            return [], []
+        start, end = span
+        return self.records[start:end], self.texts[start:end]

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
+    from seahaven.activation import Activation
     from seahaven.clock import Clock
     from seahaven.db import Db
-    from seahaven.dispatch import Activation
     from seahaven.ids import Ids
-    from seahaven.instance import NodeRuntime
+    from seahaven.runtime import NodeRuntime
     from seahaven.tool import Call
 
 __all__ = ["Ctx", "InstanceInfo", "WorldHandle", "Worlds"]

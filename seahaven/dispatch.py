@@ -1,16 +1,17 @@
-"""Dispatch: from a surface name to the route's middleware, the owner's transaction and the tool.
+"""Dispatch: ``Calls``, the one owner of an instance's calls, and the routes it runs them on.
 
-An *activation* is one stretch of work on an instance: an agent's call (with
-every nested call it makes), a ``bulk()`` block, or instance startup. World
-handles live exactly as long as their activation. While an activation records,
-every node it touches has a session open, and at the end of each call the
-sessions are rendered into change-log records carrying that call's ordinal.
+``Calls`` holds everything a call changes or reads on its way: the instance
+lock, the activation in progress, the routes resolved against the stores, the
+call log and the change log, and whether the instance may still be used. An
+agent's call (``Calls.call``), a world handle's nested call
+(``Calls.call_nested``), a ``bulk()`` block and the startup hooks' activation
+all run here; nothing calls back into ``Instance`` on the way, which only
+delegates to this object.
 
-``inst.call`` hands the instance to ``call_surface``; a world handle's
-``call`` reaches ``call_nested`` through its activation. Dispatch reads an
-instance only through the interface ``Instance`` documents for the framework
-(``routes``, ``lock``, ``activation``, ``record_call``, ``finish_call``, ...),
-and imports the instance module for its types alone.
+A call is a short stack of named steps, each a context manager: the
+concurrency gate's slot, the instance lock, the call's record (and its log
+line), and the activation it works in. A ``Route``'s middleware chain is
+composed once, when the route is first resolved, not on every call.
 """
 
 from __future__ import annotations
@@ -18,268 +19,72 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from seahaven.changelog import LogRecord, render_changeset, sort_key
-from seahaven.composition import SurfaceEntry
-from seahaven.context import Ctx, Worlds
+from seahaven.activation import Activation, entered, in_call, thread_state
+from seahaven.changelog import CallRecord, ChangeLog, LogRecord
+from seahaven.composition import Composition, SurfaceEntry
+from seahaven.context import Ctx, InstanceInfo
+from seahaven.db import db_error, run_cleanup
 from seahaven.errors import ToolError, UnknownTool, WorldBug
-from seahaven.instances import gate
+from seahaven.instances import FairGate, gate
 from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.tool import Call, Tool, check_result
 
 if TYPE_CHECKING:
-    from seahaven.instance import Instance, NodeRuntime
+    from seahaven.clock import Clock
+    from seahaven.control_tool import ControlTool
+    from seahaven.runtime import NodeRuntime
+    from seahaven.world import World
 
-__all__ = [
-    "Activation",
-    "Route",
-    "bypasses_gate",
-    "call_nested",
-    "call_surface",
-    "entered",
-    "in_call",
-    "in_world_code",
-]
+__all__ = ["ActivationSlot", "Calls", "Route", "compose", "roll_back_quietly", "run_tool"]
 
 _log = logging.getLogger("seahaven.dispatch")
 _INFO = logging.INFO
+_local = thread_state()
+
+Step = Callable[[Call], Any]
+Chain = Callable[[str, dict[str, Any]], Any]
 
 
-class _ThreadState(threading.local):
-    """Per thread: how deep in tool calls, and how many ``bulk()`` blocks, we are."""
+class ActivationSlot:
+    """Where an instance's activation in progress is kept; what a composed chain reads.
+
+    The chains hold this slot rather than the ``Calls`` that owns it, so that
+    the routes an owner caches never make a cycle back to it (an instance would
+    then wait for the cycle collector to be freed).
+    """
+
+    __slots__ = ("activation",)
 
     def __init__(self) -> None:
-        self.depth = 0
-        self.bulk = 0
+        self.activation: Activation | None = None
 
-
-_local = _ThreadState()
-
-
-def in_call() -> bool:
-    """Whether this thread is inside a tool call, a middleware or a startup hook."""
-    return _local.depth > 0
-
-
-def in_world_code() -> bool:
-    """Whether this thread is inside a call, a middleware, a startup hook or a ``bulk()`` block."""
-    return _local.depth > 0 or _local.bulk > 0
-
-
-def bypasses_gate() -> bool:
-    """Nested calls, and calls made inside ``bulk()``, do not take the concurrency gate."""
-    return in_world_code()
-
-
-class entered:
-    """Mark this thread as inside world code (or a ``bulk()`` block) for a ``with`` block."""
-
-    __slots__ = ("_bulk",)
-
-    def __init__(self, *, bulk: bool = False) -> None:
-        self._bulk = bulk
-
-    def __enter__(self) -> None:
-        if self._bulk:
-            _local.bulk += 1
-        else:
-            _local.depth += 1
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bulk:
-            _local.bulk -= 1
-        else:
-            _local.depth -= 1
-
-
-class Activation:
-    """One activation of an instance, and the sessions and records it holds."""
-
-    __slots__ = (
-        "_worlds",
-        "alive",
-        "diverged",
-        "ordinal",
-        "recording",
-        "records",
-        "sessions",
-        "texts",
-        "thread",
-        "unrecorded",
-    )
-
-    def __init__(self, *, recording: bool) -> None:
-        self.thread = threading.get_ident()
-        self.alive = True
-        self.recording = recording
-        # node index -> (runtime, session), for the segment being recorded now.
-        self.sessions: dict[int, tuple[NodeRuntime, apsw.Session]] = {}
-        self.ordinal: int | None = None
-        self.records: list[LogRecord] = []
-        # Each record's JSON text, in step with ``records``.
-        self.texts: list[str] = []
-        self._worlds: dict[int, Worlds] = {}
-        # Why the stores now hold a change the log cannot show, once that has happened.
-        self.diverged: str | None = None
-        # Why some writes of this activation would go unrecorded (a session not reopened).
-        self.unrecorded: str | None = None
-
-    def touch(self, runtime: NodeRuntime) -> None:
-        """Make sure ``runtime``'s writes in this activation are recorded."""
-        if self.recording and runtime.index not in self.sessions:
-            session = apsw.Session(runtime.conn, "main")
-            try:
-                if runtime.table_filter is not None:
-                    session.table_filter(runtime.table_filter)
-                session.attach()
-            except BaseException:
-                session.close()
-                raise
-            self.sessions[runtime.index] = (runtime, session)
-
-    def flush(self) -> list[NodeRuntime]:
-        """Render the open sessions into records under the current ordinal, and close them.
-
-        Returns the nodes whose sessions were closed, so a caller can reopen them.
-        Whatever interrupts it (an unrenderable value, ``MemoryError``, Ctrl-C), every
-        session is closed and what was written is taken back out, or, when that
-        cannot be done, ``diverged`` says so.
-        """
-        if not self.sessions:
-            return []
-        touched = [runtime for runtime, _ in self.sessions.values()]
-        taken: list[tuple[NodeRuntime, bytes]] = []
-        unread: list[str] = []
-        failure: BaseException | None = None
-        for runtime, session in self.sessions.values():
-            try:
-                changeset = session.changeset()
-            except BaseException as error:
-                failure = failure or error
-                unread.append(runtime.path)
-                continue
-            finally:
-                session.close()
-            if changeset:
-                taken.append((runtime, changeset))
-        self.sessions.clear()
-        rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
-        try:
-            if failure is not None:
-                raise failure
-            for runtime, changeset in taken:
-                rendered.extend(
-                    render_changeset(
-                        runtime.path,
-                        changeset,
-                        self.ordinal,
-                        runtime.describe_table,
-                        runtime.shapes,
-                    )
-                )
-            if len(rendered) > 1:
-                rendered.sort(key=_sort_key)
-        except BaseException as error:
-            # The rows are written but cannot be logged: take them back out, so the
-            # instance never holds a change its state document does not show.
-            problem = self._unrecordable(taken, unread, error)
-            if isinstance(error, Exception):
-                raise problem from error
-            raise
-        if rendered:
-            self.records.extend([record for record, _, _ in rendered])
-            self.texts.extend([text for _, text, _ in rendered])
-        return touched
-
-    def _unrecordable(
-        self, taken: list[tuple[NodeRuntime, bytes]], unread: list[str], error: BaseException
-    ) -> WorldBug:
-        """Undo the changes ``taken`` records, and say why they could not be logged."""
-        why = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        stores = ", ".join([runtime.path for runtime, _ in taken] + unread)
-        try:
-            for runtime, changeset in reversed(taken):
-                apsw.Changeset.apply(
-                    apsw.Changeset.invert(changeset),
-                    runtime.conn,
-                    conflict=lambda _reason, _change: apsw.SQLITE_CHANGESET_ABORT,
-                )
-        except apsw.Error as undo_error:
-            self.diverged = (
-                f"what was written to {stores} could not be recorded ({why}) nor undone "
-                f"({type(undo_error).__name__}: {undo_error})"
-            )
-        if unread:
-            # A session whose changes could not be read cannot be undone either.
-            self.diverged = f"what was written to {', '.join(unread)} could not be read ({why})"
-        if self.diverged is not None:
-            return WorldBug(
-                f"{self.diverged}; this instance no longer matches its state document, so it "
-                "refuses further use: destroy it"
-            )
-        return WorldBug(
-            f"the change log cannot record what was written to {stores} ({why}), so it was "
-            "undone; store text as valid UTF-8, or bytes as a BLOB"
-        )
-
-    def discard(self) -> None:
-        """Close the open sessions without rendering them."""
-        for _, session in self.sessions.values():
-            session.close()
-        self.sessions.clear()
-
-    def end(self) -> None:
-        """This activation is over: every handle made in it is now stale."""
-        self.discard()
-        self.alive = False
-        # Each ``Worlds`` refers back to this activation: drop them, so an ended
-        # activation is freed without waiting for the cycle collector.
-        self._worlds.clear()
-
-    def worlds(self, runtime: NodeRuntime) -> Worlds:
-        """The ``ctx.worlds`` container of ``runtime`` for this activation."""
-        worlds = self._worlds.get(runtime.index)
-        if worlds is None:
-            worlds = self._worlds[runtime.index] = Worlds(runtime, self)
-        return worlds
-
-    def call(
-        self, runtime: NodeRuntime, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
-    ) -> Any:
-        """``handle.call``: run a tool of ``runtime``'s subtree inside this activation."""
-        return call_nested(runtime, self, target, args, arguments)
-
-    def ctx(self, runtime: NodeRuntime, call: Call | None) -> Ctx[Any]:
-        """The context a layer of ``runtime``'s world receives."""
-        return Ctx(
-            runtime.db,
-            runtime.clock,
-            runtime.ids,
-            runtime.state,
-            call,
-            runtime.info,
-            self.worlds(runtime),
-        )
-
-
-def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
-    return sort_key(item[0], item[2])
+    def current(self) -> Activation:
+        """The activation in progress; a chain step run after its call ended is refused."""
+        activation = self.activation
+        if activation is None:
+            raise WorldBug("a middleware's next_ was called after its call ended")
+        return activation
 
 
 class Route:
-    """What dispatching one surface entry needs, resolved against one instance."""
+    """What dispatching one surface entry needs, resolved against one instance, chain composed."""
 
-    __slots__ = ("entry", "layers", "owner", "touched")
+    __slots__ = ("entry", "layers", "owner", "run", "touched")
 
-    def __init__(self, entry: SurfaceEntry, runtimes: list[NodeRuntime]) -> None:
+    def __init__(
+        self, entry: SurfaceEntry, runtimes: list[NodeRuntime], slot: ActivationSlot
+    ) -> None:
         self.entry = entry
         route = [runtimes[node.index] for node in entry.route]
         self.owner = route[-1]
-        # Sessions for the owner, and for every node on the way whose middleware
+        # Recorded for the owner, and for every node on the way whose middleware
         # runs with that node's db and so may write there.
         self.touched = tuple(
             dict.fromkeys(
@@ -293,34 +98,63 @@ class Route:
             for runtime in route
             for middleware in runtime.node.world.middlewares
         )
+        self.run = compose(slot, self.layers, self.owner, entry.tool)
+        """``run(name, arguments)``: the chain, outermost middleware first, down to the tool."""
 
 
-# --- the chain ---------------------------------------------------------------------------------
-
-
-def _run_chain(
-    activation: Activation,
+def compose(
+    slot: ActivationSlot,
     layers: tuple[tuple[Callable[..., Any], NodeRuntime], ...],
-    position: int,
     owner: NodeRuntime,
     tool: Tool,
-    call: Call,
-) -> Any:
-    if position == len(layers):
-        return _run_tool(activation, owner, tool, call.name, call.arguments, call.node)
-    middleware, runtime = layers[position]
+) -> Chain:
+    """The chain of ``layers`` down to ``tool`` on ``owner``, built once for a route.
 
+    Each layer's ``next_`` is made here, once; the activation a step works in is
+    read from ``slot`` when it runs, since it is the one in progress.
+    """
+    if not layers:
+
+        def bare(name: str, arguments: dict[str, Any]) -> Any:
+            activation = slot.activation
+            if activation is None:
+                activation = slot.current()  # refused: the call has ended
+            return run_tool(activation, owner, tool, name, arguments, owner.path)
+
+        return bare
+
+    def last(call: Call) -> Any:
+        return run_tool(slot.current(), owner, tool, call.name, call.arguments, call.node)
+
+    step: Step = last
+    for middleware, runtime in reversed(layers):
+        step = _layer(slot, middleware, runtime, step)
+    first = step
+    node = owner.path
+
+    def chained(name: str, arguments: dict[str, Any]) -> Any:
+        return first(Call(name, arguments, tool, node))
+
+    return chained
+
+
+def _layer(
+    slot: ActivationSlot, middleware: Callable[..., Any], runtime: NodeRuntime, inner: Step
+) -> Step:
     def next_(ctx: object, next_call: Call) -> Any:
         if not isinstance(next_call, Call):
             raise WorldBug(
                 f"a middleware passed {type(next_call).__name__} to next_; pass (ctx, call)"
             )
-        return _run_chain(activation, layers, position + 1, owner, tool, next_call)
+        return inner(next_call)
 
-    return middleware(activation.ctx(runtime, call), call, next_)
+    def step(call: Call) -> Any:
+        return middleware(slot.current().ctx(runtime, call), call, next_)
+
+    return step
 
 
-def _run_tool(
+def run_tool(
     activation: Activation,
     owner: NodeRuntime,
     tool: Tool,
@@ -328,6 +162,7 @@ def _run_tool(
     arguments: dict[str, Any],
     node: str,
 ) -> Any:
+    """The end of every chain: validate the arguments, then run the tool in its transaction."""
     values = tool.validate(arguments)
     ctx = activation.ctx(owner, Call(name, values, tool, node))
     if not tool.transaction:
@@ -342,34 +177,588 @@ def _run_tool(
     return result
 
 
-# --- calls from the agent's surface --------------------------------------------------------------
+class _RouteCache:
+    """The routes an instance resolved against one sealing of its world."""
+
+    __slots__ = ("complete", "composition", "nested", "routes")
+
+    def __init__(self, composition: Composition) -> None:
+        self.composition = composition
+        self.routes: dict[str, Route] = {}
+        # Whether ``routes`` holds every surface entry, in surface order.
+        self.complete = False
+        # (node index, tool name) -> the tool and the owner's own chain, for a handle's calls.
+        self.nested: dict[tuple[int, str], tuple[Tool, Chain]] = {}
 
 
-def call_surface(
-    instance: Instance, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
-) -> Any:
-    """``inst.call``: resolve over the composite surface, then dispatch as call ``i``."""
-    if type(target) is str:
-        route = instance.route(target)
-        if route is None:
-            if target == CONTROL_TOOL_NAME and instance.control_tools:
-                return instance.run_control_tool(arguments)
-            raise UnknownTool(target)
-        if args:
-            raise WorldBug(
-                f"inst.call({target!r}, ...) got positional arguments; pass them by name, or "
-                "call the tool by its function"
+# --- the steps of a call -----------------------------------------------------------------------
+
+
+class _GateSlot:
+    """A slot of the process's concurrency gate, for an outermost call; nested calls take none."""
+
+    __slots__ = ("_held",)
+
+    def __enter__(self) -> None:
+        held: FairGate | None = None
+        if not (_local.depth or _local.bulk):
+            taken = gate()
+            if taken.acquire():
+                held = taken
+        self._held = held
+
+    def __exit__(self, *exc: object) -> None:
+        held = self._held
+        if held is not None:
+            held.release()
+
+
+class _Logged:
+    """A call's log line, and what it raised noted in its call record (when it has one)."""
+
+    __slots__ = ("_instance_id", "_internal", "_node", "_record", "_started", "_tool")
+
+    def __init__(
+        self, instance_id: str, tool: str, node: str, record: CallRecord | None, *, internal: bool
+    ) -> None:
+        self._instance_id = instance_id
+        self._tool = tool
+        self._node = node
+        self._record = record
+        self._internal = internal
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        failure: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if failure is not None and self._record is not None:
+            self._record.record_failure(failure)
+        if failure is not None or self._internal or _log.isEnabledFor(_INFO):
+            _log_call(
+                self._instance_id,
+                self._tool,
+                self._node,
+                self._started,
+                failure,
+                internal=self._internal,
             )
-        name = target
-    elif callable(target):
-        route = _resolve_function(instance.world.name, instance.routes(), target)
-        name = route.entry.name
-        if args:
-            arguments = {**route.entry.tool.bind_positional(args), **arguments}
-    else:
-        instance.routes()  # a tree that no longer seals is refused first, as for any call
-        raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
-    return _dispatch(instance, route, name, arguments)
+
+
+class _Working:
+    """The activation an outer call works in: a new one, or a segment of the ``bulk()`` block.
+
+    Entering marks the thread inside world code, installs the activation (or
+    ends the block's segment so far), sets the ordinal and starts recording the
+    route's stores. Leaving ends the call's work whatever was raised: a new
+    activation is finished (its records kept), a block's segment is rendered
+    and the block records again. What finishing could not record is raised.
+    """
+
+    __slots__ = (
+        "_activation",
+        "_calls",
+        "_ordinal",
+        "_ordinal_before",
+        "_outer",
+        "_resumed",
+        "_route",
+    )
+
+    def __init__(self, calls: Calls, route: Route, ordinal: int) -> None:
+        self._calls = calls
+        self._route = route
+        self._ordinal = ordinal
+
+    def __enter__(self) -> None:
+        calls = self._calls
+        activation = calls.slot.activation
+        self._outer = activation is None
+        if activation is None:
+            activation = Activation(calls, recording=True)
+            self._resumed: list[NodeRuntime] = []
+            self._ordinal_before: int | None = None
+        else:
+            # A call made inside bulk(): what the block wrote before it is a segment
+            # of its own, and so is what it writes after, on the same stores.
+            self._resumed = [runtime for runtime, _ in activation.sessions.values()]
+            self._ordinal_before = activation.ordinal
+        self._activation = activation
+        _local.depth += 1
+        try:
+            if self._outer:
+                calls.slot.activation = activation
+            else:
+                activation.flush()
+            activation.ordinal = self._ordinal
+            touch = activation.touch
+            for runtime in self._route.touched:
+                touch(runtime)
+        except BaseException:
+            self._end()
+            raise
+
+    def _end(self) -> WorldBug | None:
+        _local.depth -= 1
+        if self._outer:
+            return self._calls.finish_call(self._activation)
+        return self._calls.resume_block(self._activation, self._ordinal_before, self._resumed)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _local.depth -= 1
+        if self._outer:
+            leftover = self._calls.finish_call(self._activation)
+        else:
+            leftover = self._calls.resume_block(
+                self._activation, self._ordinal_before, self._resumed
+            )
+        if leftover is not None and exc is None:
+            raise leftover
+
+
+class _Deeper:
+    """The thread is inside world code for the block: a nested call's depth."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _local.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _local.depth -= 1
+
+
+# --- the owner ---------------------------------------------------------------------------------
+
+
+class Calls:
+    """The one owner of an instance's calls: the lock, the activation, the routes and the logs.
+
+    ``Instance`` keeps the public face and delegates here; the state document
+    and freezing read an instance through this object too.
+    """
+
+    __slots__ = (
+        "_formatting",
+        "_route_cache",
+        "call_log",
+        "clock",
+        "control",
+        "destroyed",
+        "diverged",
+        "info",
+        "lock",
+        "log",
+        "runtimes",
+        "slot",
+        "stopping",
+        "world",
+    )
+
+    def __init__(
+        self,
+        world: World,
+        info: InstanceInfo,
+        clock: Clock,
+        *,
+        control: ControlTool | None = None,
+    ) -> None:
+        self.world = world
+        self.info = info
+        self.clock = clock
+        self.lock = threading.RLock()
+        """The instance lock: a call, ``bulk()``, ``state()`` and a freeze each hold it."""
+        self.slot = ActivationSlot()
+        """Where the activation in progress is kept."""
+        self.runtimes: list[NodeRuntime] = []
+        """One runtime per store, root first, in the composition's node order."""
+        self.call_log: list[CallRecord] = []
+        """Every dispatched call, in dispatch order, so ``[i]`` is call ``i``."""
+        self.log = ChangeLog()
+        """The change log, each record with its JSON text."""
+        self.control = control
+        """The deprecated control tool, or ``None`` when it is not callable."""
+        self.destroyed = False
+        """Whether ``destroy()`` ran."""
+        self.stopping = False
+        """Whether ``destroy()`` is stopping another thread's work to run."""
+        self.diverged: str | None = None
+        """Why the stores hold changes the log does not show, once that has happened."""
+        self._formatting = False
+        self._route_cache: _RouteCache | None = None
+
+    @property
+    def activation(self) -> Activation | None:
+        """The activation in progress (a call, a ``bulk()`` block or startup), or ``None``."""
+        return self.slot.activation
+
+    @activation.setter
+    def activation(self, activation: Activation | None) -> None:
+        self.slot.activation = activation
+
+    # --- whether the instance may be used ---------------------------------------------------
+
+    def check_usable(self) -> None:
+        """Raise ``WorldBug`` once the instance is destroyed, or no longer matches its log."""
+        if self.destroyed or self.stopping:
+            raise WorldBug(f"instance {self.info.id} was destroyed; make a new one")
+        if self.diverged is not None:
+            raise WorldBug(
+                f"instance {self.info.id} no longer matches its state document ({self.diverged}); "
+                "destroy it and make a new one"
+            )
+
+    def check_callable(self) -> None:
+        """``check_usable``, and refuse a call made while a state formatter runs."""
+        self.check_usable()
+        if self._formatting:
+            raise WorldBug("a state formatter may not write: it called into the instance")
+
+    def refuse_inside(self, message: str) -> None:
+        """Raise ``WorldBug(message)`` from inside a call, a hook or this instance's ``bulk()``."""
+        activation = self.slot.activation
+        if (activation is not None and activation.thread == threading.get_ident()) or in_call():
+            raise WorldBug(message)
+
+    @contextmanager
+    def formatting(self) -> Iterator[None]:
+        """Mark a state formatter running for the block: calls into the instance are refused."""
+        previous = self._formatting
+        self._formatting = True
+        try:
+            yield
+        finally:
+            self._formatting = previous
+
+    # --- routes ----------------------------------------------------------------------------
+
+    def routes(self) -> dict[str, Route]:
+        """Every surface name's route, resolved against this instance's stores, in surface order.
+
+        Kept until the world seals again, and refused with a ``WorldBug`` when the
+        world now resolves to other stores than the instance was made with.
+        """
+        cache = self._routes_of(self.world.composition())
+        if not cache.complete:
+            # route() may have resolved some already: keep them, in surface order.
+            runtimes, known = self.runtimes, cache.routes
+            cache.routes = {
+                entry.name: known.get(entry.name) or Route(entry, runtimes, self.slot)
+                for entry in cache.composition.surface
+            }
+            cache.complete = True
+        return cache.routes
+
+    def route(self, name: str) -> Route | None:
+        """One surface name's route, resolved the first time it is called; ``None`` if unknown."""
+        cache = self._route_cache
+        if cache is None or cache.composition is not self.world.composition():
+            cache = self._routes_of(self.world.composition())
+        route = cache.routes.get(name)
+        if route is None and not cache.complete:
+            entry = cache.composition.by_name.get(name)
+            if entry is None:
+                return None
+            route = cache.routes[name] = Route(entry, self.runtimes, self.slot)
+        return route
+
+    def _routes_of(self, composition: Composition) -> _RouteCache:
+        cache = self._route_cache
+        if cache is not None and cache.composition is composition:
+            return cache
+        mine = [
+            (id(runtime.node.world), runtime.node.scope, runtime.path) for runtime in self.runtimes
+        ]
+        now = [(id(node.world), node.scope, node.path) for node in composition.nodes]
+        if mine != now:
+            raise WorldBug(
+                f"world {self.world.name!r} now resolves to other stores than instance "
+                f"{self.info.id} was made with; make a new instance"
+            )
+        cache = self._route_cache = _RouteCache(composition)
+        return cache
+
+    # --- calls from the agent's surface ------------------------------------------------------
+
+    def call(self, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]) -> Any:
+        """``inst.call``: resolve over the composite surface, then dispatch as call ``i``."""
+        if type(target) is str:
+            cache = self._route_cache
+            if cache is not None and cache.composition is self.world.composition():
+                route = cache.routes.get(target) or self.route(target)
+            else:
+                route = self.route(target)
+            if route is None:
+                if target == CONTROL_TOOL_NAME and self.control is not None:
+                    return self.control(self, arguments)
+                raise UnknownTool(target)
+            if args:
+                raise WorldBug(
+                    f"inst.call({target!r}, ...) got positional arguments; pass them by name, or "
+                    "call the tool by its function"
+                )
+            name = target
+        elif callable(target):
+            route = _resolve_function(self.world.name, self.routes(), target)
+            name = route.entry.name
+            if args:
+                arguments = {**route.entry.tool.bind_positional(args), **arguments}
+        else:
+            self.routes()  # a tree that no longer seals is refused first, as for any call
+            raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
+        with _GateSlot(), self.lock:
+            if self.destroyed or self.stopping or self.diverged is not None or self._formatting:
+                self.check_callable()
+            # Nothing above changed the instance, so a record that cannot be made (or
+            # anything else raised so far) leaves it as it was. From the record on,
+            # the steps below end the call's work, whatever is raised.
+            ordinal, record = self.record_call(name, arguments)
+            with (
+                _Logged(self.info.id, name, route.owner.path, record, internal=False),
+                _Working(self, route, ordinal),
+            ):
+                return route.run(name, arguments)
+
+    def record_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, CallRecord]:
+        """Log a call about to be dispatched; return its ordinal ``i`` and its record."""
+        ordinal = len(self.call_log)
+        record = CallRecord(name, arguments)
+        self.call_log.append(record)
+        self.clock.set_dispatched(ordinal + 1)
+        return ordinal, record
+
+    def finish_call(self, activation: Activation) -> WorldBug | None:
+        """End an outer call: close what it left open, keep its records, stale its handles."""
+        left_open = []
+        unrecorded: WorldBug | None = None
+        try:
+            for runtime, _ in activation.sessions.values():
+                if runtime.conn.in_transaction:
+                    roll_back_quietly(runtime.conn)
+                    left_open.append(runtime.path)
+            try:
+                activation.flush()
+            except WorldBug as error:
+                unrecorded = error
+            if activation.records:
+                # An outer call's activation records under its one ordinal.
+                assert activation.ordinal is not None
+                self.log.extend_call(activation.ordinal, activation.records, activation.texts)
+        finally:
+            self.diverged = self.diverged or activation.diverged
+            activation.end()
+            self.activation = None
+        if unrecorded is not None:
+            return unrecorded
+        if left_open:
+            return WorldBug(
+                f"the call returned with a transaction still open on {', '.join(left_open)}; "
+                "it was rolled back. Close every transaction a transaction=False tool opens"
+            )
+        return None
+
+    def resume_block(
+        self, activation: Activation, ordinal: int | None, resumed: list[NodeRuntime]
+    ) -> WorldBug | None:
+        """End a call's segment inside ``bulk()``, and record the block's own writes again."""
+        leftover: WorldBug | None = None
+        try:
+            activation.flush()
+        except WorldBug as unrecorded:
+            leftover = unrecorded
+        finally:
+            # The block goes on recording, whatever the call's segment did.
+            activation.ordinal = ordinal
+            try:
+                for runtime in resumed:
+                    activation.touch(runtime)
+            except BaseException as error:
+                # The block cannot record what it writes next, so it will keep none of it.
+                activation.unrecorded = f"{type(error).__name__} reopening a change-log session"
+                raise
+        return leftover
+
+    # --- calls made by host code through a handle --------------------------------------------
+
+    def call_nested(
+        self,
+        runtime: NodeRuntime,
+        activation: Activation,
+        target: Any,
+        args: tuple[Any, ...],
+        arguments: dict[str, Any],
+    ) -> Any:
+        """``handle.call``: one tool of this node (by name) or of its subtree (by function)."""
+        if type(target) is str:
+            tool = runtime.node.world.tools.get(target)
+            if tool is None:
+                raise WorldBug(
+                    f"world {runtime.node.world.name!r} (at {runtime.path!r}) has no tool named "
+                    f"{target!r}; a handle calls the added world's own, unprefixed names"
+                )
+            if args:
+                raise WorldBug(f"handle.call({target!r}, ...) takes its arguments by name")
+            owner = runtime
+        elif callable(target):
+            owner, tool = self._resolve_in_subtree(runtime, target)
+            if args:
+                arguments = {**tool.bind_positional(args), **arguments}
+        else:
+            raise WorldBug(f"handle.call takes a tool name or a tool's function, not {target!r}")
+        with self.lock:
+            self.check_callable()
+            activation.touch(owner)
+            run = self._nested_chain(owner, tool)
+            with _Logged(self.info.id, tool.name, owner.path, None, internal=True), _Deeper():
+                return run(tool.name, arguments)
+
+    def _nested_chain(self, owner: NodeRuntime, tool: Tool) -> Chain:
+        cache = self._route_cache
+        if cache is None:
+            cache = self._routes_of(self.world.composition())
+        key = (owner.index, tool.name)
+        known = cache.nested.get(key)
+        if known is not None and known[0] is tool:
+            return known[1]
+        layers = tuple((middleware, owner) for middleware in owner.node.world.middlewares)
+        run = compose(self.slot, layers, owner, tool)
+        cache.nested[key] = (tool, run)
+        return run
+
+    def _resolve_in_subtree(
+        self, runtime: NodeRuntime, fn: Callable[..., Any]
+    ) -> tuple[NodeRuntime, Tool]:
+        runtimes = self.runtimes
+        found = [
+            (runtimes[node.index], tool)
+            for node in runtime.node.subtree()
+            for tool in node.world.tools.values()
+            if tool.fn is fn
+        ]
+        if not found:
+            raise WorldBug(
+                f"no world at or below {runtime.path!r} has a tool built from "
+                f"{getattr(fn, '__qualname__', fn)!r}"
+            )
+        if len(found) > 1:
+            candidates = ", ".join(f"{tool.name} at {owner.path}" for owner, tool in found)
+            raise WorldBug(
+                f"{getattr(fn, '__qualname__', fn)!r} is a tool of more than one store below "
+                f"{runtime.path!r} ({candidates}); use the handle of the store you mean"
+            )
+        return found[0]
+
+    # --- work outside calls -------------------------------------------------------------------
+
+    @contextmanager
+    def bulk(self) -> Iterator[Ctx[Any]]:
+        """Load rows fast: the root's context, one transaction per node, committed together."""
+        self.check_usable()
+        self.refuse_inside("bulk() cannot run inside a call or another bulk() block")
+        with self.lock:
+            self.check_callable()
+            runtimes = self.runtimes
+            # A reader may be asked for inside the block, and switching a store to the
+            # journal a reader needs cannot happen once its transaction is open.
+            for runtime in runtimes:
+                runtime.share()
+            activation = self.activation = Activation(self, recording=True)
+            begun: list[NodeRuntime] = []
+            try:
+                try:
+                    for runtime in runtimes:
+                        runtime.conn.execute("BEGIN")
+                        begun.append(runtime)
+                        activation.touch(runtime)
+                    with entered(bulk=True):
+                        yield activation.ctx(runtimes[0], None)
+                except BaseException:
+                    activation.discard()
+                    for runtime in begun:
+                        roll_back_quietly(runtime.conn)
+                    raise
+                try:
+                    activation.flush()
+                    # A segment that could not be recorded, nor undone, is rolled back
+                    # with the rest, and so is a block that stopped recording.
+                    lost = activation.diverged or activation.unrecorded
+                    if lost is not None:
+                        raise WorldBug(
+                            f"bulk() could not record everything the block wrote ({lost}), so "
+                            "none of it was kept"
+                        )
+                except BaseException:
+                    # What the block wrote cannot be logged: none of it is kept.
+                    for runtime in begun:
+                        roll_back_quietly(runtime.conn)
+                    raise
+                self._commit_bulk(activation.records, activation.texts)
+            finally:
+                activation.end()
+                self.activation = None
+
+    def _commit_bulk(self, records: list[LogRecord], texts: list[str]) -> None:
+        # One node at a time, the root last; a failed commit keeps what committed before it.
+        ordered = [*self.runtimes[1:], self.runtimes[0]]
+        committed: set[str] = set()
+        for position, runtime in enumerate(ordered):
+            try:
+                runtime.conn.execute("COMMIT")
+            except apsw.Error as error:
+                for remaining in ordered[position:]:
+                    roll_back_quietly(remaining.conn)
+                kept = [
+                    (record, text)
+                    for record, text in zip(records, texts, strict=True)
+                    if record.world in committed
+                ]
+                self.log.extend([record for record, _ in kept], [text for _, text in kept])
+                raise db_error(error) from error
+            committed.add(runtime.path)
+        self.log.extend(records, texts)
+
+    def run_startup(self, hooks: Callable[[Activation], None]) -> None:
+        """Run ``hooks`` in the startup activation: every node's transaction open, nothing logged.
+
+        The transactions commit together, the root last, when ``hooks`` returns,
+        and roll back when it raises.
+        """
+        activation = self.activation = Activation(self, recording=False)
+        runtimes = self.runtimes
+        begun: list[NodeRuntime] = []
+        try:
+            for runtime in runtimes:
+                runtime.conn.execute("BEGIN")
+                begun.append(runtime)
+            with entered():
+                hooks(activation)
+            for runtime in [*runtimes[1:], runtimes[0]]:
+                runtime.conn.execute("COMMIT")
+        except BaseException:
+            for runtime in begun:
+                roll_back_quietly(runtime.conn)
+            raise
+        finally:
+            activation.end()
+            self.activation = None
+
+
+def roll_back_quietly(conn: apsw.Connection) -> None:
+    """Roll back ``conn``'s transaction, if it has one, ignoring what SQLite says."""
+    try:
+        if conn.in_transaction:
+            run_cleanup(conn, "ROLLBACK")
+    except apsw.Error:
+        pass
 
 
 def _resolve_function(world: str, routes: dict[str, Route], fn: Callable[..., Any]) -> Route:
@@ -391,169 +780,11 @@ def _resolve_function(world: str, routes: dict[str, Route], fn: Callable[..., An
     return found[0]
 
 
-def _dispatch(instance: Instance, route: Route, name: str, arguments: dict[str, Any]) -> Any:
-    local = _local
-    gated = not (local.depth or local.bulk) and gate().acquire()
-    try:
-        with instance.lock:
-            instance.check_callable()
-            activation = instance.activation
-            outer = activation is None
-            if activation is None:
-                activation = Activation(recording=True)
-                resumed: list[NodeRuntime] = []
-                outer_ordinal = None
-            else:
-                # A call made inside bulk(): what the block wrote before it is a segment
-                # of its own, and so is what it writes after, on the same stores.
-                resumed = [runtime for runtime, _ in activation.sessions.values()]
-                outer_ordinal = activation.ordinal
-            owner = route.owner
-            started = time.perf_counter()
-            failure: BaseException | None = None
-            leftover: WorldBug | None = None
-            # Nothing above changed the instance, so a record that cannot be made (or
-            # anything else raised so far) leaves it as it was. From the record on, the
-            # finally below ends the call's work, whatever is raised.
-            ordinal, record = instance.record_call(name, arguments)
-            local.depth += 1
-            try:
-                if outer:
-                    instance.activation = activation
-                else:
-                    activation.flush()
-                activation.ordinal = ordinal
-                for runtime in route.touched:
-                    activation.touch(runtime)
-                layers = route.layers
-                tool = route.entry.tool
-                if layers:
-                    call = Call(name, arguments, tool, owner.path)
-                    result = _run_chain(activation, layers, 0, owner, tool, call)
-                else:
-                    # No middleware on the route: straight to the tool, as the chain's end would.
-                    result = _run_tool(activation, owner, tool, name, arguments, owner.path)
-            except BaseException as error:
-                failure = error
-                record.record_failure(error)
-                raise
-            finally:
-                local.depth -= 1
-                if outer:
-                    leftover = instance.finish_call(activation)
-                else:
-                    leftover = _resume_block(activation, outer_ordinal, resumed)
-                failure = failure or leftover
-                if failure is not None or _log.isEnabledFor(_INFO):
-                    _log_call(instance, name, owner.path, started, failure, internal=False)
-                # The error's traceback holds this frame: keeping it here too would make a
-                # cycle, and the call's arguments would wait for the cycle collector.
-                failure = None
-            if leftover is not None:
-                record.record_failure(leftover)
-                raise leftover
-            return result
-    finally:
-        if gated:
-            gate().release()
-
-
-def _resume_block(
-    activation: Activation, ordinal: int | None, resumed: list[NodeRuntime]
-) -> WorldBug | None:
-    """End a call's segment inside ``bulk()``, and record the block's own writes again."""
-    leftover: WorldBug | None = None
-    try:
-        activation.flush()
-    except WorldBug as unrecorded:
-        leftover = unrecorded
-    finally:
-        # The block goes on recording, whatever the call's segment did.
-        activation.ordinal = ordinal
-        try:
-            for runtime in resumed:
-                activation.touch(runtime)
-        except BaseException as error:
-            # The block cannot record what it writes next, so it will keep none of it.
-            activation.unrecorded = f"{type(error).__name__} reopening a change-log session"
-            raise
-    return leftover
-
-
-# --- calls made by host code through a handle ---------------------------------------------------
-
-
-def call_nested(
-    runtime: NodeRuntime,
-    activation: Activation,
-    target: Any,
-    args: tuple[Any, ...],
-    arguments: dict[str, Any],
-) -> Any:
-    """``handle.call``: one tool of this node (by name) or of its subtree (by function)."""
-    if type(target) is str:
-        tool = runtime.node.world.tools.get(target)
-        if tool is None:
-            raise WorldBug(
-                f"world {runtime.node.world.name!r} (at {runtime.path!r}) has no tool named "
-                f"{target!r}; a handle calls the added world's own, unprefixed names"
-            )
-        if args:
-            raise WorldBug(f"handle.call({target!r}, ...) takes its arguments by name")
-        owner = runtime
-    elif callable(target):
-        owner, tool = _resolve_in_subtree(runtime, target)
-        if args:
-            arguments = {**tool.bind_positional(args), **arguments}
-    else:
-        raise WorldBug(f"handle.call takes a tool name or a tool's function, not {target!r}")
-    instance = runtime.instance
-    with instance.lock:
-        instance.check_callable()
-        activation.touch(owner)
-        layers = tuple((middleware, owner) for middleware in owner.node.world.middlewares)
-        call = Call(tool.name, arguments, tool, owner.path)
-        started = time.perf_counter()
-        _local.depth += 1
-        failure: BaseException | None = None
-        try:
-            return _run_chain(activation, layers, 0, owner, tool, call)
-        except BaseException as error:
-            failure = error
-            raise
-        finally:
-            _local.depth -= 1
-            _log_call(instance, tool.name, owner.path, started, failure, internal=True)
-            failure = None  # as in _dispatch: no cycle through the traceback
-
-
-def _resolve_in_subtree(runtime: NodeRuntime, fn: Callable[..., Any]) -> tuple[NodeRuntime, Tool]:
-    runtimes = runtime.instance.runtimes
-    found = [
-        (runtimes[node.index], tool)
-        for node in runtime.node.subtree()
-        for tool in node.world.tools.values()
-        if tool.fn is fn
-    ]
-    if not found:
-        raise WorldBug(
-            f"no world at or below {runtime.path!r} has a tool built from "
-            f"{getattr(fn, '__qualname__', fn)!r}"
-        )
-    if len(found) > 1:
-        candidates = ", ".join(f"{tool.name} at {owner.path}" for owner, tool in found)
-        raise WorldBug(
-            f"{getattr(fn, '__qualname__', fn)!r} is a tool of more than one store below "
-            f"{runtime.path!r} ({candidates}); use the handle of the store you mean"
-        )
-    return found[0]
-
-
 # --- logging -----------------------------------------------------------------------------------
 
 
 def _log_call(
-    instance: Instance,
+    instance_id: str,
     tool: str,
     node: str,
     started: float,
@@ -564,7 +795,7 @@ def _log_call(
     if failure is not None and not internal and not isinstance(failure, ToolError):
         _log.error(
             "%s: unexpected %s from %s at node=%s",
-            instance.id,
+            instance_id,
             type(failure).__name__,
             tool,
             node,
@@ -575,7 +806,7 @@ def _log_call(
         and failure.__cause__ is not None
         and _log.isEnabledFor(logging.DEBUG)
     ):
-        _log.debug("%s: %s raised from another error", instance.id, tool, exc_info=failure)
+        _log.debug("%s: %s raised from another error", instance_id, tool, exc_info=failure)
     if not _log.isEnabledFor(_INFO):
         return
     if failure is None:
@@ -591,5 +822,5 @@ def _log_call(
         outcome,
         (time.perf_counter() - started) * 1000.0,
         "true" if internal else "false",
-        instance.id,
+        instance_id,
     )

@@ -40,10 +40,10 @@ __all__ = ["freeze", "freeze_instance", "rebuild"]
 
 def freeze_instance(instance: Instance, fixture_id: str, description: str) -> Fixture:
     """``inst.freeze(id, description)``: freeze into the world's own fixtures directory."""
-    instance.check_usable()
-    instance.refuse_inside("freeze cannot run inside bulk() or a call; leave the block first")
+    instance.calls.check_usable()
+    instance.calls.refuse_inside("freeze cannot run inside bulk() or a call; leave the block first")
     # A freeze is a use of the tree, so a tree that no longer seals is refused here.
-    instance.routes()
+    instance.calls.routes()
     return freeze(instance, fixture_id, description, fixtures_dir=instance.world.fixtures_dir)
 
 
@@ -55,9 +55,9 @@ def freeze(
     if not isinstance(description, str):
         raise WorldBug("a fixture's description is a string, written for whoever chooses it")
     writer = FixtureWriter(fixtures_dir, fixture_id)
-    with instance.lock:
-        instance.check_usable()
-        runtimes = instance.runtimes
+    with instance.calls.lock:
+        instance.calls.check_usable()
+        runtimes = instance.calls.runtimes
         for runtime in runtimes:
             actual = describe(runtime.conn).hash
             if actual != runtime.node.world.schema_hash:

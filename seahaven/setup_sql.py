@@ -35,7 +35,7 @@ from seahaven.sandbox import (
 
 if TYPE_CHECKING:
     from seahaven.clock import Clock
-    from seahaven.instance import NodeRuntime
+    from seahaven.runtime import NodeRuntime
 
 __all__ = ["run_setup_sql", "split_statements"]
 

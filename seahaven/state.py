@@ -33,10 +33,10 @@ __all__ = [
 
 def build_document(instance: Instance, format: str | None) -> dict[str, Any]:
     """``inst.state(format)``: the whole document, in ``format`` or the instance's own."""
-    instance.check_usable()
-    instance.refuse_inside("state cannot run inside a transaction; read it between calls")
-    with instance.lock:
-        instance.check_usable()
+    instance.calls.check_usable()
+    instance.calls.refuse_inside("state cannot run inside a transaction; read it between calls")
+    with instance.calls.lock:
+        instance.calls.check_usable()
         name = instance.state_format if format is None else format
         formatter = instance.world.resolve_state_format(name)
         document = _envelope(instance, name)
@@ -58,10 +58,10 @@ def document_json(
     change log on every frame. A value JSON cannot carry raises ``ValueError``,
     as ``json.dumps`` would.
     """
-    instance.check_usable()
-    instance.refuse_inside("state cannot run inside a transaction; read it between calls")
-    with instance.lock:
-        instance.check_usable()
+    instance.calls.check_usable()
+    instance.calls.refuse_inside("state cannot run inside a transaction; read it between calls")
+    with instance.calls.lock:
+        instance.calls.check_usable()
         name = instance.state_format if format is None else format
         formatter = instance.world.resolve_state_format(name)
         envelope = _envelope(instance, name)
@@ -151,12 +151,12 @@ def run_formatter(
 ) -> dict[str, Any]:
     """Run a formatter, refusing one that writes or returns something that is not JSON."""
     wrote = f"state format {name!r} wrote to the instance; a formatter only reads"
-    changes = [runtime.total_changes() for runtime in instance.runtimes]
+    changes = [runtime.total_changes() for runtime in instance.calls.runtimes]
     # A built-in only copies records, so only a world's own formatter is fenced
     # off from writing; the fence refuses the write rather than finding it later.
     guard = None if formatter in BUILTIN_FORMATS.values() else _ReadOnlyGuard(instance)
     try:
-        with instance.formatting():
+        with instance.calls.formatting():
             try:
                 if guard is not None:
                     guard.install()
@@ -172,7 +172,7 @@ def run_formatter(
         raise WorldBug(f"state format {name!r} raised {type(error).__name__}: {error}") from error
     if guard is not None and guard.refused:
         raise WorldBug(wrote)
-    if [runtime.total_changes() for runtime in instance.runtimes] != changes:
+    if [runtime.total_changes() for runtime in instance.calls.runtimes] != changes:
         raise WorldBug(wrote)
     if not isinstance(state, dict):
         raise WorldBug(
@@ -217,7 +217,7 @@ class _ReadOnlyGuard:
     __slots__ = ("_conns", "_previous", "refused")
 
     def __init__(self, instance: Instance) -> None:
-        self._conns = [runtime.conn for runtime in instance.runtimes]
+        self._conns = [runtime.conn for runtime in instance.calls.runtimes]
         self._previous: list[Any] = []
         self.refused = False
 

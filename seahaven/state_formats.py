@@ -1,9 +1,10 @@
 """The built-in state formats: what each puts under the state document's ``state``.
 
 A format is a function ``(world, instance or None) -> dict``. The built-in ones
-read an instance only through its public methods, as a world's own format
-would, and copy the change log the instance rendered when each call
-committed, so they cost serialisation and no database work. The envelope
+read the change log the instance rendered when each call committed
+(``instance.calls.log``, where each call's records are found by its ordinal),
+so they cost serialisation and no database work, and the last step costs the
+size of the last call. The envelope
 around ``state`` is ``seahaven.state``'s.
 """
 
@@ -26,21 +27,21 @@ def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
     """``seahaven.state/1``: every record of the change log."""
     if instance is None:
         return {"db": {"log": []}}
-    return {"db": {"log": published(instance.change_log())}}
+    return {"db": {"log": published(instance.calls.log.records)}}
 
 
 def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
     """``seahaven.state+last_step/1``: the records of the most recent call only."""
     if instance is None or instance.call_count == 0:
         return {"db": {"log": []}}
-    last = instance.call_count - 1
-    return {"db": {"log": published(r for r in instance.change_log() if r.i == last)}}
+    records, _ = instance.calls.log.of_call(instance.call_count - 1)
+    return {"db": {"log": published(records)}}
 
 
 def _with_calls(world: World, instance: Instance | None) -> dict[str, Any]:
     """``seahaven.state+calls/1``: the whole log, plus the call log."""
     state = _whole_log(world, instance)
-    state["calls"] = [] if instance is None else [r.to_dict() for r in instance.call_log()]
+    state["calls"] = [] if instance is None else [r.to_dict() for r in instance.calls.call_log]
     return state
 
 
@@ -60,24 +61,19 @@ def _log_text(texts: list[str]) -> str:
 
 
 def _whole_log_json(instance: Instance) -> str:
-    return _log_text(instance.change_log_texts()) + "}"
+    return _log_text(instance.calls.log.texts) + "}"
 
 
 def _last_step_json(instance: Instance) -> str:
     if instance.call_count == 0:
         return _log_text([]) + "}"
-    last = instance.call_count - 1
-    texts = [
-        text
-        for record, text in zip(instance.change_log(), instance.change_log_texts(), strict=True)
-        if record.i == last
-    ]
+    _, texts = instance.calls.log.of_call(instance.call_count - 1)
     return _log_text(texts) + "}"
 
 
 def _with_calls_json(instance: Instance) -> str:
-    calls = encode_json([record.to_dict() for record in instance.call_log()])
-    return _log_text(instance.change_log_texts()) + ',"calls":' + calls + "}"
+    calls = encode_json([record.to_dict() for record in instance.calls.call_log])
+    return _log_text(instance.calls.log.texts) + ',"calls":' + calls + "}"
 
 
 BUILTIN_JSON: dict[Callable[[Any, Any], dict[str, Any]], Callable[[Instance], str]] = {

@@ -593,7 +593,7 @@ class World:
         setup_sql: str | None = None,
     ) -> Instance:
         """Make an instance: a private copy of a fixture, or a blank one. A context manager."""
-        from seahaven.instance import create_instance
+        from seahaven.creation import create_instance
 
         return create_instance(
             self,

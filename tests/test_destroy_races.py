@@ -84,11 +84,11 @@ def test_a_reader_that_waited_for_the_lock_while_destroy_ran_gets_a_world_bug(
     tmp_path: Path, method: str
 ) -> None:
     inst = make_world(tmp_path).instance()
-    real = inst._lock
+    real = inst.calls.lock
     real.acquire()
     try:
         held = ReportingLock(real)
-        inst._lock = held  # type: ignore[assignment]
+        inst.calls.lock = held  # type: ignore[assignment]
         reader = Reader(getattr(inst, method))
         reader.start()
         assert held.waiting.wait(60), "the reader never reached the lock"
@@ -156,7 +156,7 @@ def test_a_call_interrupted_while_it_was_finishing_still_lets_the_instance_go(
     # Ctrl-C can land between two lines of the code that ends a call; the instance must
     # still be destroyable (and its directory removed) from the same thread afterwards.
     import seahaven
-    from seahaven.instance import Instance
+    from seahaven.dispatch import Calls
 
     world = seahaven.World(
         name="interrupted",
@@ -174,10 +174,10 @@ def test_a_call_interrupted_while_it_was_finishing_still_lets_the_instance_go(
     inst = world.instance()
     directory = inst.directory
 
-    def interrupted(self: Instance, activation: object) -> None:
+    def interrupted(self: Calls, activation: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Instance, "finish_call", interrupted)
+    monkeypatch.setattr(Calls, "finish_call", interrupted)
     with pytest.raises(KeyboardInterrupt):
         inst.call("touch")
     monkeypatch.undo()
