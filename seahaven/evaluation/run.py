@@ -196,6 +196,22 @@ class TrialSpec:
         """The episode id a runner gives the trial's state document: ``pack/scenario/trial``."""
         return f"{self.pack.name}/{self.scenario.id}/{self.trial}"
 
+    def result(self, **outcome: Any) -> TrialResult:
+        """This trial's result: the spec's pack, scenario, trial and seed, and ``outcome``.
+
+        ``outcome`` is every other field of ``TrialResult`` (world, score, passed, ...); a
+        runner fills in what it learned and the identifying fields come from here, once.
+        """
+        return TrialResult(
+            pack=self.pack.name,
+            pack_version=self.pack.version,
+            scenario=self.scenario.id,
+            scenario_hash=self.scenario.hash,
+            trial=self.trial,
+            seed=self.seed,
+            **outcome,
+        )
+
 
 def plan(
     pack: ScenarioSet,
@@ -250,13 +266,7 @@ def run_trial(
             error = TrialError(kind="world", message=str(bug))
             grade = None
         world_failed = error is not None and error.kind == "world"
-        return TrialResult(
-            pack=spec.pack.name,
-            pack_version=spec.pack.version,
-            scenario=scenario.id,
-            scenario_hash=scenario.hash,
-            trial=spec.trial,
-            seed=spec.seed,
+        return spec.result(
             world=resolved.name,
             world_version=resolved.version,
             score=0.0 if grade is None or world_failed else grade.score,

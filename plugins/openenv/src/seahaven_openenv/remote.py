@@ -216,13 +216,7 @@ def run_remote_trial(
     def result() -> TrialResult:
         world_failed = error is not None and error.kind in ("world", "runner")
         scored = grade is not None and not world_failed
-        return TrialResult(
-            pack=spec.pack.name,
-            pack_version=spec.pack.version,
-            scenario=scenario.id,
-            scenario_hash=scenario.hash,
-            trial=spec.trial,
-            seed=spec.seed,
+        return spec.result(
             world=str(world.get("name")),
             world_version=str(world.get("version")),
             score=float(grade["score"]) if scored and grade is not None else 0.0,

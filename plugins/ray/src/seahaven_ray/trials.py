@@ -311,15 +311,8 @@ class _TrialWork(Work[TrialSpec, TrialResult]):
         return result
 
     def failed(self, item: TrialSpec, attempt: int, kind: FailureKind, message: str) -> TrialResult:
-        scenario = item.scenario
         world, version = self._world_of(item)
-        return TrialResult(
-            pack=item.pack.name,
-            pack_version=item.pack.version,
-            scenario=scenario.id,
-            scenario_hash=scenario.hash,
-            trial=item.trial,
-            seed=item.seed,
+        return item.result(
             world=world,
             world_version=version,
             score=0.0,
