@@ -883,9 +883,24 @@ async def _send(websocket: WebSocket, reply: str) -> None:
 async def _answer(
     session: Session, hub: Hub, text: str | bytes, inbox: Inbox | None = None
 ) -> tuple[str | None, int | None]:
-    """The reply to one frame, and the close code when the connection ends after it."""
+    """The reply to one frame, and the close code when the connection ends after it.
+
+    The reply carries the frame's ``id`` when the frame had one.
+    """
     try:
-        kind, data = frames.parse(text)
+        kind, data, request_id = frames.parse_frame(text)
+    except FrameError as error:
+        reply_text = frames.encode(frames.error_frame(error.code, error.message, **error.extra))
+        return frames.with_id(reply_text, error.request_id), None
+    reply, last = await _answer_frame(session, hub, kind, data, inbox)
+    return (None if reply is None else frames.with_id(reply, request_id)), last
+
+
+async def _answer_frame(
+    session: Session, hub: Hub, kind: str, data: Any, inbox: Inbox | None
+) -> tuple[str | None, int | None]:
+    """``_answer`` for a frame that parsed: its reply, without the id."""
+    try:
         if kind == "close":
             return None, CLOSE_NORMAL
         if kind == "reset":
