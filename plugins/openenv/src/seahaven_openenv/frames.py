@@ -61,7 +61,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _FRAME_KEYS: dict[str, frozenset[str]] = {
     "reset": frozenset({"type", "data", "id"}),
     "step": frozenset({"type", "data", "id"}),
-    "state": frozenset({"type", "id"}),
+    "state": frozenset({"type", "data", "id"}),
     "close": frozenset({"type", "id"}),
     "mcp": frozenset({"type", "data", "id"}),
 }

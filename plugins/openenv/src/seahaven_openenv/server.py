@@ -157,6 +157,8 @@ class Hub:
             raise WorldBug("session_timeout is a number of seconds, 0 (off) or more")
         self.max_concurrent_envs = max_concurrent_envs
         self.session_timeout = session_timeout or None
+        #: When this server's sessions began (wall clock): an error naming a restart says it.
+        self.started_at = time.time()
         # Every session, with the socket it lives on; ``None`` for a session made over
         # ``POST /mcp`` with no socket attached now.
         self.sessions: dict[Session, WebSocket | None] = {}
@@ -979,6 +981,7 @@ async def _answer_frame(
                 await hub.execute(work, session.step, data, gated=gated, inbox=inbox)
             )
         elif kind == "state":
+            _check_state_frame(data, session, hub)
             # The document arrives as text: its change log is never re-encoded per frame.
             try:
                 text = await hub.execute("state", session.state_text, inbox=inbox)
@@ -1011,6 +1014,44 @@ async def _answer_frame(
         return frames.encode(reply), None
     except (TypeError, ValueError) as error:
         return _not_json(error), None
+
+
+def _check_state_frame(data: Any, session: Session, hub: Hub) -> None:
+    """Refuse a ``state`` on a connection holding no episode, unless it says it expects none.
+
+    OpenEnv's client reconnects without a word when its socket closes (the reaper,
+    a server restart, a dropped connection), so a ``state`` landing on a connection
+    that never had an episode is most likely a lost episode's: answering the empty
+    document would let a grader score it as a real one. ``{"allow_no_episode": true}``
+    (what the web console sends) asks for that document anyway.
+    """
+    if not isinstance(data, dict) or any(key != "allow_no_episode" for key in data):
+        raise FrameError(
+            "VALIDATION_ERROR",
+            'a state frame\'s data is {} or {"allow_no_episode": true}, nothing else',
+        )
+    allowed = data.get("allow_no_episode", False)
+    if not isinstance(allowed, bool):
+        raise FrameError("VALIDATION_ERROR", "a state frame's allow_no_episode is true or false")
+    if allowed or session.instance is not None or session.lost is not None:
+        # A lost episode is refused by the session itself, naming what happened.
+        return
+    reaper = (
+        f"the reaper ended it after {hub.session_timeout:g} s idle"
+        if hub.session_timeout is not None
+        else "the reaper is off on this server, so not the reaper"
+    )
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(hub.started_at))
+    raise FrameError(
+        "SESSION_ERROR",
+        "this connection holds no episode: no reset has started one on it (or its last reset "
+        "failed). If this client had an episode, it was on an earlier connection, and it ended "
+        f"with that connection ({reaper}; or the server restarted: this one has run since "
+        f"{started}; or the connection dropped). OpenEnv's client reconnects without a word, "
+        'so nothing else says so. Send a reset to start an episode, or {"type": "state", '
+        '"data": {"allow_no_episode": true}} to read the document of no episode',
+        no_episode=True,
+    )
 
 
 def _reset_work(data: Any) -> str | None:
