@@ -25,7 +25,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from seahaven_openenv import mcp_frames
@@ -68,7 +68,6 @@ class HttpSession:
     attached: bool = False
     #: ``openenv/session/close`` came while a socket was attached: end it when the socket goes.
     closing: bool = False
-    created_at: float = field(default_factory=time.time)
 
 
 class HttpSessions:
@@ -88,9 +87,6 @@ class HttpSessions:
         # Sessions the reaper ended, oldest first: id -> what happened.
         self._lost: OrderedDict[str, str] = OrderedDict()
         self.started_at = time.time()
-
-    def __len__(self) -> int:
-        return len(self._live)
 
     # --- POST /mcp ---------------------------------------------------------------------------
 
@@ -258,11 +254,6 @@ class HttpSessions:
         self._live.pop(entry.session_id, None)
         self.hub.sessions.pop(entry.session, None)
         await self.hub.execute("close", entry.session.close)
-
-    def close_all(self) -> None:
-        """Forget every session: the server is stopping (the hub closes their instances)."""
-        self._live.clear()
-        self._lost.clear()
 
 
 def _add_data(response: dict[str, Any]) -> None:
