@@ -87,8 +87,8 @@ class Wire:
         )
 
     def state(self) -> dict[str, Any]:
-        """Send a state frame; return the document."""
-        reply = self.ask({"type": "state"})
+        """Send a state frame; return the document (that of no episode too, when there is none)."""
+        reply = self.ask({"type": "state", "data": {"allow_no_episode": True}})
         assert reply["type"] == "state", reply
         document: dict[str, Any] = reply["data"]
         return document

@@ -113,8 +113,53 @@ def test_openenvs_client_is_refused_a_call_after_its_session_was_reaped(serving)
         # refused, saying an episode does not outlive its connection...
         with pytest.raises(RuntimeError, match="lost the episode it had"):
             env.step({"type": "call_tool", "tool_name": "get_balance", "arguments": {}})
-        # ...and the state document is the one of no episode, as docs/serving.md says.
-        assert env.state()["episode_id"] is None
+        # ...and so is a state: the new connection holds no episode, and the refusal says
+        # what may have ended the one the client had.
+        with pytest.raises(RuntimeError, match="SESSION_ERROR") as refused:
+            env.state()
+        assert "after 1 s idle" in str(refused.value) and "restarted" in str(refused.value)
+        # A reset starts a new episode, whose state is answered again.
+        env.reset(fixture="small_shop", episode_id="ep-2")
+        assert env.state()["episode_id"] == "ep-2"
+
+
+def test_openenvs_client_is_refused_a_state_after_a_server_restart() -> None:
+    """The issue's repro with the stock client: an empty document after a restart raises."""
+    world = payments_world.world
+    with serve.running(world) as first:
+        port = first.port
+        env = GenericEnvClient(base_url=first.base_url).sync()
+        env.connect()
+        env.reset(fixture="small_shop", episode_id="ep-1")
+        env.step(
+            {
+                "type": "call_tool",
+                "tool_name": "create_customer",
+                "arguments": {"email": "ada@example.com"},
+            }
+        )
+    try:
+        with serve.running(world, port=port):
+            with pytest.raises(RuntimeError, match="SESSION_ERROR") as refused:
+                env.state()
+            message = str(refused.value)
+            assert "holds no episode" in message and "the server restarted" in message
+            with pytest.raises(RuntimeError, match="lost the episode it had"):
+                env.step({"type": "call_tool", "tool_name": "get_balance", "arguments": {}})
+    finally:
+        env.close()
+
+
+def test_the_document_of_no_episode_is_there_when_asked_for(served, wire) -> None:
+    ws = wire(served)
+    refused = ws.ask({"type": "state"})
+    assert refused["type"] == "error" and refused["data"]["no_episode"] is True
+    assert "reaper is off" in refused["data"]["message"]
+    document = ws.ask({"type": "state", "data": {"allow_no_episode": True}})
+    assert document["type"] == "state" and document["data"]["episode_id"] is None
+    for bad in ({"allow_no_episode": 1}, {"other": True}, []):
+        reply = ws.ask({"type": "state", "data": bad})
+        assert reply["data"]["code"] == "VALIDATION_ERROR"
 
 
 def test_a_session_tells_a_reaped_episode_from_none_at_all(beacon_world: seahaven.World) -> None:

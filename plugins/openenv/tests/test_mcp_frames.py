@@ -112,7 +112,7 @@ def test_a_notification_gets_no_answer(served, wire) -> None:
     ws = wire(served)
     ws.send({"type": "mcp", "data": {"jsonrpc": "2.0", "method": "notifications/initialized"}})
     # The next frame's answer is the next thing on the socket.
-    assert ws.ask({"type": "state"})["type"] == "state"
+    assert ws.ask({"type": "state", "id": "next"})["id"] == "next"
 
 
 def test_a_composite_world_over_mcp(serving, wire) -> None:

@@ -180,7 +180,9 @@ def test_a_reset_that_fails_leaves_the_session_fresh(
     assert error["code"] == "EXECUTION_ERROR"
     assert error["message"].startswith("reset failed: ") and fragment in error["message"]
     assert instance_dirs(beacon_world) == []
-    document = ws.state()
+    # No episode: a state is refused unless it asks for the document of none.
+    assert error_of(ws.ask({"type": "state"}))["code"] == "SESSION_ERROR"
+    document = ws.ask({"type": "state", "data": {"allow_no_episode": True}})["data"]
     assert document["composition"] is None and document["episode_id"] is None
     assert document["step_count"] == 0 and document["call_count"] == 0
     refused = error_of(ws.call("add_note", text="no instance"))
@@ -385,7 +387,13 @@ def test_a_binary_frame_is_read_as_utf8_json(served, wire) -> None:
 
 
 def test_state_before_a_reset_has_the_null_fields(served, wire) -> None:
-    reply = wire(served).ask({"type": "state"})
+    ws = wire(served)
+    # Asked plainly, it is refused (a lost episode's client would read it as its own)...
+    refused = ws.ask({"type": "state"})
+    WSErrorResponse.model_validate(refused)
+    assert refused["data"]["code"] == "SESSION_ERROR" and refused["data"]["no_episode"] is True
+    # ...and asked for, it is OpenEnv's state frame.
+    reply = ws.ask({"type": "state", "data": {"allow_no_episode": True}})
     WSStateResponse.model_validate(reply)
     document = reply["data"]
     State.model_validate(document)

@@ -13,11 +13,22 @@ fresh, empty session; this one instead raises ``SessionLost``, naming what
 happened (the server reaped the session, the server stopped or restarted, the
 connection was lost), on the next step or ``state()`` after an episode's
 connection ended. A ``reset()`` starts a new episode on a new connection.
+
+Every frame it sends carries an ``id``, and it takes only the answer carrying
+that ``id``: an answer to a frame whose caller stopped waiting (its
+``message_timeout_s`` passed, or it was cancelled) is read and discarded when
+it arrives. So, against a server that echoes ids, a time-out costs that one
+call, not the connection: the episode goes on, and no later call can be handed
+an earlier call's answer. Against a server that echoes none, a time-out drops
+the connection as OpenEnv's client does, and the next step raises
+``SessionLost``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 from typing import Any
 
 from openenv.core.client_types import StepResult
@@ -86,6 +97,11 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         # The connection the current episode lives on, and why it ended when it has.
         self._episode_socket: ClientConnection | None = None
         self._lost_reason: str | None = None
+        # The last frame id sent; the connection whose server has echoed one; and how many
+        # late answers (to frames no caller waits for any more) were read and discarded.
+        self._last_frame_id = 0
+        self._echoing_socket: ClientConnection | None = None
+        self.discarded_answers = 0
 
     # --- the conveniences -----------------------------------------------------------------------
 
@@ -144,11 +160,14 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
             # What was lost stays lost; this reset starts over, on a new connection.
             self._episode_socket = None
             self._lost_reason = None
+        self._last_frame_id += 1
+        frame_id = self._last_frame_id
+        message = {**message, "id": frame_id}
         # A refused session sends an error frame and closes: read the frame if it came.
         with contextlib.suppress(ConnectionClosed):
             await self._send(message)
         try:
-            response: dict[str, Any] = await self._receive()
+            response: dict[str, Any] = await self._receive_answer(frame_id)
         except ConnectionClosed:
             if not resetting:
                 self._check_episode()
@@ -168,6 +187,39 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         if resetting:
             self._episode_socket = self._ws
         return response
+
+    async def _receive_answer(self, frame_id: int) -> dict[str, Any]:
+        """The answer to frame ``frame_id``, within ``message_timeout_s``; late answers discarded.
+
+        An answer carrying another id answers a frame whose caller gave up on
+        it: it is dropped, and the wait goes on. An answer with no id comes from
+        a server that echoes none (or says something of the connection, such as
+        being at capacity) and is taken as OpenEnv takes every answer. When the
+        wait ends unanswered, a connection whose server echoes ids stays open,
+        since its late answer will be recognised; any other is dropped, as
+        OpenEnv's ``_receive`` does, so it can never be misread.
+        """
+        ws = self._ws
+        assert ws is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._message_timeout
+        while True:
+            try:
+                raw = await asyncio.wait_for(ws.recv(), timeout=max(0.0, deadline - loop.time()))
+            except (TimeoutError, asyncio.CancelledError):
+                if self._echoing_socket is not ws:
+                    self._ws = None
+                    self._ws_loop = None
+                    self._schedule_socket_close(ws)
+                raise
+            response: dict[str, Any] = json.loads(raw)
+            answered = response.get("id")
+            if answered == frame_id:
+                self._echoing_socket = ws
+                return response
+            if answered is None:
+                return response
+            self.discarded_answers += 1
 
     def _episode_alive(self) -> bool:
         episode = self._episode_socket

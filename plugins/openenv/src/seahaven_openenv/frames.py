@@ -5,6 +5,12 @@ JSON. A frame that is not JSON, not an object, or of an unknown type is a
 ``FrameError`` with OpenEnv's code for it. Replies are encoded compactly, and a
 tool result that plain JSON cannot hold (a pydantic model, a dataclass) is
 rendered the way pydantic renders it.
+
+Any frame may carry an ``id`` (a number, or a string of at most
+``MAX_FRAME_ID_CHARACTERS``): its answer, error frames included, carries the
+same ``id`` beside ``type`` and ``data``, so a client can tell the answer to the
+frame it waits for from a late answer to one it stopped waiting for. A frame
+without one is answered without one, as OpenEnv's clients expect.
 """
 
 from __future__ import annotations
@@ -21,13 +27,16 @@ from seahaven_openenv.session import FrameError
 __all__ = [
     "ERROR_CODES",
     "FRAME_TYPES",
+    "MAX_FRAME_ID_CHARACTERS",
     "encode",
     "error_frame",
     "observation_frame",
     "parse",
+    "parse_frame",
     "read_json",
     "state_frame",
     "state_frame_text",
+    "with_id",
 ]
 
 # OpenEnv's WSErrorCode values.
@@ -50,12 +59,14 @@ _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _FRAME_KEYS: dict[str, frozenset[str]] = {
-    "reset": frozenset({"type", "data"}),
-    "step": frozenset({"type", "data"}),
-    "state": frozenset({"type"}),
-    "close": frozenset({"type"}),
-    "mcp": frozenset({"type", "data"}),
+    "reset": frozenset({"type", "data", "id"}),
+    "step": frozenset({"type", "data", "id"}),
+    "state": frozenset({"type", "data", "id"}),
+    "close": frozenset({"type", "id"}),
+    "mcp": frozenset({"type", "data", "id"}),
 }
+# The longest string a frame's ``id`` may be.
+MAX_FRAME_ID_CHARACTERS = 128
 
 
 def parse(text: str | bytes) -> tuple[str, Any]:
@@ -66,9 +77,44 @@ def parse(text: str | bytes) -> tuple[str, Any]:
     ``INVALID_JSON`` like any other text that is not a frame, and the session
     goes on.
     """
+    kind, data, _ = parse_frame(text)
+    return kind, data
+
+
+def parse_frame(text: str | bytes) -> tuple[str, Any, str | int | None]:
+    """``parse``, with the frame's ``id`` (``None`` when it has none).
+
+    A ``FrameError`` raised for a frame whose ``id`` was read carries it as
+    ``request_id``, so the refusal echoes it too.
+    """
     frame = read_json(text)
     if not isinstance(frame, dict):
         raise FrameError("VALIDATION_ERROR", 'a frame is a JSON object, {"type": ..., "data": ...}')
+    request_id = _frame_id(frame.get("id"))
+    try:
+        kind, data = _parse_object(frame)
+    except FrameError as error:
+        error.request_id = request_id
+        raise
+    return kind, data, request_id
+
+
+def _frame_id(value: Any) -> str | int | None:
+    """A frame's ``id``, checked: ``None``, a whole number, or a short string."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63:
+        return value
+    if isinstance(value, str) and len(value) <= MAX_FRAME_ID_CHARACTERS:
+        return value
+    raise FrameError(
+        "VALIDATION_ERROR",
+        f"a frame's id is a whole number or a string of at most {MAX_FRAME_ID_CHARACTERS} "
+        f"characters, not {shown(value)}",
+    )
+
+
+def _parse_object(frame: dict[str, Any]) -> tuple[str, Any]:
     kind = frame.get("type")
     allowed = _FRAME_KEYS.get(kind) if isinstance(kind, str) else None
     if allowed is None or not isinstance(kind, str):
@@ -164,6 +210,13 @@ def state_frame_text(data: str) -> str:
     ``state_frame_text(encode(data)) == encode(state_frame(data))``.
     """
     return '{"type":"state","data":' + data + "}"
+
+
+def with_id(reply: str, request_id: str | int | None) -> str:
+    """An encoded reply carrying the ``id`` of the frame it answers (as it is when ``None``)."""
+    if request_id is None or not reply.endswith("}"):
+        return reply
+    return reply[:-1] + ',"id":' + json.dumps(request_id, ensure_ascii=False) + "}"
 
 
 def error_frame(code: str, message: str, **extra: Any) -> dict[str, Any]:

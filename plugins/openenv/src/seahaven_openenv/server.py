@@ -40,7 +40,7 @@ from seahaven.fixtures import Fixture
 from seahaven.fixtures import load as load_fixture
 from seahaven.instances import concurrency
 from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
-from seahaven_openenv import card, descriptors, frames, mcp_frames
+from seahaven_openenv import card, descriptors, frames, mcp_frames, mcp_sessions
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
 from seahaven_openenv.guard import Guard, GuardMiddleware
 from seahaven_openenv.session import (
@@ -157,7 +157,11 @@ class Hub:
             raise WorldBug("session_timeout is a number of seconds, 0 (off) or more")
         self.max_concurrent_envs = max_concurrent_envs
         self.session_timeout = session_timeout or None
-        self.sessions: dict[Session, WebSocket] = {}
+        #: When this server's sessions began (wall clock): an error naming a restart says it.
+        self.started_at = time.time()
+        # Every session, with the socket it lives on; ``None`` for a session made over
+        # ``POST /mcp`` with no socket attached now.
+        self.sessions: dict[Session, WebSocket | None] = {}
         gate = concurrency()
         # The event loop runs quick work itself and holds one of the gate's slots while it
         # does; the workers get the rest, so a call on the loop never waits at the gate. With
@@ -340,6 +344,10 @@ class Hub:
                 reaped += 1
                 _log.info("reaped session %s: idle for %s s", session.episode_id, timeout)
                 self.ended(instance)
+                if websocket is None:
+                    # A session made over POST /mcp, no socket attached: it stops counting.
+                    self.sessions.pop(session, None)
+                    continue
                 with contextlib.suppress(Exception):
                     await websocket.close(
                         CLOSE_REAPED, f"idle for more than {timeout:g} s; the session was reaped"
@@ -707,6 +715,7 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
     """Every route of one served world."""
     router = APIRouter()
     card_cache: list[dict[str, Any]] = []
+    http_sessions = mcp_sessions.HttpSessions(service, hub, _call_work)
 
     @router.get("/health", tags=["Health"], summary="Health check")
     async def health() -> dict[str, str]:
@@ -751,8 +760,13 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
             status_code=501,
         )
 
-    @router.post("/mcp", tags=["MCP (refused)"], summary="Refused with JSON-RPC -32601")
-    async def mcp_http(request: Request) -> JSONResponse:
+    @router.post(
+        "/mcp",
+        tags=["MCP"],
+        summary="OpenEnv's production MCP (openenv/session/create, then requests naming it); "
+        "anything else is refused with JSON-RPC -32601",
+    )
+    async def mcp_http(request: Request) -> Response:
         body = await _bounded_body(request, MAX_MCP_BODY_BYTES)
         if body is None:
             return JSONResponse(
@@ -764,6 +778,16 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
                     "reads no more",
                 ),
             )
+        try:
+            parsed = frames.read_json(body)
+        except FrameError:
+            parsed = None
+        if mcp_sessions.handles(parsed):
+            answer = await http_sessions.answer(parsed)
+            if answer is None:
+                # A notification: JSON-RPC sends nothing back.
+                return Response(status_code=202)
+            return Response(frames.encode(answer), media_type="application/json")
         return JSONResponse(_mcp_answer(body))
 
     @router.websocket("/mcp")
@@ -780,7 +804,7 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
 
     @router.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
-        await serve_connection(websocket, service, hub)
+        await serve_connection(websocket, service, hub, http_sessions)
 
     if console:
         router.include_router(console_router())
@@ -823,9 +847,22 @@ def listed_fixtures(world: seahaven.World) -> list[Fixture]:
     return [found[key] for key in sorted(found)]
 
 
-async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub) -> None:
-    """One connection's whole life: admit it, answer its frames in order, end its session."""
+async def serve_connection(
+    websocket: WebSocket,
+    service: WorldService,
+    hub: Hub,
+    http_sessions: mcp_sessions.HttpSessions | None = None,
+) -> None:
+    """One connection's whole life: admit it, answer its frames in order, end its session.
+
+    A connection opened with ``?session_id=`` attaches to that session, made over
+    ``POST /mcp`` (``http_sessions``), and leaves it standing when it closes.
+    """
     await websocket.accept()
+    attach_to = websocket.query_params.get("session_id")
+    if attach_to is not None and http_sessions is not None:
+        await _serve_attached(websocket, hub, http_sessions, attach_to)
+        return
     if hub.active_sessions >= hub.max_concurrent_envs:
         with contextlib.suppress(Exception):
             await websocket.send_text(
@@ -845,6 +882,45 @@ async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub
     inbox = Inbox(websocket)
     close_code = CLOSE_NORMAL
     try:
+        close_code = await _frames_of(websocket, session, hub, inbox)
+    finally:
+        inbox.discard()
+        hub.sessions.pop(session, None)
+        instance = weakref.ref(session.instance) if session.instance is not None else None
+        await hub.execute("close", session.close)
+        hub.ended(instance)
+        with contextlib.suppress(Exception):
+            await websocket.close(close_code)
+
+
+async def _serve_attached(
+    websocket: WebSocket, hub: Hub, http_sessions: mcp_sessions.HttpSessions, session_id: str
+) -> None:
+    """A connection attached to a session made over ``POST /mcp``: its frames, then detach."""
+    try:
+        entry = http_sessions.attach(session_id)
+    except FrameError as error:
+        with contextlib.suppress(Exception):
+            refusal = frames.error_frame(error.code, error.message, **error.extra)
+            await websocket.send_text(frames.encode(refusal))
+            await websocket.close(CLOSE_NO_SESSION_HERE, "no such session")
+        return
+    session = entry.session
+    hub.sessions[session] = websocket
+    inbox = Inbox(websocket)
+    close_code = CLOSE_NORMAL
+    try:
+        close_code = await _frames_of(websocket, session, hub, inbox)
+    finally:
+        inbox.discard()
+        await http_sessions.detach(entry)
+        with contextlib.suppress(Exception):
+            await websocket.close(close_code)
+
+
+async def _frames_of(websocket: WebSocket, session: Session, hub: Hub, inbox: Inbox) -> int:
+    """Answer a connection's frames in order until it ends; the close code to end it with."""
+    try:
         while True:
             message = await inbox.next()
             if message["type"] == "websocket.disconnect":
@@ -856,20 +932,12 @@ async def serve_connection(websocket: WebSocket, service: WorldService, hub: Hub
             if reply is not None:
                 await _send(websocket, reply)
             if last is not None:
-                close_code = last
-                break
+                return last
     except Exception as error:
         # A peer that vanished mid-send is an ordinary end of a session, not an error.
         if not _is_disconnect(error):
             _log.error("session %s failed: %s", session.episode_id, error, exc_info=error)
-    finally:
-        inbox.discard()
-        hub.sessions.pop(session, None)
-        instance = weakref.ref(session.instance) if session.instance is not None else None
-        await hub.execute("close", session.close)
-        hub.ended(instance)
-        with contextlib.suppress(Exception):
-            await websocket.close(close_code)
+    return CLOSE_NORMAL
 
 
 async def _send(websocket: WebSocket, reply: str) -> None:
@@ -883,9 +951,24 @@ async def _send(websocket: WebSocket, reply: str) -> None:
 async def _answer(
     session: Session, hub: Hub, text: str | bytes, inbox: Inbox | None = None
 ) -> tuple[str | None, int | None]:
-    """The reply to one frame, and the close code when the connection ends after it."""
+    """The reply to one frame, and the close code when the connection ends after it.
+
+    The reply carries the frame's ``id`` when the frame had one.
+    """
     try:
-        kind, data = frames.parse(text)
+        kind, data, request_id = frames.parse_frame(text)
+    except FrameError as error:
+        reply_text = frames.encode(frames.error_frame(error.code, error.message, **error.extra))
+        return frames.with_id(reply_text, error.request_id), None
+    reply, last = await _answer_frame(session, hub, kind, data, inbox)
+    return (None if reply is None else frames.with_id(reply, request_id)), last
+
+
+async def _answer_frame(
+    session: Session, hub: Hub, kind: str, data: Any, inbox: Inbox | None
+) -> tuple[str | None, int | None]:
+    """``_answer`` for a frame that parsed: its reply, without the id."""
+    try:
         if kind == "close":
             return None, CLOSE_NORMAL
         if kind == "reset":
@@ -898,6 +981,7 @@ async def _answer(
                 await hub.execute(work, session.step, data, gated=gated, inbox=inbox)
             )
         elif kind == "state":
+            _check_state_frame(data, session, hub)
             # The document arrives as text: its change log is never re-encoded per frame.
             try:
                 text = await hub.execute("state", session.state_text, inbox=inbox)
@@ -930,6 +1014,44 @@ async def _answer(
         return frames.encode(reply), None
     except (TypeError, ValueError) as error:
         return _not_json(error), None
+
+
+def _check_state_frame(data: Any, session: Session, hub: Hub) -> None:
+    """Refuse a ``state`` on a connection holding no episode, unless it says it expects none.
+
+    OpenEnv's client reconnects without a word when its socket closes (the reaper,
+    a server restart, a dropped connection), so a ``state`` landing on a connection
+    that never had an episode is most likely a lost episode's: answering the empty
+    document would let a grader score it as a real one. ``{"allow_no_episode": true}``
+    (what the web console sends) asks for that document anyway.
+    """
+    if not isinstance(data, dict) or any(key != "allow_no_episode" for key in data):
+        raise FrameError(
+            "VALIDATION_ERROR",
+            'a state frame\'s data is {} or {"allow_no_episode": true}, nothing else',
+        )
+    allowed = data.get("allow_no_episode", False)
+    if not isinstance(allowed, bool):
+        raise FrameError("VALIDATION_ERROR", "a state frame's allow_no_episode is true or false")
+    if allowed or session.instance is not None or session.lost is not None:
+        # A lost episode is refused by the session itself, naming what happened.
+        return
+    reaper = (
+        f"the reaper ended it after {hub.session_timeout:g} s idle"
+        if hub.session_timeout is not None
+        else "the reaper is off on this server, so not the reaper"
+    )
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(hub.started_at))
+    raise FrameError(
+        "SESSION_ERROR",
+        "this connection holds no episode: no reset has started one on it (or its last reset "
+        "failed). If this client had an episode, it was on an earlier connection, and it ended "
+        f"with that connection ({reaper}; or the server restarted: this one has run since "
+        f"{started}; or the connection dropped). OpenEnv's client reconnects without a word, "
+        'so nothing else says so. Send a reset to start an episode, or {"type": "state", '
+        '"data": {"allow_no_episode": true}} to read the document of no episode',
+        no_episode=True,
+    )
 
 
 def _reset_work(data: Any) -> str | None:
@@ -1048,8 +1170,10 @@ def _mcp_answer(body: str | bytes) -> dict[str, Any]:
     return _rpc_error(
         request_id,
         mcp_frames.METHOD_NOT_FOUND,
-        "Method not found: this route does not speak MCP. Reach the world from an MCP client "
-        'with `seahaven mcp`, or send {"type": "mcp"} frames on /ws after a reset',
+        "Method not found: this route speaks only OpenEnv's production MCP: "
+        "openenv/session/create, then tools/list and tools/call naming its session_id, and "
+        "openenv/session/close. Reach the world from any other MCP client with `seahaven mcp`, "
+        'or send {"type": "mcp"} frames on /ws after a reset',
     )
 
 

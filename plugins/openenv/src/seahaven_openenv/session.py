@@ -98,6 +98,8 @@ class FrameError(Exception):
         self.code = code
         self.message = message
         self.extra = extra
+        #: The ``id`` of the frame refused, echoed by the refusal; set where it is known.
+        self.request_id: str | int | None = None
 
 
 def internal_error_id() -> str:

@@ -1075,7 +1075,8 @@ function dataText(frame, text) {
 }
 
 async function refreshState() {
-  const { frame, text } = await app.connection.ask({ type: "state" });
+  // The page shows "no episode yet" itself, so it reads the document of no episode too.
+  const { frame, text } = await app.connection.ask({ type: "state", data: { allow_no_episode: true } });
   if (frame.type !== "state") {
     const data = frame.data ?? {};
     replace($("change-log"), h("div", { class: "problem" }, `The state could not be read: ${data.code ?? frame.type}: ${data.message ?? ""}`));
