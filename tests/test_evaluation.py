@@ -120,6 +120,13 @@ def test_an_eval_summarises_pass_at_k_and_pass_hat_k_per_scenario(shop: seahaven
     assert "pass@k  pass^k" in text and "2 scenarios x 4 trials" in text
 
 
+def test_a_summary_of_one_trial_counts_it_in_the_singular(shop: seahaven.World) -> None:
+    summary, _ = evaluate(
+        shop_pack(shop), policy_that_passes_half, trials=1, scenarios=["ship-ada"]
+    )
+    assert summary.render().splitlines()[0].endswith(": 1 scenario x 1 trial, 1 result")
+
+
 # --- what a trial records ---------------------------------------------------------------------
 
 

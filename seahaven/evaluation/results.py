@@ -174,8 +174,8 @@ class Summary:
         split = f" ({self.split})" if self.split else ""
         low, high = self.interval
         lines = [
-            f"{self.pack}{split}: {self.scenarios} scenarios x {self.trials} trials, "
-            f"{self.results} results",
+            f"{self.pack}{split}: {_counted(self.scenarios, 'scenario')} x "
+            f"{_counted(self.trials, 'trial')}, {_counted(self.results, 'result')}",
             f"mean score {self.mean:.3f}  (95% CI {low:.3f} to {high:.3f})",
         ]
         if self.pass_at:
@@ -249,3 +249,7 @@ def check_resumable(kept: Iterable[TrialResult], hashes: Mapping[str, str], path
                 f"changed (hash {result.scenario_hash[:12]}, now {current[:12]}); write to a "
                 "new file to grade the new version"
             )
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
