@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from conftest import Wire
 from openenv.core.env_server.types import WSErrorResponse
+from seahaven_openenv import frames
+from seahaven_openenv.session import FrameError
 
 LONG = 1_000_000
 # An answer that repeats none of a long input fits in this, whatever the input.
@@ -82,6 +84,19 @@ def test_a_few_hundred_levels_are_read(served, wire) -> None:
     observation = ws.call("add_note", text=nested)["data"]["observation"]
     # The frame was read: the refusal is the tool's, for an argument of the wrong type.
     assert observation["error"]["error_type"] == "invalid_args"
+
+
+def test_the_depth_limit_is_the_servers_own_on_every_python() -> None:
+    # 3.13's parser reads thousands of levels and 3.11's fewer than a thousand: the server
+    # draws the line itself, at the same depth everywhere.
+    def nest(depth: int) -> str:
+        return "[" * depth + "]" * depth
+
+    assert frames.read_json(nest(frames.MAX_FRAME_DEPTH)) is not None
+    with pytest.raises(FrameError) as refused:
+        frames.read_json(nest(frames.MAX_FRAME_DEPTH + 1))
+    assert refused.value.code == "INVALID_JSON"
+    assert str(frames.MAX_FRAME_DEPTH) in refused.value.message
 
 
 # --- lone surrogates -----------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from seahaven_openenv.session import FrameError
 __all__ = [
     "ERROR_CODES",
     "FRAME_TYPES",
+    "MAX_FRAME_DEPTH",
     "MAX_FRAME_ID_CHARACTERS",
     "encode",
     "error_frame",
@@ -57,6 +58,10 @@ FRAME_TYPES = ("reset", "step", "state", "close", "mcp")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: The deepest nesting of arrays and objects a frame may have; a tool's arguments may nest
+#: far less (the core refuses more than ``seahaven.arguments.MAX_ARGUMENT_DEPTH``).
+MAX_FRAME_DEPTH = 512
 
 _FRAME_KEYS: dict[str, frozenset[str]] = {
     "reset": frozenset({"type", "data", "id"}),
@@ -136,16 +141,26 @@ def _parse_object(frame: dict[str, Any]) -> tuple[str, Any]:
 
 def read_json(text: str | bytes) -> Any:
     """``text`` parsed as JSON, or ``FrameError("INVALID_JSON")`` saying why it cannot be."""
+    too_deep = FrameError(
+        "INVALID_JSON",
+        "Invalid JSON: the text nests arrays and objects more deeply than the server reads; "
+        f"a frame of up to {MAX_FRAME_DEPTH} levels is read",
+    )
     try:
         value = json.loads(text)
     except RecursionError:
-        raise FrameError(
-            "INVALID_JSON",
-            "Invalid JSON: the text nests arrays and objects more deeply than the server reads; "
-            "a frame of a few hundred levels is read",
-        ) from None
+        raise too_deep from None
     except (ValueError, UnicodeDecodeError) as error:
         raise FrameError("INVALID_JSON", f"Invalid JSON: {error}") from None
+    # How deep the parser itself goes depends on the interpreter (3.13 reads thousands of
+    # levels, 3.11 under a thousand), so the limit is the server's own, the same everywhere.
+    openings = (
+        text.count("[") + text.count("{")
+        if isinstance(text, str)
+        else (text.count(b"[") + text.count(b"{"))
+    )
+    if openings > MAX_FRAME_DEPTH and _deeper_than(value, MAX_FRAME_DEPTH):
+        raise too_deep
     # A JSON escape of half a surrogate pair reads as a string no encoder can write, so it
     # would fail the reply instead of the request. Such an escape must be in the text to
     # be in a value: only then are the strings looked through.
@@ -160,6 +175,21 @@ def read_json(text: str | bytes) -> Any:
                 "outside the Basic Multilingual Plane as a pair, or send it as it is",
             )
     return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` levels; iterative."""
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            members = item.values() if isinstance(item, dict) else item
+            pending.extend(
+                (member, depth + 1) for member in members if isinstance(member, dict | list)
+            )
+    return False
 
 
 def _lone_surrogate(value: Any) -> str | None:
