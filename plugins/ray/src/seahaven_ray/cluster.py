@@ -47,10 +47,10 @@ from seahaven_ray.episodes import (
     WorldLoader,
     run_episode,
 )
+from seahaven_ray.trial_worker import Refusal, TrialSetup, TrialWorker
 
 if TYPE_CHECKING:
     from seahaven.evaluation import TrialResult
-    from seahaven_ray.trials import Refusal, TrialSetup
 
 __all__ = [
     "ACTOR_NAME_PREFIX",
@@ -99,8 +99,6 @@ class PoolWorker:
         )
         self._trials = None
         if trials is not None:
-            from seahaven_ray.trials import TrialWorker
-
             self._trials = TrialWorker(trials, self._where)
 
     def where(self) -> str:

@@ -36,16 +36,14 @@ the actors, so nothing runs on after it.
 
 from __future__ import annotations
 
-import contextlib
 import io
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from seahaven import World, WorldBug
-from seahaven.evaluation import Policy, TrialError, TrialResult, TrialSpec, load_policy, run_trial
-from seahaven.scenarios import ScenarioSet, load_pack
+from seahaven.evaluation import Policy, TrialError, TrialResult, TrialSpec, load_policy
+from seahaven.scenarios import ScenarioSet
 from seahaven_ray.cluster import (
     TRIAL_ACTOR_PREFIX,
     FailureKind,
@@ -53,6 +51,7 @@ from seahaven_ray.cluster import (
     check_pool_options,
     run_pool,
 )
+from seahaven_ray.trial_worker import PackRef, Refusal, TrialSetup, TrialWorker, one_line
 
 __all__ = [
     "PackRef",
@@ -62,38 +61,6 @@ __all__ = [
     "TrialWorker",
     "trial_runner",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class PackRef:
-    """How one pack reaches the actors: by ``source`` (loaded there), or ``pickled`` whole."""
-
-    name: str
-    version: str
-    hash: str
-    source: str | None
-    pickled: bytes | None
-
-
-@dataclass(frozen=True, slots=True)
-class TrialSetup:
-    """What every actor of a trial run starts with: the policy and the packs, once."""
-
-    # The pickled policy, or ``module:attr`` to import on the actor.
-    policy: bytes | str
-    policy_name: str
-    # Each pack by the key trials name it with.
-    packs: Mapping[str, PackRef]
-    # The pack key and scenario id of the run's first trial, whose world an actor loads
-    # as it starts.
-    first: tuple[str, str] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """An actor's answer for a trial that could not run: the run stops with this message."""
-
-    message: str
 
 
 def trial_runner(
@@ -178,10 +145,6 @@ def _name_of(policy: object) -> str:
     return f"{module}:{getattr(target, '__qualname__', repr(target))}"
 
 
-def _one_line(error: BaseException, limit: int = 500) -> str:
-    return " ".join(str(error).split())[:limit]
-
-
 def _setup(specs: Sequence[TrialSpec], policy: Policy | str) -> tuple[TrialSetup, dict[int, str]]:
     """The run's ``TrialSetup`` (the policy pickled or named, each pack's ``PackRef``), and
     each pack's key, by the pack object's id."""
@@ -203,7 +166,7 @@ def _setup(specs: Sequence[TrialSpec], policy: Policy | str) -> tuple[TrialSetup
         except Exception as error:
             raise WorldBug(
                 f"the policy {name} cannot be sent to Ray workers: it does not pickle "
-                f"({type(error).__name__}: {_one_line(error)}); give a module-level function "
+                f"({type(error).__name__}: {one_line(error)}); give a module-level function "
                 "or an object of a class the workers can import, or 'module:function'"
             ) from None
     packs: dict[str, PackRef] = {}
@@ -232,7 +195,7 @@ def _pack_ref(pack: ScenarioSet) -> PackRef:
     except Exception as error:
         raise WorldBug(
             f"pack {pack.name!r} was built in Python and cannot be sent to Ray workers: it does "
-            f"not pickle ({type(error).__name__}: {_one_line(error)}); publish it under the "
+            f"not pickle ({type(error).__name__}: {one_line(error)}); publish it under the "
             "seahaven.scenarios entry points, or load it with "
             "seahaven.scenarios.load_pack('module:attr'), so that each worker loads it itself"
         ) from None
@@ -331,107 +294,3 @@ class _TrialWork(Work[TrialSpec, TrialResult]):
             except Exception:
                 self._worlds[reference] = (reference, "unknown")
         return self._worlds[reference]
-
-
-class TrialWorker:
-    """The trial side of one pool actor: the policy and packs loaded once, worlds kept warm.
-
-    A problem loading the policy or a pack is kept, and every trial then
-    answers it as a ``Refusal``, which stops the run with a ``WorldBug`` in the
-    driver: it is the author's to fix, and no trial could run.
-    """
-
-    def __init__(self, setup: TrialSetup, where: str) -> None:
-        self._where = where
-        self._policy_name = setup.policy_name
-        self._policy: Policy | None = None
-        self._packs: dict[str, ScenarioSet] = {}
-        self._worlds: dict[str, World] = {}
-        self._lock = threading.Lock()
-        self._problem: str | None = None
-        try:
-            self._policy = self._load_policy(setup.policy)
-            for key, ref in setup.packs.items():
-                self._packs[key] = self._load_pack(ref)
-        except WorldBug as error:
-            self._problem = str(error)
-            return
-        if setup.first is not None:
-            pack, scenario = setup.first
-            # A world that does not resolve is reported by the trial that needs it.
-            with contextlib.suppress(Exception):
-                self._world(self._packs[pack], scenario)
-
-    def _load_policy(self, shipped: bytes | str) -> Policy:
-        if isinstance(shipped, str):
-            try:
-                return load_policy(shipped)
-            except WorldBug as error:
-                raise WorldBug(f"on {self._where}: {error}") from None
-        from ray import cloudpickle
-
-        try:
-            policy: Policy = cloudpickle.loads(shipped)
-        except Exception as error:
-            raise WorldBug(
-                f"the policy {self._policy_name} cannot be loaded on {self._where}: "
-                f"{type(error).__name__}: {_one_line(error)}; a policy travels by reference to "
-                "its module, so that module must be importable on every worker (install it "
-                "there, or start Ray with runtime_env={'env_vars': {'PYTHONPATH': ...}} or "
-                "py_modules)"
-            ) from None
-        return policy
-
-    def _load_pack(self, ref: PackRef) -> ScenarioSet:
-        if ref.pickled is not None:
-            from ray import cloudpickle
-
-            try:
-                loaded: ScenarioSet = cloudpickle.loads(ref.pickled)
-            except Exception as error:
-                raise WorldBug(
-                    f"pack {ref.name!r} cannot be loaded on {self._where}: "
-                    f"{type(error).__name__}: {_one_line(error)}; the modules of its graders "
-                    "and worlds must be importable on every worker, or publish the pack so "
-                    "that each worker loads it by name"
-                ) from None
-            return loaded
-        assert ref.source is not None
-        try:
-            pack = load_pack(ref.source)
-        except WorldBug as error:
-            raise WorldBug(
-                f"pack {ref.name!r} cannot be loaded as {ref.source!r} on {self._where}: {error}; "
-                "install it on every worker"
-            ) from None
-        if pack.hash != ref.hash:
-            raise WorldBug(
-                f"pack {ref.source!r} on {self._where} is not the driver's: its content hash is "
-                f"{pack.hash[:12]} there and {ref.hash[:12]} in the driver (version "
-                f"{pack.version} there, {ref.version} in the driver); install the same version "
-                "of the pack on every worker"
-            )
-        return pack
-
-    def _world(self, pack: ScenarioSet, scenario_id: str) -> World:
-        scenario = pack.get(scenario_id)
-        with self._lock:
-            found = self._worlds.get(scenario.world_name)
-            if found is None:
-                found = scenario.resolve_world()
-                self._worlds[scenario.world_name] = found
-            return found
-
-    def run(self, pack_key: str, scenario_id: str, trial: int, seed: int) -> TrialResult | Refusal:
-        """Run one trial here; a ``Refusal`` for what would raise out of ``run_trial``."""
-        if self._problem is not None or self._policy is None:
-            return Refusal(self._problem or "no policy")
-        pack = self._packs[pack_key]
-        spec = TrialSpec(pack, pack.get(scenario_id), trial, seed)
-        try:
-            world = self._world(pack, scenario_id)
-            return run_trial(spec, self._policy, world=world, runner=self._where)
-        except Exception as error:
-            text = _one_line(error, 2000)
-            described = text if isinstance(error, WorldBug) else f"{type(error).__name__}: {text}"
-            return Refusal(f"trial {spec.episode_id} on {self._where}: {described}")
