@@ -30,6 +30,7 @@ __all__ = [
     "PARSE_ERROR",
     "PROTOCOL_VERSION",
     "answer",
+    "rpc_error",
     "tool_result",
     "usable_id",
 ]
@@ -53,37 +54,41 @@ MAX_ID_CHARACTERS = 256
 def answer(session: Session, message: Any) -> dict[str, Any] | None:
     """The JSON-RPC response to ``message``, or ``None`` for a notification."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return _error(None, INVALID_REQUEST, "an mcp frame carries a JSON-RPC 2.0 request object")
+        return rpc_error(
+            None, INVALID_REQUEST, "an mcp frame carries a JSON-RPC 2.0 request object"
+        )
     request_id = message.get("id")
     if not usable_id(request_id):
         # An id is echoed whole, so one that is not a short string or a number is not echoed.
-        return _error(
+        return rpc_error(
             None,
             INVALID_REQUEST,
             f"a request's id is a string of at most {MAX_ID_CHARACTERS} characters or a number",
         )
     method = message.get("method")
     if not isinstance(method, str):
-        return _error(request_id, INVALID_REQUEST, "the request has no method")
+        return rpc_error(request_id, INVALID_REQUEST, "the request has no method")
     params = message.get("params", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
-        return _error(request_id, INVALID_PARAMS, "params must be an object")
+        return rpc_error(request_id, INVALID_PARAMS, "params must be an object")
     if "id" not in message:
         # A notification, such as notifications/initialized: nothing is sent back.
         return None
     try:
         result = _dispatch(session, method, params)
     except _RpcError as error:
-        return _error(request_id, error.code, error.message)
+        return rpc_error(request_id, error.code, error.message)
     except FrameError as error:
-        return _error(request_id, SERVER_ERROR, error.message, {"code": error.code, **error.extra})
+        return rpc_error(
+            request_id, SERVER_ERROR, error.message, {"code": error.code, **error.extra}
+        )
     except (TypeError, ValueError) as error:
         # A result JSON cannot carry (NaN, say) is the world's bug, logged under an id.
         correlation = internal_error_id()
         _log.error("internal error (%s): a tools/call result is not JSON: %s", correlation, error)
-        return _error(request_id, INTERNAL_ERROR, f"internal error ({correlation})")
+        return rpc_error(request_id, INTERNAL_ERROR, f"internal error ({correlation})")
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
@@ -177,9 +182,10 @@ def _dispatch(session: Session, method: str, params: dict[str, Any]) -> dict[str
     )
 
 
-def _error(
+def rpc_error(
     request_id: Any, code: int, message: str, data: dict[str, Any] | None = None
 ) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error response, with ``data`` when there is some."""
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data

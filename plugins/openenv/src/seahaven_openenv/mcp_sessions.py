@@ -94,7 +94,7 @@ class HttpSessions:
         """The JSON-RPC response to one production-MCP request (``None`` for a notification)."""
         request_id = request.get("id")
         if not mcp_frames.usable_id(request_id):
-            return _error(
+            return mcp_frames.rpc_error(
                 None,
                 mcp_frames.INVALID_REQUEST,
                 "a request's id is a string of at most "
@@ -104,7 +104,9 @@ class HttpSessions:
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            return _error(request_id, mcp_frames.INVALID_PARAMS, "params must be an object")
+            return mcp_frames.rpc_error(
+                request_id, mcp_frames.INVALID_PARAMS, "params must be an object"
+            )
         method = request["method"]
         if method == CREATE:
             return await self._create(request_id, params)
@@ -112,7 +114,7 @@ class HttpSessions:
             return await self._close(request_id, params)
         found = self._find(params.get("session_id"))
         if isinstance(found, str):
-            return _error(request_id, mcp_frames.INVALID_PARAMS, found)
+            return mcp_frames.rpc_error(request_id, mcp_frames.INVALID_PARAMS, found)
         inner = {key: value for key, value in params.items() if key != "session_id"}
         message = {"jsonrpc": "2.0", "method": method, "params": inner}
         if "id" in request:
@@ -131,7 +133,7 @@ class HttpSessions:
     async def _create(self, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         hub = self.hub
         if hub.active_sessions >= hub.max_concurrent_envs:
-            return _error(
+            return mcp_frames.rpc_error(
                 request_id,
                 mcp_frames.SERVER_ERROR,
                 f"the server holds {hub.max_concurrent_envs} sessions, its maximum; try again "
@@ -146,7 +148,7 @@ class HttpSessions:
         except FrameError as error:
             hub.sessions.pop(session, None)
             await hub.execute("close", session.close)
-            return _error(
+            return mcp_frames.rpc_error(
                 request_id,
                 mcp_frames.INVALID_PARAMS,
                 f"{CREATE} starts the session's episode with its params as a reset's data; "
@@ -164,7 +166,7 @@ class HttpSessions:
     async def _close(self, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         session_id = params.get("session_id")
         if not isinstance(session_id, str) or not session_id:
-            return _error(
+            return mcp_frames.rpc_error(
                 request_id, mcp_frames.INVALID_PARAMS, "Invalid params - 'session_id' is required"
             )
         entry = self._live.get(session_id)
@@ -174,7 +176,9 @@ class HttpSessions:
                 # Its instance is long gone; closing it forgets it.
                 result = {"session_id": session_id, "closed": True, "lost": lost}
                 return {"jsonrpc": "2.0", "id": request_id, "result": result}
-            return _error(request_id, mcp_frames.INVALID_PARAMS, self._unknown(session_id))
+            return mcp_frames.rpc_error(
+                request_id, mcp_frames.INVALID_PARAMS, self._unknown(session_id)
+            )
         if entry.attached:
             entry.closing = True
             result = {"session_id": session_id, "closed": False, "closing": True}
@@ -274,12 +278,3 @@ def _add_data(response: dict[str, Any]) -> None:
             result["data"] = json.loads(content[0]["text"])
         except ValueError:
             result["data"] = content[0]["text"]
-
-
-def _error(
-    request_id: Any, code: int, message: str, data: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}

@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Any, Generic, TypeVar
@@ -771,7 +771,7 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
         if body is None:
             return JSONResponse(
                 status_code=413,
-                content=_rpc_error(
+                content=mcp_frames.rpc_error(
                     None,
                     mcp_frames.INVALID_REQUEST,
                     f"the request body is larger than {MAX_MCP_BODY_BYTES} bytes; this route "
@@ -878,19 +878,14 @@ async def serve_connection(
             await websocket.close(CLOSE_AT_CAPACITY, "at capacity")
         return
     session = service.session()
-    hub.sessions[session] = websocket
-    inbox = Inbox(websocket)
-    close_code = CLOSE_NORMAL
-    try:
-        close_code = await _frames_of(websocket, session, hub, inbox)
-    finally:
-        inbox.discard()
+
+    async def end() -> None:
         hub.sessions.pop(session, None)
         instance = weakref.ref(session.instance) if session.instance is not None else None
         await hub.execute("close", session.close)
         hub.ended(instance)
-        with contextlib.suppress(Exception):
-            await websocket.close(close_code)
+
+    await _connection(websocket, session, hub, end)
 
 
 async def _serve_attached(
@@ -905,7 +900,13 @@ async def _serve_attached(
             await websocket.send_text(frames.encode(refusal))
             await websocket.close(CLOSE_NO_SESSION_HERE, "no such session")
         return
-    session = entry.session
+    await _connection(websocket, entry.session, hub, lambda: http_sessions.detach(entry))
+
+
+async def _connection(
+    websocket: WebSocket, session: Session, hub: Hub, end: Callable[[], Awaitable[None]]
+) -> None:
+    """Serve ``session`` on ``websocket`` until the connection ends, then ``end`` and close."""
     hub.sessions[session] = websocket
     inbox = Inbox(websocket)
     close_code = CLOSE_NORMAL
@@ -913,7 +914,7 @@ async def _serve_attached(
         close_code = await _frames_of(websocket, session, hub, inbox)
     finally:
         inbox.discard()
-        await http_sessions.detach(entry)
+        await end()
         with contextlib.suppress(Exception):
             await websocket.close(close_code)
 
@@ -1163,11 +1164,11 @@ def _mcp_answer(body: str | bytes) -> dict[str, Any]:
     try:
         request = frames.read_json(body)
     except FrameError as error:
-        return _rpc_error(None, mcp_frames.PARSE_ERROR, f"Parse error: {error.message}")
+        return mcp_frames.rpc_error(None, mcp_frames.PARSE_ERROR, f"Parse error: {error.message}")
     request_id = request.get("id") if isinstance(request, dict) else None
     if not mcp_frames.usable_id(request_id):
         request_id = None
-    return _rpc_error(
+    return mcp_frames.rpc_error(
         request_id,
         mcp_frames.METHOD_NOT_FOUND,
         "Method not found: this route speaks only OpenEnv's production MCP: "
@@ -1175,10 +1176,6 @@ def _mcp_answer(body: str | bytes) -> dict[str, Any]:
         "openenv/session/close. Reach the world from any other MCP client with `seahaven mcp`, "
         'or send {"type": "mcp"} frames on /ws after a reset',
     )
-
-
-def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 async def _bounded_body(request: Request, limit: int) -> bytes | None:
