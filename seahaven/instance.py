@@ -184,6 +184,29 @@ class Instance:
                 )
             return self._inspect_db
 
+    def query(self, sql: str, *params: Any, store: str = "main") -> list[dict[str, Any]]:
+        """Rows of a read-only query on one store, as it stands between calls.
+
+        The query runs on the store's own connection, so nothing is opened: the
+        cheap way to read an end state. Tables are named as the store's world
+        names them, with no schema in front; a query across stores goes through
+        ``inspect()``. ``store`` is a path, as ``composition()`` reports it.
+        """
+        calls = self.calls
+        calls.check_usable()
+        with calls.lock:
+            calls.check_usable()
+            if calls.activation is not None:
+                raise WorldBug(
+                    "inst.query(...) was called inside a call or a bulk() block; read the "
+                    "store through ctx.db there, and query the instance between calls"
+                )
+            runtime = next((node for node in calls.runtimes if node.path == store), None)
+            if runtime is None:
+                known = ", ".join(node.path for node in calls.runtimes)
+                raise WorldBug(f"this instance has no store {store!r}; its stores are {known}")
+            return runtime.read(sql, params)
+
     def change_log(self) -> list[LogRecord]:
         """What the calls on this instance changed: a record per row per call, oldest first."""
         return list(self.calls.log.records)

@@ -21,14 +21,19 @@ from seahaven.grading.fold import Changes, fold
 if TYPE_CHECKING:
     from seahaven.instance import Instance
 
-__all__ = ["Episode", "quote_table"]
+__all__ = ["Episode", "quote_name", "quote_table"]
 
 _NOT_READ = object()
 
 
+def quote_name(name: str) -> str:
+    """An identifier quoted as SQLite quotes one: ``"name"``."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def quote_table(schema: str, table: str) -> str:
     """``"schema"."table"``, each part quoted as SQLite quotes an identifier."""
-    return '"' + schema.replace('"', '""') + '"."' + table.replace('"', '""') + '"'
+    return quote_name(schema) + "." + quote_name(table)
 
 
 class Episode:
@@ -46,6 +51,7 @@ class Episode:
         start: Callable[[], Db] | None = None,
         solution: Callable[[], Changes] | None = None,
         document: Callable[[], dict[str, Any]] | dict[str, Any] | None = None,
+        query: Callable[[str, str, Sequence[Any]], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.changes: Changes = fold(log)
         self.calls: list[dict[str, Any]] = [dict(call) for call in calls]
@@ -58,6 +64,7 @@ class Episode:
         self._solution_factory = solution
         self._solution: Any = _NOT_READ
         self._document = document
+        self._query = query
 
     @classmethod
     def of(
@@ -81,6 +88,7 @@ class Episode:
             start=start,
             solution=solution,
             document=instance.state,
+            query=lambda store, sql, params: instance.query(sql, *params, store=store),
         )
 
     @classmethod
@@ -171,6 +179,26 @@ class Episode:
             known = ", ".join(self._stores)
             raise WorldBug(f"this episode has no store {store!r}; its stores are {known}")
         return quote_table(schema, table)
+
+    def read(
+        self,
+        table: str,
+        sql: Callable[[str], str],
+        params: Sequence[Any] = (),
+        *,
+        store: str = "main",
+    ) -> list[dict[str, Any]]:
+        """Rows of a read-only query on one table of one store, as the episode left it.
+
+        ``sql`` writes the query around the table's quoted name. A live episode
+        runs it on the store's own connection, which costs nothing to open;
+        otherwise it runs on ``end``, where the name carries its store's schema.
+        """
+        if self._query is not None:
+            if store not in self._stores:
+                self.table(table, store)  # raises, naming the stores there are
+            return self._query(store, sql(quote_name(table)), params)
+        return self.end.rows(sql(self.table(table, store)), *params)
 
     def calls_to(self, tool: str) -> list[dict[str, Any]]:
         """The calls made to one tool, by the name the agent used, in order."""

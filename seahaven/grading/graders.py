@@ -312,10 +312,12 @@ def _listing(items: Sequence[str]) -> str:
     return named
 
 
-def _read(episode: Episode, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+def _read(
+    episode: Episode, store: str, table: str, sql: Callable[[str], str], params: Sequence[Any]
+) -> list[dict[str, Any]]:
     """Rows of the end state; SQLite's refusal (a table that is not there) is the grader's bug."""
     try:
-        return episode.end.rows(sql, *params)
+        return episode.read(table, sql, params, store=store)
     except DbError as error:
         raise WorldBug(f"the check's query failed: {error.sqlite_message}") from None
 
@@ -324,7 +326,7 @@ def _end_row(episode: Episode, change: NetChange) -> Mapping[str, Any]:
     """The row a change left, as the end state holds it (the change's own values if gone)."""
     clause, params = _where_sql(dict(change.key))
     rows = _read(
-        episode, f"SELECT * FROM {episode.table(change.table, change.world)}{clause}", params
+        episode, change.world, change.table, lambda name: f"SELECT * FROM {name}{clause}", params
     )
     return rows[0] if rows else change.values()
 
@@ -381,13 +383,24 @@ class _TableCheck(Grader):
     def _count(self, episode: Episode) -> int:
         plain, tested = _split_where(self.where)
         clause, params = _where_sql(plain)
-        table = episode.table(self.table, self.store)
         if not tested:
-            rows = _read(episode, f"SELECT count(*) AS n FROM {table}{clause}", params)
+            rows = _read(
+                episode,
+                self.store,
+                self.table,
+                lambda name: f"SELECT count(*) AS n FROM {name}{clause}",
+                params,
+            )
             return int(rows[0]["n"]) if rows else 0
         # Operators are tested in Python, on the rows the plain values leave.
         columns = ", ".join(_quote(column) for column in tested)
-        rows = _read(episode, f"SELECT {columns} FROM {table}{clause}", params)
+        rows = _read(
+            episode,
+            self.store,
+            self.table,
+            lambda name: f"SELECT {columns} FROM {name}{clause}",
+            params,
+        )
         return sum(1 for row in rows if _matches(row, tested))
 
     def _title(self, verb: str) -> str:
