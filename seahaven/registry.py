@@ -26,6 +26,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from seahaven.errors import WorldBug
+from seahaven.targets import import_target
 from seahaven.version import VERSION
 from seahaven.world import World
 
@@ -101,29 +102,14 @@ class WorldSpec:
 
 def import_world(spec: str) -> tuple[World, str, str]:
     """Import ``module:attr`` and return the ``World`` there, its module and attribute."""
+    target = import_target(
+        spec,
+        what="a world",
+        example="notes:world",
+        import_fix="install the package, or run from its project",
+        attribute_fix="give the package a world, or point at the one it has",
+    )
     module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise WorldBug(f"{spec!r} does not name a world; write module:attr, such as notes:world")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise WorldBug(
-            f"cannot import {module_name!r} ({error}); install the package, or run from its project"
-        ) from None
-    except Exception as error:
-        # A world module that raises while importing is the author's to fix; say where.
-        raise WorldBug(
-            f"importing {module_name!r} raised {type(error).__name__}: {error}; fix the module "
-            "so it imports"
-        ) from None
-    target: object = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise WorldBug(
-                f"module {module_name!r} has no attribute {attribute!r}; give the package a "
-                "world, or point at the one it has"
-            )
-        target = getattr(target, part)
     if not isinstance(target, World):
         raise WorldBug(
             f"{module_name}:{attribute} is a {type(target).__name__}, not a seahaven.World; "

@@ -39,7 +39,9 @@ DISCOVERY_FIX = "give the package a world, or point at the one it has"
 # The framework's own directory: this file is seahaven/check/locate.py.
 _SEAHAVEN_DIR = Path(__file__).resolve().parent.parent
 # The framework modules that wrap a failed import in a WorldBug of their own.
-_WRAPPERS = frozenset({_SEAHAVEN_DIR / "discovery.py", _SEAHAVEN_DIR / "registry.py"})
+_WRAPPERS = frozenset(
+    {_SEAHAVEN_DIR / "discovery.py", _SEAHAVEN_DIR / "registry.py", _SEAHAVEN_DIR / "targets.py"}
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ those checks for one fixture or all of them and prints every problem.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -46,6 +45,7 @@ from seahaven.fixture_store import (
 )
 from seahaven.hookspecs import hookimpl
 from seahaven.names import check_fixture_id
+from seahaven.targets import import_target
 
 if TYPE_CHECKING:
     from seahaven.composition import Composition
@@ -165,28 +165,15 @@ def list_fixtures(
 
 def import_generator(spec: str, project: Path | None) -> Generator:
     """The function ``module:function`` names, importable from the project or the working dir."""
-    module_name, _, attribute = spec.partition(":")
     add_import_roots(project)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise WorldBug(
-            f"cannot import the generator module {module_name!r} ({error}); run from the "
-            "project that holds it, or correct --run"
-        ) from None
-    except Exception as error:
-        raise WorldBug(
-            f"importing the generator module {module_name!r} raised {type(error).__name__}: "
-            f"{error}; fix the module so it imports"
-        ) from None
-    target: object = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise WorldBug(
-                f"module {module_name!r} has no attribute {attribute!r}; correct --run to name "
-                "the generator function"
-            )
-        target = getattr(target, part)
+    target = import_target(
+        spec,
+        what="a generator function",
+        example="generate:build",
+        module_word="the generator module ",
+        import_fix="run from the project that holds it, or correct --run",
+        attribute_fix="correct --run to name the generator function",
+    )
     if not callable(target):
         raise WorldBug(
             f"{spec} is a {type(target).__name__}, not a function; --run names a function "

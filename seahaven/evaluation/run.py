@@ -17,7 +17,6 @@ each result to a results file as it ends, and summarizes.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from seahaven.evaluation.results import (
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
+from seahaven.targets import import_target
 from seahaven.world import World
 
 __all__ = [
@@ -160,17 +160,9 @@ def idle_policy(session: PolicySession) -> None:
 
 def load_policy(target: str) -> Policy:
     """The policy at ``module:attr``, imported now."""
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise WorldBug(f"--policy {target!r}: name a function as module:function")
-    try:
-        found: Any = importlib.import_module(module_name)
-    except ImportError as error:
-        raise WorldBug(f"--policy {target!r}: cannot import {module_name!r} ({error})") from None
-    for part in attribute.split("."):
-        if not hasattr(found, part):
-            raise WorldBug(f"--policy {target!r}: {module_name!r} has no attribute {attribute!r}")
-        found = getattr(found, part)
+    found = import_target(
+        target, label=f"--policy {target!r}", what="a function", example="my_agent:policy"
+    )
     if not callable(found):
         raise WorldBug(f"--policy {target!r} is a {type(found).__name__}, not a function")
     policy: Policy = found

@@ -21,7 +21,6 @@ The checks, by what they read:
 from __future__ import annotations
 
 import hashlib
-import importlib
 import inspect
 import json
 import linecache
@@ -38,6 +37,7 @@ from seahaven.grading.episode import Episode
 from seahaven.grading.fold import NetChange
 from seahaven.grading.grade import Check, Grade
 from seahaven.grading.values import canonical, same, show
+from seahaven.targets import import_target
 
 __all__ = [
     "OPERATORS",
@@ -1220,17 +1220,9 @@ class PythonGrader(Grader):
     @classmethod
     def named(cls, target: str, what: str = "python") -> PythonGrader:
         """The grader at ``module:attr``, imported now."""
-        module_name, _, attribute = target.partition(":")
-        if not module_name or not attribute:
-            raise WorldBug(f"{what}: {target!r} does not name a function; write module:function")
-        try:
-            found: Any = importlib.import_module(module_name)
-        except ImportError as error:
-            raise WorldBug(f"{what}: cannot import {module_name!r} ({error})") from None
-        for part in attribute.split("."):
-            if not hasattr(found, part):
-                raise WorldBug(f"{what}: module {module_name!r} has no attribute {attribute!r}")
-            found = getattr(found, part)
+        found: Any = import_target(
+            target, label=what, what="a function", example="my_graders:refund_issued"
+        )
         return cls(found, name=target)
 
     def spec(self) -> Any:

@@ -18,6 +18,7 @@ import importlib_metadata
 from seahaven.errors import WorldBug
 from seahaven.scenarios.model import Scenario
 from seahaven.scenarios.pack import ScenarioSet
+from seahaven.targets import import_target
 
 __all__ = [
     "SCENARIOS_GROUP",
@@ -64,17 +65,7 @@ class PackSpec:
 def import_pack(target: str, what: str | None = None) -> ScenarioSet:
     """The ``ScenarioSet`` at ``module:attr`` (or what calling it returns), its ``source`` set."""
     label = what or target
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise WorldBug(f"{label}: {target!r} does not name a pack; write module:attr")
-    try:
-        found: object = importlib.import_module(module_name)
-    except ImportError as error:
-        raise WorldBug(f"{label}: cannot import {module_name!r} ({error})") from None
-    for part in attribute.split("."):
-        if not hasattr(found, part):
-            raise WorldBug(f"{label}: module {module_name!r} has no attribute {attribute!r}")
-        found = getattr(found, part)
+    found = import_target(target, label=label, what="a pack", example="my_tasks:pack")
     if not isinstance(found, ScenarioSet) and callable(found):
         found = found()
     if not isinstance(found, ScenarioSet):

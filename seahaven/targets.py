@@ -1,0 +1,59 @@
+"""``module:attr`` targets: importing the object a command-line option or a spec names.
+
+Worlds (``--world``), packs, policies, graders and fixture generators are all
+named this way; each caller says what it expects there and how to fix a wrong
+one, and the failures read alike everywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from seahaven.errors import WorldBug
+
+__all__ = ["import_target"]
+
+
+def import_target(
+    target: str,
+    *,
+    label: str | None = None,
+    what: str = "an object",
+    example: str = "package.module:name",
+    module_word: str = "",
+    import_fix: str | None = None,
+    attribute_fix: str | None = None,
+) -> object:
+    """Import ``module:attr`` (the attribute may be dotted) and return the object there.
+
+    ``label`` starts every message (``--policy 'x:y'``), ``what`` and ``example``
+    say what the target should name, ``module_word`` names the module in the
+    messages (``"the generator module "``), and the two fixes end the message
+    for a module that does not import and for an attribute that is not there.
+    A module that raises while importing is reported with its exception.
+    """
+    prefix = f"{label}: " if label else ""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise WorldBug(
+            f"{prefix}{target!r} does not name {what}; write module:attr, such as {example}"
+        )
+    try:
+        found: object = importlib.import_module(module_name)
+    except ImportError as error:
+        fix = f"; {import_fix}" if import_fix else ""
+        raise WorldBug(
+            f"{prefix}cannot import {module_word}{module_name!r} ({error}){fix}"
+        ) from None
+    except Exception as error:
+        # A module that raises while importing is its author's to fix; say where.
+        raise WorldBug(
+            f"{prefix}importing {module_word}{module_name!r} raised {type(error).__name__}: "
+            f"{error}; fix the module so it imports"
+        ) from None
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            fix = f"; {attribute_fix}" if attribute_fix else ""
+            raise WorldBug(f"{prefix}module {module_name!r} has no attribute {attribute!r}{fix}")
+        found = getattr(found, part)
+    return found
