@@ -38,40 +38,15 @@ from seahaven.cli.support import (
 from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
 from seahaven.hookspecs import hookimpl
+from seahaven.scenarios.model import read_calls
 
 if TYPE_CHECKING:
     from seahaven.clock import ClockMode
     from seahaven.world import World
 
-__all__ = ["load_calls", "seahaven_cli", "summarise", "world_frame"]
+__all__ = ["seahaven_cli", "summarise", "world_frame"]
 
 _PREVIEW = 110
-
-
-def load_calls(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
-    """The calls a script holds, or a ``ValueError`` naming what is wrong and where."""
-    stripped = text.strip()
-    try:
-        if stripped.startswith("["):
-            items = json.loads(stripped)
-        else:
-            items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{source} is not JSON: {error}") from None
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for position, item in enumerate(items, start=1):
-        if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
-            raise ValueError(f"call {position} of {source} must be an object with a string 'tool'")
-        arguments = item.get("arguments", {})
-        if not isinstance(arguments, dict):
-            raise ValueError(f"call {position} of {source}: 'arguments' must be an object")
-        extra = sorted(set(item) - {"tool", "arguments"})
-        if extra:
-            raise ValueError(
-                f"call {position} of {source} has {', '.join(extra)}; a call is tool and arguments"
-            )
-        calls.append((item["tool"], arguments))
-    return calls
 
 
 def _startup(pairs: list[str]) -> dict[str, Any]:
@@ -228,7 +203,7 @@ def episode(
     else:
         text = _read(calls)
     try:
-        script = load_calls(text, "standard input" if calls == "-" else calls)
+        script = read_calls(text, "standard input" if calls == "-" else calls)
     except ValueError as error:
         fail(str(error))
     keywords = _startup(startup or [])
@@ -241,7 +216,8 @@ def episode(
             clock_mode=cast("ClockMode | None", clock_mode),
             startup=keywords or None,
         ) as instance:
-            for tool, arguments in script:
+            for step in script:
+                tool, arguments = step.tool, step.arguments
                 shown = ", ".join(f"{key}={_preview(value)}" for key, value in arguments.items())
                 number = instance.call_count
                 try:

@@ -8,7 +8,14 @@ the ``seahaven.scenarios`` entry-point group that finds packs by name, and
 
 from __future__ import annotations
 
-from seahaven.scenarios.model import DEFAULT_BUDGET, SUBMIT_TOOL, Scenario, Start, ToolCall
+from seahaven.scenarios.model import (
+    DEFAULT_BUDGET,
+    SUBMIT_TOOL,
+    Scenario,
+    Start,
+    ToolCall,
+    read_calls,
+)
 from seahaven.scenarios.pack import PACK_FILE, ScenarioSet
 from seahaven.scenarios.registry import (
     SCENARIOS_GROUP,
@@ -39,6 +46,7 @@ __all__ = [
     "import_pack",
     "load_pack",
     "pack_specs",
+    "read_calls",
     "refresh_packs",
     "replay_solution",
     "split_reference",

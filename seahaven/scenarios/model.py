@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationError,
     field_serializer,
     field_validator,
 )
@@ -31,7 +32,7 @@ from seahaven.grading.spec import as_grader
 from seahaven.names import check_scenario_name
 from seahaven.world import World
 
-__all__ = ["DEFAULT_BUDGET", "SUBMIT_TOOL", "Scenario", "Start", "ToolCall"]
+__all__ = ["DEFAULT_BUDGET", "SUBMIT_TOOL", "Scenario", "Start", "ToolCall", "read_calls"]
 
 # The one tool a bound session adds: it takes the agent's answer and ends the episode.
 SUBMIT_TOOL = "submit"
@@ -49,6 +50,43 @@ class ToolCall(BaseModel):
 
     tool: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+def read_calls(text: str, source: str) -> list[ToolCall]:
+    """The calls a script holds: a JSON list of calls, or one call per line.
+
+    Raises ``ValueError`` naming the call and ``source`` when the text is not
+    JSON or a call is not ``{"tool": ..., "arguments": {...}}``.
+    """
+    stripped = text.strip()
+    try:
+        if stripped.startswith("["):
+            items = json.loads(stripped)
+        else:
+            items = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{source} is not JSON: {error}") from None
+    if not isinstance(items, list):
+        raise ValueError(f"{source} must be a JSON list of calls, or one call per line")
+    calls: list[ToolCall] = []
+    for position, item in enumerate(items, start=1):
+        try:
+            calls.append(ToolCall.model_validate(item))
+        except ValidationError as error:
+            raise ValueError(f"call {position} of {source}{_call_problem(item, error)}") from None
+    return calls
+
+
+def _call_problem(item: Any, error: ValidationError) -> str:
+    """What is wrong with one scripted call, as the end of a sentence naming it."""
+    if not isinstance(item, dict) or not isinstance(item.get("tool"), str) or not item["tool"]:
+        return " must be an object with a string 'tool'"
+    extra = sorted(set(item) - set(ToolCall.model_fields))
+    if extra:
+        return f" has {', '.join(extra)}; a call is tool and arguments"
+    if not isinstance(item.get("arguments", {}), dict):
+        return ": 'arguments' must be an object"
+    return f": {error.errors()[0]['msg']}"
 
 
 class Start(BaseModel):

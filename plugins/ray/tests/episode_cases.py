@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import seahaven_ray
-from seahaven_ray import Call, CallOutcome, Episode
+from seahaven_ray import CallOutcome, Episode, ToolCall
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
@@ -50,7 +50,7 @@ def scripted(number: int) -> Episode:
             else None
         ),
         startup=principal(PRINCIPALS[number % len(PRINCIPALS)]),
-        calls=[Call.model_validate(call) for call in calls],
+        calls=[ToolCall.model_validate(call) for call in calls],
     )
 
 
@@ -64,13 +64,13 @@ class ExpenseReviewer:
     def __init__(self, limit: int) -> None:
         self.limit = limit
 
-    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Call | None:
+    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> ToolCall | None:
         names = {tool["name"] for tool in tools}
         assert {"whoami", "list_expenses", "approve_expense"} <= names
         if not seen:
-            return Call(tool="whoami")
+            return ToolCall(tool="whoami")
         if len(seen) == 1:
-            return Call(tool="list_expenses", arguments={"status": "submitted", "limit": 10})
+            return ToolCall(tool="list_expenses", arguments={"status": "submitted", "limit": 10})
         listing = seen[1]
         if listing.error is not None or seen[0].error is not None:
             return None
@@ -81,10 +81,10 @@ class ExpenseReviewer:
             return None
         expense = waiting[decided]
         if expense["amount"] <= self.limit:
-            return Call(
+            return ToolCall(
                 tool="approve_expense", arguments={"expense_id": expense["id"], "note": "ok"}
             )
-        return Call(
+        return ToolCall(
             tool="reject_expense",
             arguments={"expense_id": expense["id"], "reason": f"over {self.limit}"},
         )
@@ -122,7 +122,7 @@ class BlockOnce:
         self.patience = patience
         self.reviewer = ExpenseReviewer(limit=20000)
 
-    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Call | None:
+    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> ToolCall | None:
         marker = Path(self.marker)
         if not seen and not marker.exists():
             import ray
@@ -143,7 +143,7 @@ class Stalls:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
 
-    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Call | None:
+    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> ToolCall | None:
         time.sleep(self.seconds)
         return None
 
@@ -151,10 +151,10 @@ class Stalls:
 class Explodes:
     """A policy that raises on its second decision."""
 
-    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Call | None:
+    def __call__(self, tools: list[dict[str, Any]], seen: list[CallOutcome]) -> ToolCall | None:
         if seen:
             raise RuntimeError("the policy lost its train of thought")
-        return Call(tool="whoami")
+        return ToolCall(tool="whoami")
 
 
 def comparable(result: seahaven_ray.EpisodeResult) -> dict[str, Any]:

@@ -10,10 +10,10 @@ import pytest
 from episode_cases import ExpenseReviewer, Explodes, mixed, policy_driven, principal, scripted
 from pydantic import ValidationError
 from seahaven_ray import (
-    Call,
     CallOutcome,
     Episode,
     EpisodeResult,
+    ToolCall,
     WorldLoader,
     run_episode,
     run_in_process,
@@ -124,8 +124,8 @@ def test_a_policy_that_returns_something_else_or_never_stops_fails_its_episode()
     def odd(tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Any:
         return "whoami"
 
-    def chatty(tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Call:
-        return Call(tool="whoami")
+    def chatty(tools: list[dict[str, Any]], seen: list[CallOutcome]) -> ToolCall:
+        return ToolCall(tool="whoami")
 
     def malformed(tools: list[dict[str, Any]], seen: list[CallOutcome]) -> Any:
         return {"tool": "whoami", "args": {}}
@@ -177,7 +177,7 @@ def test_an_exception_from_world_code_ends_the_episode_as_a_world_error() -> Non
         raise ValueError("a bug in the tool")
 
     loader = WorldLoader({"brittle": world})
-    calls = [Call(tool="crack"), Call(tool="crack")]
+    calls = [ToolCall(tool="crack"), ToolCall(tool="crack")]
     result = run_episode(Episode(episode_id="x", world="brittle", calls=calls), worlds=loader)
     assert result.status == "failed" and result.error is not None
     assert result.error.kind == "world" and "ValueError: a bug in the tool" in result.error.message
@@ -196,7 +196,7 @@ def test_an_episode_has_calls_or_a_policy_and_sane_fields() -> None:
     with pytest.raises(ValidationError, match="seed"):
         Episode(episode_id="e", world="company", calls=[], seed=-1)
     with pytest.raises(ValidationError, match="extra"):
-        Call.model_validate({"tool": "whoami", "args": {}})
+        ToolCall.model_validate({"tool": "whoami", "args": {}})
 
 
 def test_run_in_process_yields_one_result_per_episode_in_order() -> None:
@@ -235,6 +235,19 @@ def test_a_world_loader_loads_each_world_once_across_threads() -> None:
 def test_the_principal_helper_names_a_member_of_staff() -> None:
     result = run_episode(
         Episode(episode_id="c", world="company", fixture="acme", startup=principal("carla"),
-                calls=[Call(tool="whoami")])
+                calls=[ToolCall(tool="whoami")])
     )  # fmt: skip
     assert result.calls[0].result["role"] == "finance"
+
+
+def test_the_old_name_of_a_scripted_call_still_works_with_a_warning_naming_the_new() -> None:
+    import seahaven_ray
+
+    from seahaven.scenarios import ToolCall as CoreToolCall
+
+    assert ToolCall is CoreToolCall
+    with pytest.warns(DeprecationWarning, match="seahaven_ray.ToolCall"):
+        old = seahaven_ray.Call
+    assert old is ToolCall
+    with pytest.raises(AttributeError, match="no attribute 'Kall'"):
+        _ = seahaven_ray.Kall  # type: ignore[attr-defined]

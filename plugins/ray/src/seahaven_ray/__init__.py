@@ -23,7 +23,6 @@ from seahaven_ray.cluster import (
     run_episodes,
 )
 from seahaven_ray.episodes import (
-    Call,
     CallError,
     CallOutcome,
     Episode,
@@ -31,6 +30,7 @@ from seahaven_ray.episodes import (
     EpisodeResult,
     Policy,
     Timings,
+    ToolCall,
     WorldLoader,
     run_episode,
     run_in_process,
@@ -43,7 +43,6 @@ __version__ = "0.1.0"
 __all__ = [
     "ACTOR_NAME_PREFIX",
     "TRIAL_ACTOR_PREFIX",
-    "Call",
     "CallError",
     "CallOutcome",
     "Episode",
@@ -55,6 +54,7 @@ __all__ = [
     "PoolWorker",
     "RayTrialRunner",
     "Timings",
+    "ToolCall",
     "WorldLoader",
     "__version__",
     "read_done",
@@ -64,3 +64,19 @@ __all__ = [
     "run_in_process",
     "trial_runner",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``Call`` was this package's name for a scripted call until it became the core's
+    # ``seahaven.scenarios.ToolCall``; the old name works for one more release.
+    if name == "Call":
+        import warnings
+
+        warnings.warn(
+            "seahaven_ray.Call is now seahaven_ray.ToolCall (the same class as "
+            "seahaven.scenarios.ToolCall); import that name instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ToolCall
+    raise AttributeError(f"module 'seahaven_ray' has no attribute {name!r}")

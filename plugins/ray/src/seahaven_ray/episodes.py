@@ -33,9 +33,9 @@ from pydantic_core import to_jsonable_python
 from seahaven import ToolError, World, WorldBug
 from seahaven.clock import ClockMode
 from seahaven.discovery import import_world
+from seahaven.scenarios import ToolCall
 
 __all__ = [
-    "Call",
     "CallError",
     "CallOutcome",
     "Episode",
@@ -43,20 +43,12 @@ __all__ = [
     "EpisodeResult",
     "Policy",
     "Timings",
+    "ToolCall",
     "WorldLoader",
     "check_unique",
     "run_episode",
     "run_in_process",
 ]
-
-
-class Call(BaseModel):
-    """One call to make: a tool's surface name and its arguments."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tool: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class CallError(BaseModel):
@@ -99,12 +91,12 @@ class CallOutcome(BaseModel):
         return dumped
 
 
-Policy = Callable[[list[dict[str, Any]], list[CallOutcome]], Call | Mapping[str, Any] | None]
+Policy = Callable[[list[dict[str, Any]], list[CallOutcome]], ToolCall | Mapping[str, Any] | None]
 """A policy: ``policy(tools, observations) -> next call, or None to stop``.
 
 It is called before every call with the instance's tool list (as
 ``inst.tools()`` gives it) and every observation so far, the latest last (an
-empty list before the first call). It returns a ``Call``, a mapping
+empty list before the first call). It returns a ``ToolCall``, a mapping
 ``{"tool": ..., "arguments": {...}}``, or ``None`` to end the episode. To run on
 Ray it must be picklable (by cloudpickle): a module-level function or an
 object of an importable class; a lambda or closure is pickled by value.
@@ -126,7 +118,7 @@ class Episode(BaseModel):
     clock_mode: ClockMode | None = None
     setup_sql: str | None = None
     startup: dict[str, Any] = Field(default_factory=dict)
-    calls: list[Call] | None = None
+    calls: list[ToolCall] | None = None
     policy: Policy | None = Field(default=None, exclude=True)
     # How the policy is named in the episode's JSON; filled in from ``policy``.
     policy_name: str | None = None
@@ -264,7 +256,7 @@ class _EpisodeFailed(Exception):
 
 def _next_call(
     episode: Episode, tools: list[dict[str, Any]], seen: list[CallOutcome]
-) -> Call | None:
+) -> ToolCall | None:
     policy = episode.policy
     if policy is None:
         raise _EpisodeFailed(
@@ -278,21 +270,21 @@ def _next_call(
         raise _EpisodeFailed(
             "policy", f"the policy {episode.policy_name} raised {type(error).__name__}: {error}"
         ) from None
-    if chosen is None or isinstance(chosen, Call):
+    if chosen is None or isinstance(chosen, ToolCall):
         return chosen
     if isinstance(chosen, Mapping):
         try:
-            return Call.model_validate(dict(chosen))
+            return ToolCall.model_validate(dict(chosen))
         except ValueError as error:
             detail = " ".join(str(error).split())
             raise _EpisodeFailed(
                 "policy",
                 f"the policy {episode.policy_name} returned {chosen!r}, which is not a call "
-                f"({detail}); return {{'tool': ..., 'arguments': {{...}}}}, a Call, or None",
+                f"({detail}); return {{'tool': ..., 'arguments': {{...}}}}, a ToolCall, or None",
             ) from None
     raise _EpisodeFailed(
         "policy",
-        f"the policy {episode.policy_name} returned a {type(chosen).__name__}; return a Call, "
+        f"the policy {episode.policy_name} returned a {type(chosen).__name__}; return a ToolCall, "
         "{'tool': ..., 'arguments': {...}}, or None to stop",
     )
 
@@ -369,7 +361,7 @@ def run_episode(
 
 
 def _drive(episode: Episode, instance: Any, outcomes: list[CallOutcome]) -> None:
-    def call(step: Call) -> None:
+    def call(step: ToolCall) -> None:
         arguments = dict(step.arguments)
         try:
             outcomes.append(
