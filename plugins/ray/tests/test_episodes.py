@@ -250,4 +250,4 @@ def test_the_old_name_of_a_scripted_call_still_works_with_a_warning_naming_the_n
         old = seahaven_ray.Call
     assert old is ToolCall
     with pytest.raises(AttributeError, match="no attribute 'Kall'"):
-        _ = seahaven_ray.Kall  # type: ignore[attr-defined]
+        _ = seahaven_ray.Kall
