@@ -8,8 +8,9 @@ an eval grades.
 from __future__ import annotations
 
 from seahaven import (
-    helpers,
+    concurrency,
     sandbox,
+    sql_tools,
 )
 from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock, ClockMode
@@ -56,8 +57,20 @@ __all__ = [
     "WorldHandle",
     "Worlds",
     "__version__",
-    "helpers",
+    "concurrency",
     "hookimpl",
     "sandbox",
     "sql_files",
+    "sql_tools",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # A module that moved, read as an attribute of the package: warn, and give the new one.
+    from seahaven.moved import MOVED, alias_module
+
+    if f"{__name__}.{name}" in MOVED:
+        module = alias_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

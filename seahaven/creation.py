@@ -22,13 +22,13 @@ from pydantic_core import to_jsonable_python
 from seahaven.activation import Activation, in_call
 from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, parse_instant
 from seahaven.composition import Composition, Node, NodeReport
+from seahaven.concurrency import watch
 from seahaven.context import InstanceInfo
 from seahaven.db import open_connection, run_script, use_memory_journal
 from seahaven.errors import WorldBug
 from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import check_seed, derive_seed, node_seed
 from seahaven.instance import Instance, InstanceParts, live_instances
-from seahaven.instances import watch
 from seahaven.names import check_fixture_id
 from seahaven.runtime import NodeRuntime
 from seahaven.schema import blank_image

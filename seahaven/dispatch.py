@@ -29,10 +29,10 @@ import apsw
 from seahaven.activation import Activation, entered, in_call, thread_state
 from seahaven.changelog import CallRecord, ChangeLog, LogRecord
 from seahaven.composition import Composition, SurfaceEntry
+from seahaven.concurrency import FairGate, gate
 from seahaven.context import Ctx, InstanceInfo
 from seahaven.db import db_error, run_cleanup
 from seahaven.errors import ToolError, UnknownTool, WorldBug
-from seahaven.instances import FairGate, gate
 from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.tool import Call, Tool, check_result
 

@@ -165,7 +165,7 @@ class DbError(ToolError):
     """SQLite refused something. The engine's text is kept off the agent-facing message.
 
     ``refusals`` are what a ``seahaven.sandbox`` authorizer denied, also published in
-    ``details["refusals"]``. A SQL door (``seahaven.helpers.run_sql``) chooses a
+    ``details["refusals"]``. A SQL door (``seahaven.sql_tools.run_sql``) chooses a
     ``message`` carrying SQLite's text, because there the engine's words are the answer.
     """
 

@@ -1,6 +1,6 @@
 """Containment for SQL the framework did not write, and the limits that SQL is held to.
 
-Four doors run such SQL: a world's SQL tools (``seahaven.helpers.run_sql``, and any
+Four doors run such SQL: a world's SQL tools (``seahaven.sql_tools.run_sql``, and any
 extension's door built on ``run_statement``), ``setup_sql`` (the author's), the
 deprecated control tool (the agent's, read-only) and ``inst.inspect()`` (the eval's
 reader). The first three run each statement through the one mechanism here:

@@ -66,7 +66,7 @@ def _explained(failed: StatementFailed, seconds: float) -> str:
     if failed.kind == "interrupted":
         return (
             "was interrupted from another thread (the instance's interrupt(), or "
-            "seahaven.instances.interrupt_all() as a server stops), so no instance was made"
+            "seahaven.concurrency.interrupt_all() as a server stops), so no instance was made"
         )
     if failed.kind == "too_big":
         return (
@@ -89,7 +89,7 @@ def run_setup_sql(
     ``runtimes`` are the instance's stores, root first; ``clock`` and ``seed`` are
     the instance's, so the statements read its time and draw from its stream. The
     connection it runs on is held in ``connections`` while it is open, so that the
-    instance's ``interrupt()`` (and ``seahaven.instances.interrupt_all()``) stop it.
+    instance's ``interrupt()`` (and ``seahaven.concurrency.interrupt_all()``) stop it.
     """
     if "\x00" in sql:
         raise WorldBug(

@@ -36,8 +36,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.db",
                 "seahaven.errors",
                 "seahaven.fixtures_dir",
+                "seahaven.helpers",
                 "seahaven.ids",
                 "seahaven.instances",
+                "seahaven.moved",
+                "seahaven.concurrency",
                 "seahaven.names",
                 "seahaven.sandbox",
                 "seahaven.schema",
@@ -73,7 +76,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "seahaven.fixtures",
                 "seahaven.freezing",
-                "seahaven.helpers",
+                "seahaven.sql_tools",
                 "seahaven.state",
                 "seahaven.toolkit",
             }

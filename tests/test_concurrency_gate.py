@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven import instances
+from seahaven import concurrency
 
 TIMEOUT = 10.0
 
@@ -24,11 +24,11 @@ TIMEOUT = 10.0
 @pytest.fixture
 def resize() -> Iterator[Callable[[int], None]]:
     """``set_concurrency`` for the length of one test, with the size put back afterwards."""
-    original = instances.concurrency()
+    original = concurrency.concurrency()
     try:
-        yield instances.set_concurrency
+        yield concurrency.set_concurrency
     finally:
-        instances.set_concurrency(original)
+        concurrency.set_concurrency(original)
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:
@@ -42,7 +42,7 @@ def wait_until(condition: Callable[[], bool], what: str) -> None:
 
 def queued() -> int:
     """How many calls wait at the gate."""
-    return instances.gate().waiting()
+    return concurrency.gate().waiting()
 
 
 class Worker:
@@ -173,20 +173,20 @@ def hold_slot(inst: seahaven.Instance, key: str) -> Worker:
 def test_the_default_follows_cpu_affinity_capped_at_sixteen(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert instances.default_concurrency() == min(len(os.sched_getaffinity(0)), 16)
+    assert concurrency.default_concurrency() == min(len(os.sched_getaffinity(0)), 16)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(40)), raising=False)
-    assert instances.default_concurrency() == 16
+    assert concurrency.default_concurrency() == 16
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 5}, raising=False)
-    assert instances.default_concurrency() == 2
+    assert concurrency.default_concurrency() == 2
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
-    assert instances.default_concurrency() == 16
+    assert concurrency.default_concurrency() == 16
 
 
 def test_a_fresh_process_starts_with_the_default_gate() -> None:
     code = (
-        "from seahaven import instances; "
-        "print(instances.concurrency(), instances.default_concurrency())"
+        "from seahaven import concurrency; "
+        "print(concurrency.concurrency(), concurrency.default_concurrency())"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -196,19 +196,19 @@ def test_a_fresh_process_starts_with_the_default_gate() -> None:
 
 @pytest.mark.parametrize("size", [-1, 1.5, "2", True, None])
 def test_a_bad_size_is_refused(resize: Callable[[int], None], size: Any) -> None:
-    before = instances.concurrency()
+    before = concurrency.concurrency()
     with pytest.raises(seahaven.WorldBug, match="whole number"):
         resize(size)
-    assert instances.concurrency() == before
+    assert concurrency.concurrency() == before
 
 
 def test_resizing_reports_the_new_size_and_zero_removes_the_gate(
     resize: Callable[[int], None],
 ) -> None:
     resize(3)
-    assert instances.concurrency() == 3
+    assert concurrency.concurrency() == 3
     resize(0)
-    assert instances.concurrency() == 0
+    assert concurrency.concurrency() == 0
     instances_ = [world.instance() for _ in range(6)]
     try:
         workers = [hold_slot(inst, f"free{n}") for n, inst in enumerate(instances_)]

@@ -22,7 +22,7 @@ import pytest
 from sample_worlds import memo_world
 
 import seahaven
-import seahaven.instances
+import seahaven.concurrency
 
 SCHEMA = "CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL) STRICT;"
 # Runs for many seconds unless something stops it.
@@ -198,7 +198,7 @@ PATIENCE = 60
 def runaway_world(tmp_path: Path) -> seahaven.World:
     """A memo world whose ``spin`` runs a statement that never ends, and ``jot`` that writes."""
     world = make_world(tmp_path)
-    world.tool(seahaven.helpers.run_sql(tables=["memos"]))
+    world.tool(seahaven.sql_tools.run_sql(tables=["memos"]))
 
     @world.tool
     def spin(ctx: seahaven.Ctx) -> int:
@@ -347,7 +347,7 @@ def test_interrupt_all_stops_a_runaway_setup_sql_and_leaves_nothing(
     maker = Reader(lambda: world.instance(setup_sql=endless))
     maker.start()
     # The main thread cannot see the setup connection; interrupt until the maker gives up.
-    interrupt_until_done(maker, seahaven.instances.interrupt_all)
+    interrupt_until_done(maker, seahaven.concurrency.interrupt_all)
     assert not maker.is_alive(), "setup_sql ran on through interrupt_all()"
     assert isinstance(maker.raised, seahaven.WorldBug), maker.raised
     assert "setup_sql statement 1 of 1" in str(maker.raised)

@@ -1,4 +1,4 @@
-"""``seahaven.helpers``: ``run_sql`` and ``describe_schema``, registered by a world as its own.
+"""``seahaven.sql_tools``: ``run_sql`` and ``describe_schema``, registered by a world as its own.
 
 The results and errors an agent sees, the truncation policy, writes that commit
 with the call, the registration checks, and a composite world whose SQL door only
@@ -16,7 +16,7 @@ from sample_worlds import cafe_world, till_world
 
 import seahaven
 from seahaven import sandbox
-from seahaven.helpers import describe_schema, run_sql
+from seahaven.sql_tools import describe_schema, run_sql
 
 SCHEMA = """
 CREATE TABLE teams (id TEXT PRIMARY KEY, name TEXT NOT NULL) STRICT;

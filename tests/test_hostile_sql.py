@@ -1,4 +1,4 @@
-"""A hostile-SQL corpus through ``seahaven.helpers.run_sql``: nothing escapes, nothing hangs.
+"""A hostile-SQL corpus through ``seahaven.sql_tools.run_sql``: nothing escapes, nothing hangs.
 
 Every statement is sent by an agent to a world's SQL doors, one read-only, one that
 writes. Each must be refused with a clear error, or be harmless; afterwards no file
@@ -278,12 +278,12 @@ def make_world(work_dir: Path) -> seahaven.World:
         untracked_tables=["counters"],
     )
     world.tool(
-        seahaven.helpers.run_sql(
+        seahaven.sql_tools.run_sql(
             name=READ_DOOR, tables=["notes", "notes_fts", "boxes"], functions=["match"]
         )
     )
     world.tool(
-        seahaven.helpers.run_sql(name=WRITE_DOOR, tables=["notes", "counters"], read_only=False)
+        seahaven.sql_tools.run_sql(name=WRITE_DOOR, tables=["notes", "counters"], read_only=False)
     )
     return world
 

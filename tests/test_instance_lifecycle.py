@@ -10,7 +10,7 @@ import pytest
 from sample_worlds import cafe_world, memo_world, till_world
 
 import seahaven
-from seahaven import instances
+from seahaven import concurrency
 
 # How long a thread may take to reach a point it is expected to reach. Only a
 # failing test ever waits this long.
@@ -23,10 +23,10 @@ SETTLE = 0.2
 @pytest.fixture
 def no_gate() -> Iterator[None]:
     """Remove the process-wide concurrency gate, so its size cannot decide a threading test."""
-    before = instances.concurrency()
-    instances.set_concurrency(0)
+    before = concurrency.concurrency()
+    concurrency.set_concurrency(0)
     yield
-    instances.set_concurrency(before)
+    concurrency.set_concurrency(before)
 
 
 def declare(name: str = "lifecycle", **options: Any) -> seahaven.World:

@@ -16,7 +16,7 @@ import pytest
 from sample_worlds import add_jot, memo_ids, memo_world
 
 import seahaven
-import seahaven.helpers
+import seahaven.sql_tools
 from seahaven import sandbox
 
 # Runs for hours unless something stops it.
@@ -75,7 +75,7 @@ def sql_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> seahaven.World
     monkeypatch.setattr(sandbox, "STATEMENT_SECONDS", 3600.0)
     world = memo_world("interrupted", work_dir=tmp_path / "work")
     add_jot(world)
-    world.tool(seahaven.helpers.run_sql(tables=["memos"]))
+    world.tool(seahaven.sql_tools.run_sql(tables=["memos"]))
     return world
 
 

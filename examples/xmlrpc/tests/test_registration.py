@@ -75,7 +75,7 @@ def test_with_the_error_handler_inside_an_endpoint_answers_something_else() -> N
 
 def test_other_tools_are_left_alone() -> None:
     world = _world("handler_first")
-    world.tool(seahaven.helpers.describe_schema(tables=["users"]))
+    world.tool(seahaven.sql_tools.describe_schema(tables=["users"]))
     with world.instance() as inst, pytest.raises(seahaven.ToolError) as raised:
         inst.call("describe_schema", extra=1)
     assert raised.value.code == "INVALID_INPUT"

@@ -177,7 +177,7 @@ world = seahaven.World(
 
 @world.tool
 def run_sql(ctx: seahaven.Ctx, query: str) -> dict:
-    \"\"\"Run one statement, as seahaven.helpers.run_sql does, saying first that it starts.\"\"\"
+    \"\"\"Run one statement, as seahaven.sql_tools.run_sql does, saying first that it starts.\"\"\"
     Path(os.environ["RUNAWAY_STARTED"]).write_text("started", encoding="utf-8")
     return sandbox.run_statement(ctx.db, query, authorizer=DOOR).to_dict()
 """

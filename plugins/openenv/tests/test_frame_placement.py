@@ -8,7 +8,7 @@ import pytest
 from conftest import instance_dirs
 from seahaven_openenv.server import Hub
 
-from seahaven.instances import concurrency, set_concurrency
+from seahaven.concurrency import concurrency, set_concurrency
 
 
 def test_quick_work_stays_on_the_event_loop(served, wire) -> None:

@@ -21,7 +21,7 @@ import uvicorn
 from fastapi import FastAPI
 
 import seahaven
-from seahaven.instances import set_concurrency
+from seahaven.concurrency import set_concurrency
 from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import runner
 from seahaven_openenv.guard import bound_hosts

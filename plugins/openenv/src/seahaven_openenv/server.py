@@ -35,10 +35,10 @@ from fastapi.responses import JSONResponse, Response
 
 import seahaven
 from seahaven import sandbox
+from seahaven.concurrency import concurrency
 from seahaven.errors import WorldBug
 from seahaven.fixtures import Fixture
 from seahaven.fixtures import load as load_fixture
-from seahaven.instances import concurrency
 from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
 from seahaven_openenv import card, descriptors, frames, mcp_frames, mcp_sessions
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page

@@ -44,7 +44,7 @@ MAX_ROWS = 500
 """The most rows one run_sql answer carries; aggregate in SQL for more."""
 
 world.tool(
-    seahaven.helpers.run_sql(
+    seahaven.sql_tools.run_sql(
         tables=SQL_TABLES,
         max_rows=MAX_ROWS,
         description=(
@@ -56,4 +56,4 @@ world.tool(
         ),
     )
 )
-world.tool(seahaven.helpers.describe_schema(tables=SQL_TABLES))
+world.tool(seahaven.sql_tools.describe_schema(tables=SQL_TABLES))
