@@ -52,6 +52,7 @@ __all__ = [
     "UnknownSnapshot",
     "load_stores",
     "restore",
+    "restore_many",
     "take",
 ]
 
@@ -60,6 +61,7 @@ __all__ = [
 # part of it, and SQLite cannot open it in memory; 1 (rollback journal) holds everything.
 _FORMAT_VERSION_BYTES = slice(18, 20)
 _LEGACY_FORMAT = b"\x01\x01"
+_HEADER = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
@@ -137,17 +139,7 @@ class Snapshot:
 
         All or none: when one cannot be made, those made already are destroyed.
         """
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise WorldBug(f"restore_many takes a number of branches of 1 or more, not {n!r}")
-        made: list[Instance] = []
-        try:
-            for _ in range(n):
-                made.append(restore(self, world))
-        except BaseException:
-            for instance in made:
-                instance.destroy()
-            raise
-        return made
+        return restore_many(self, n, world)
 
 
 def take(instance: Instance) -> Snapshot:
@@ -236,6 +228,27 @@ def _rollback_journal_image(image: bytes | None) -> bytes:
 
 def restore(snapshot: Snapshot, world: World | None = None) -> Instance:
     """A new instance from ``snapshot``, on ``world`` or the world it was taken of."""
+    target, composition = _checked_world(snapshot, world)
+    return _branch(snapshot, target, composition)
+
+
+def restore_many(snapshot: Snapshot, n: int, world: World | None = None) -> list[Instance]:
+    """``n`` new instances from ``snapshot``, the world checked once; all or none."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise WorldBug(f"restore_many takes a number of branches of 1 or more, not {n!r}")
+    target, composition = _checked_world(snapshot, world)
+    made: list[Instance] = []
+    try:
+        for _ in range(n):
+            made.append(_branch(snapshot, target, composition))
+    except BaseException:
+        for instance in made:
+            instance.destroy()
+        raise
+    return made
+
+
+def _checked_world(snapshot: Snapshot, world: World | None) -> tuple[World, Composition]:
     if not isinstance(snapshot, Snapshot):
         raise WorldBug(f"restore takes a seahaven.Snapshot, not {type(snapshot).__name__}")
     if in_call():
@@ -247,6 +260,10 @@ def restore(snapshot: Snapshot, world: World | None = None) -> Instance:
     composition = target.composition()
     _check_same_world(snapshot, target, composition)
     target.resolve_state_format(snapshot.state_format)
+    return target, composition
+
+
+def _branch(snapshot: Snapshot, target: World, composition: Composition) -> Instance:
     mode, start_ms, ticks = snapshot.clock
     clock = Clock.resumed(mode, start_ms, ticks)
     info = InstanceInfo(f"inst-{secrets.token_hex(8)}", snapshot.fixture, snapshot.seed)
@@ -267,12 +284,9 @@ def restore(snapshot: Snapshot, world: World | None = None) -> Instance:
     )
     watch(instance)
     try:
-        load_stores(instance, composition, [store.image for store in snapshot.stores])
+        load_stores(instance, composition, snapshot.stores)
         for runtime, store in zip(instance.calls.runtimes, snapshot.stores, strict=True):
             runtime.ids.random.setstate(store.ids_state)
-            stream = sql_stream(runtime.conn)
-            if stream is not None and store.sql_state is not None:
-                stream.setstate(store.sql_state)
             runtime.state = copy.deepcopy(store.node_state)
         instance.calls.call_log.extend(snapshot.call_log)
         instance.calls.log.extend(list(snapshot.records), list(snapshot.texts))
@@ -282,15 +296,27 @@ def restore(snapshot: Snapshot, world: World | None = None) -> Instance:
     return instance
 
 
-def load_stores(instance: Instance, composition: Composition, images: Sequence[bytes]) -> None:
+def load_stores(instance: Instance, composition: Composition, stores: Sequence[StoreImage]) -> None:
     """Give ``instance`` one store per node, each written from its image as a fixture's file is.
 
     Each file is new and private (0600) in the instance's directory, and opened
-    on the store's own connection with the framework's setup; its journal is
-    set up at once, so an image SQLite cannot read fails here, not in a call.
+    on the store's own connection with the framework's setup, its SQL stream
+    set where the snapshot's was. As for a fixture's file, the journal is set
+    up on first use; an image that is not a database is refused here.
     """
     connections = instance.connections
-    for node, image in zip(composition.nodes, images, strict=True):
+    if len(stores) != len(composition.nodes):
+        raise WorldBug(
+            f"the snapshot holds {len(stores)} stores for {len(composition.nodes)} nodes; it is "
+            "damaged: take a new one"
+        )
+    for node, store in zip(composition.nodes, stores, strict=True):
+        image = store.image
+        if image and not image.startswith(_HEADER):
+            raise WorldBug(
+                f"the image of the store at {node.path!r} is not a SQLite database; the snapshot "
+                "is damaged: take a new one"
+            )
         target = instance.directory / node.file_name
         write_new_file(target, image)
         seed = node_seed(instance.seed, node.path)
@@ -301,6 +327,9 @@ def load_stores(instance: Instance, composition: Composition, images: Sequence[b
         try:
             # Closing must not copy a write-ahead log back into a file that is deleted next.
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+            stream = sql_stream(conn)
+            if stream is not None and store.sql_state is not None:
+                stream.setstate(store.sql_state)
             runtime = NodeRuntime(
                 node,
                 target,
@@ -314,13 +343,6 @@ def load_stores(instance: Instance, composition: Composition, images: Sequence[b
             connections.close(conn)
             raise
         instance.add_runtime(runtime)
-        try:
-            runtime.ensure_journal()
-        except apsw.Error as error:
-            raise WorldBug(
-                f"the image of the store at {node.path!r} could not be opened ({error}); the "
-                "snapshot is damaged: take a new one"
-            ) from None
     runtimes = instance.calls.runtimes
     for runtime in runtimes:
         runtime.children = {
