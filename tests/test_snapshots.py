@@ -11,6 +11,7 @@ import dataclasses
 import gc
 import json
 import stat
+import threading
 import weakref
 from pathlib import Path
 from typing import Any
@@ -390,3 +391,34 @@ def test_a_running_clock_runs_on_from_the_snapshots_reading() -> None:
             assert branch.clock.mode == "running"
             reading = branch.clock.reading_ms()
             assert taken <= reading < taken + 5_000
+
+
+def test_a_snapshot_waits_for_a_call_running_on_another_thread() -> None:
+    world = make_world("pay_threads", "CREATE TABLE t (id TEXT PRIMARY KEY) STRICT;")
+    entered, release = threading.Event(), threading.Event()
+
+    @world.tool
+    def slow_write(ctx: seahaven.Ctx) -> dict[str, str]:
+        """Write a row, then wait to be let go."""
+        ctx.db.execute("INSERT INTO t (id) VALUES ('row')")
+        entered.set()
+        release.wait(10)
+        return {"id": "row"}
+
+    with world.instance(now=NOW) as instance:
+        caller = threading.Thread(target=instance.call, args=("slow_write",))
+        caller.start()
+        assert entered.wait(10)
+        taken: list[seahaven.Snapshot] = []
+        taker = threading.Thread(target=lambda: taken.append(instance.snapshot()))
+        taker.start()
+        taker.join(0.3)
+        assert taken == []  # the call holds the instance
+        release.set()
+        caller.join(10)
+        taker.join(10)
+        [snapshot] = taken
+        assert snapshot.call_count == 1
+        with snapshot.restore() as branch:
+            assert branch.db.one("SELECT id FROM t") == {"id": "row"}
+            assert len(branch.change_log()) == 1
