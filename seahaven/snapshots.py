@@ -64,7 +64,7 @@ _LEGACY_FORMAT = b"\x01\x01"
 _HEADER = b"SQLite format 3\x00"
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True, eq=False)
 class StoreImage:
     """One store of a snapshot: its database image and where its streams had got to."""
 
@@ -80,9 +80,12 @@ class StoreImage:
     """A copy of the node's ``ctx.state``; each restore copies it again."""
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True, eq=False)
 class Snapshot:
     """An instance's whole state at one moment between calls, in memory. Immutable.
+
+    Two snapshots are equal only when they are the same object (their tokens
+    differ), so comparing or hashing one never reads its images.
 
     Made by ``inst.snapshot()``; ``restore()`` and ``restore_many(n)`` make new
     instances from it. ``token`` is its stable id, ``nbytes`` what it holds

@@ -359,13 +359,18 @@ def test_an_evicted_snapshot_releases_its_memory() -> None:
         gone = weakref.ref(snapshot)
         gone_image = weakref.ref(image)
         store.put(snapshot)
+        branch = snapshot.restore()
         del snapshot, image
         gc.collect()
         assert gone() is not None  # the store holds it
         store.put(instance.snapshot())
     gc.collect()
+    # Evicted, it is freed, though an instance restored from it lives on.
     assert gone() is None
     assert gone_image() is None
+    with branch:
+        assert branch.call("count_charges") == {"count": 1}
+    assert len({_BASE[0], _BASE[0]}) == 1  # hashable, by identity
 
 
 def test_a_restored_snapshot_from_the_store_is_the_one_put() -> None:
