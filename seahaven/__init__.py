@@ -29,6 +29,7 @@ from seahaven.hookspecs import hookimpl
 from seahaven.ids import Ids
 from seahaven.instance import Instance
 from seahaven.schema import sql_files
+from seahaven.snapshots import Snapshot, SnapshotRefused, SnapshotStore, UnknownSnapshot
 from seahaven.tool import Call, Tool
 from seahaven.version import VERSION as __version__
 from seahaven.world import World
@@ -49,8 +50,12 @@ __all__ = [
     "InstanceInfo",
     "LogRecord",
     "SeahavenError",
+    "Snapshot",
+    "SnapshotRefused",
+    "SnapshotStore",
     "Tool",
     "ToolError",
+    "UnknownSnapshot",
     "UnknownTool",
     "World",
     "WorldBug",

@@ -150,6 +150,23 @@ class Clock:
         # Under `tick`, readings inside call i are start + (i + 1) seconds.
         self._ticks = count
 
+    def position(self) -> tuple[ClockMode, int, int]:
+        """``(mode, start_ms, ticks)``: what ``Clock.resumed`` needs to go on from this reading.
+
+        A ``running`` clock answers its current reading as the start, so the clock
+        made from it runs on from there; a ``wall`` clock keeps nothing.
+        """
+        if self._mode == "running":
+            return self._mode, self.reading_ms(), 0
+        return self._mode, self._start_ms, self._ticks
+
+    @classmethod
+    def resumed(cls, mode: ClockMode, start_ms: int, ticks: int) -> Clock:
+        """A clock that goes on from a ``position()``: the same next readings, in the same mode."""
+        clock = cls.starting_at(start_ms, mode)
+        clock._ticks = ticks
+        return clock
+
     def __repr__(self) -> str:
         return f"Clock({self.iso()}, mode={self._mode!r})"
 

@@ -11,18 +11,25 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
+import weakref
 from typing import Any, cast
 
 import apsw
 
 from seahaven.errors import WorldBug
 
-__all__ = ["Ids", "check_seed", "derive_seed", "node_seed", "sql_random"]
+__all__ = ["Ids", "check_seed", "derive_seed", "node_seed", "sql_random", "sql_stream"]
 
 _SEED_DOMAIN = b"seahaven.seed/1\x00"
 # The most bytes one draw from the stream makes for randomblob().
 _BLOB_CHUNK = 1 << 24
 _MAX_SEED = 2**64
+
+# Each connection's SQL stream, so that a snapshot can save where it is and a restore go on
+# from there; weak, so a closed and dropped connection takes its stream with it.
+_sql_streams: weakref.WeakKeyDictionary[apsw.Connection, random.Random] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def check_seed(seed: object) -> int | None:
@@ -77,6 +84,7 @@ class Ids:
 def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
     """Override ``random()`` and ``randomblob()`` on ``conn`` with a stream of its own."""
     stream = _stream(seed, "sql:" + purpose)
+    _sql_streams[conn] = stream
     bits = stream.getrandbits
     randbytes = stream.randbytes
 
@@ -103,3 +111,8 @@ def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
     flags = apsw.SQLITE_INNOCUOUS
     conn.create_scalar_function("random", cast(Any, sql_random_value), 0, flags=flags)
     conn.create_scalar_function("randomblob", cast(Any, sql_randomblob), 1, flags=flags)
+
+
+def sql_stream(conn: apsw.Connection) -> random.Random | None:
+    """The stream ``conn``'s SQL ``random()`` and ``randomblob()`` draw from, if any."""
+    return _sql_streams.get(conn)

@@ -33,6 +33,7 @@ from seahaven.workdir import remove_directory
 
 if TYPE_CHECKING:
     from seahaven.fixture_store import Fixture
+    from seahaven.snapshots import Snapshot
     from seahaven.world import World
 
 __all__ = ["Instance", "InstanceParts", "live_instances"]
@@ -246,6 +247,20 @@ class Instance:
         from seahaven.freezing import freeze_instance
 
         return freeze_instance(self, id, description)
+
+    def snapshot(self) -> Snapshot:
+        """Capture this instance's whole state in memory, between calls: see ``docs/snapshots.md``.
+
+        ``snapshot.restore()`` makes a new instance that goes on exactly as this
+        one would: the same ids next, the same clock, the same logs so far.
+        """
+        from seahaven.snapshots import take
+
+        return take(self)
+
+    def fork(self, n: int) -> list[Instance]:
+        """``n`` new instances that go on from its state now: ``snapshot().restore_many(n)``."""
+        return self.snapshot().restore_many(n)
 
     # --- life cycle ------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 Every import is read, at module level and inside functions, except those under
 ``if TYPE_CHECKING:`` (types only, never run). The layers below are the ones
 ``docs/architecture.md`` draws; an import may reach its own layer or one
-beneath it, and the only imports that reach up are the five public facades,
+beneath it, and the only imports that reach up are the six public facades,
 each a one-line delegation. The same reading checks that no module imports a
 private name of another, and that only ``seahaven.instance`` reaches into an
 instance's private attributes: the rest of the framework uses the interface
@@ -76,6 +76,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "seahaven.fixtures",
                 "seahaven.freezing",
+                "seahaven.snapshots",
                 "seahaven.sql_tools",
                 "seahaven.state",
                 "seahaven.toolkit",
@@ -116,6 +117,7 @@ FACADES = frozenset(
         ("seahaven.world", "World.instance", "seahaven.creation"),
         ("seahaven.world", "World.fixtures", "seahaven.fixture_store"),
         ("seahaven.instance", "Instance.freeze", "seahaven.freezing"),
+        ("seahaven.instance", "Instance.snapshot", "seahaven.snapshots"),
         ("seahaven.instance", "Instance.state", "seahaven.state"),
         ("seahaven.instance", "Instance.state_json", "seahaven.state"),
     }

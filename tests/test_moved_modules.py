@@ -58,3 +58,31 @@ def test_an_unknown_attribute_of_the_package_is_still_an_attribute_error() -> No
 
     with pytest.raises(AttributeError, match="no attribute 'helperz'"):
         _ = seahaven.helperz  # type: ignore[attr-defined]
+
+
+def test_no_shipped_code_imports_an_old_path() -> None:
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sources = [
+        *root.joinpath("seahaven").rglob("*.py"),
+        *root.glob("plugins/*/src/**/*.py"),
+        *root.glob("worlds/*/src/**/*.py"),
+        *root.glob("examples/*/src/**/*.py"),
+    ]
+    shims = {root / "seahaven" / (old.rsplit(".", 1)[1] + ".py") for old in MOVED}
+    found = []
+    for path in sources:
+        if path in shims:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            found += [
+                f"{path.relative_to(root)}:{node.lineno} {name}" for name in names if name in MOVED
+            ]
+    assert found == []

@@ -1,0 +1,568 @@
+"""Snapshots: an instance's whole state held in memory, restored as new instances, and bounded.
+
+``Instance.snapshot()`` takes a ``Snapshot`` between calls: every store's
+image (SQLite's serialization of its file, read through its own connection),
+the clock's position, where every id stream and every store's SQL stream
+are, each node's ``ctx.state``, the change log and the call log, and how the
+instance was made. ``Snapshot.restore()`` makes a new instance from it that
+goes on exactly as the original would have; ``Snapshot.restore_many(n)``
+makes n independent branches. ``SnapshotStore`` keeps snapshots by token
+under limits on their count, their bytes and their age, for a server that
+hands tokens to its clients.
+
+Freezing (``seahaven.freezing``) is the durable cousin: a fixture on disk,
+with a sidecar and hashes, that starts an episode afresh. A snapshot lives in
+this process only, and carries the episode on.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import apsw
+
+from seahaven.activation import in_call
+from seahaven.changelog import CallRecord, LogRecord
+from seahaven.clock import Clock, ClockMode, format_instant
+from seahaven.composition import Composition, NodeReport
+from seahaven.concurrency import watch
+from seahaven.context import InstanceInfo
+from seahaven.db import open_connection
+from seahaven.errors import SeahavenError, WorldBug
+from seahaven.ids import node_seed, sql_stream
+from seahaven.instance import Instance, InstanceParts
+from seahaven.runtime import NodeRuntime
+from seahaven.workdir import instance_directory, write_new_file
+
+if TYPE_CHECKING:
+    from seahaven.world import World
+
+__all__ = [
+    "Snapshot",
+    "SnapshotRefused",
+    "SnapshotStore",
+    "StoreImage",
+    "UnknownSnapshot",
+    "load_stores",
+    "restore",
+    "restore_many",
+    "take",
+]
+
+# Bytes 18 and 19 of a database header: the file format's write and read versions,
+# 2 for a file in write-ahead-log mode. An image with them at 2 names a log that is not
+# part of it, and SQLite cannot open it in memory; 1 (rollback journal) holds everything.
+_FORMAT_VERSION_BYTES = slice(18, 20)
+_LEGACY_FORMAT = b"\x01\x01"
+_HEADER = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True, eq=False)
+class StoreImage:
+    """One store of a snapshot: its database image and where its streams had got to."""
+
+    path: str
+    """The store's path in the composition (``main`` for the root)."""
+    image: bytes = field(repr=False)
+    """The store's database, as SQLite serializes it, marked for a rollback journal."""
+    ids_state: Any = field(repr=False)
+    """``random.Random.getstate()`` of the store's ``ctx.ids`` stream."""
+    sql_state: Any = field(repr=False)
+    """``getstate()`` of the stream the store's SQL ``random()`` draws from, or ``None``."""
+    node_state: dict[str, Any] = field(repr=False)
+    """A copy of the node's ``ctx.state``; each restore copies it again."""
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True, eq=False)
+class Snapshot:
+    """An instance's whole state at one moment between calls, in memory. Immutable.
+
+    Two snapshots are equal only when they are the same object (their tokens
+    differ), so comparing or hashing one never reads its images.
+
+    Made by ``inst.snapshot()``; ``restore()`` and ``restore_many(n)`` make new
+    instances from it. ``token`` is its stable id, ``nbytes`` what it holds
+    (the stores' images plus the change log's JSON text), ``created_at`` the
+    wall-clock moment it was taken, in canonical form.
+    """
+
+    token: str
+    """``snap-`` and 24 hex digits: this snapshot's id, the same for its whole life."""
+    created_at: str
+    """When it was taken (wall clock, not the instance's clock), as canonical text."""
+    source: str
+    """The id of the instance it was taken of."""
+    world: World = field(repr=False)
+    """The root world it was taken of; ``restore()`` makes instances of it."""
+    reports: tuple[NodeReport, ...] = field(repr=False)
+    """The instance's stores as ``inst.composition()`` reported them."""
+    fixture: str | None
+    """The fixture the original instance was made from, or ``None``."""
+    seed: bytes = field(repr=False)
+    """The original's derived instance seed, which its branches share."""
+    caller_seed: int | None = field(repr=False)
+    state_format: str = field(repr=False)
+    setup_sql: str | None = field(repr=False)
+    control_tools: bool = field(repr=False)
+    startup: Any = field(repr=False)
+    fixture_files: dict[str, str] | None = field(repr=False)
+    clock: tuple[ClockMode, int, int] = field(repr=False)
+    """The clock's ``position()``: mode, start and ticks."""
+    stores: tuple[StoreImage, ...] = field(repr=False)
+    """One image per store, root first, in the composition's node order."""
+    call_log: tuple[CallRecord, ...] = field(repr=False)
+    records: tuple[LogRecord, ...] = field(repr=False)
+    texts: tuple[str, ...] = field(repr=False)
+    nbytes: int = 0
+    """What it holds, in bytes: every store's image, and the change log's JSON text counted a
+    byte a character."""
+
+    @property
+    def call_count(self) -> int:
+        """How many calls the original had dispatched when the snapshot was taken."""
+        return len(self.call_log)
+
+    def restore(self, world: World | None = None) -> Instance:
+        """A new instance that goes on from this snapshot exactly as the original would have.
+
+        ``world`` defaults to the world the snapshot was taken of; another (a
+        module loaded again, say) must have the same stores, versions and
+        schemas, or the restore is refused.
+        """
+        return restore(self, world)
+
+    def restore_many(self, n: int, world: World | None = None) -> list[Instance]:
+        """``n`` independent instances from this snapshot: branches of one episode.
+
+        All or none: when one cannot be made, those made already are destroyed.
+        """
+        return restore_many(self, n, world)
+
+
+def take(instance: Instance) -> Snapshot:
+    """``inst.snapshot()``: capture the instance's whole state, between calls."""
+    calls = instance.calls
+    calls.check_usable()
+    calls.refuse_inside(
+        "a snapshot cannot be taken inside a call, a startup hook or bulk(): the stores would "
+        "hold writes the logs do not show yet; take it between calls"
+    )
+    # A snapshot is a use of the tree, so a tree that no longer seals is refused here.
+    calls.routes()
+    with calls.lock:
+        # Again under the lock: destroy() may have run while this thread waited for it.
+        calls.check_usable()
+        stores = tuple(_capture_store(runtime) for runtime in calls.runtimes)
+        records = tuple(calls.log.records)
+        texts = tuple(calls.log.texts)
+        call_log = tuple(calls.call_log)
+        clock = instance.clock.position()
+    nbytes = sum(len(store.image) for store in stores) + sum(len(text) for text in texts)
+    return Snapshot(
+        token=f"snap-{secrets.token_hex(12)}",
+        created_at=format_instant(time.time_ns() // 1_000_000),
+        source=instance.id,
+        world=instance.world,
+        reports=tuple(instance.composition()),
+        fixture=instance.fixture,
+        seed=instance.seed,
+        caller_seed=instance.caller_seed,
+        state_format=instance.state_format,
+        setup_sql=instance.setup_sql,
+        control_tools=instance.control_tools,
+        startup=instance.startup,
+        fixture_files=None if instance.fixture_files is None else dict(instance.fixture_files),
+        clock=clock,
+        stores=stores,
+        call_log=call_log,
+        records=records,
+        texts=texts,
+        nbytes=nbytes,
+    )
+
+
+def _capture_store(runtime: NodeRuntime) -> StoreImage:
+    conn = runtime.conn
+    if conn.in_transaction:
+        raise WorldBug(
+            f"the store at {runtime.path!r} has a transaction open, so no snapshot was taken; "
+            "take it between calls, once every transaction is closed"
+        )
+    image = conn.serialize("main")
+    stream = sql_stream(conn)
+    try:
+        node_state = copy.deepcopy(runtime.state)
+    except Exception as error:
+        raise WorldBug(
+            f"ctx.state of the store at {runtime.path!r} holds a value that cannot be copied "
+            f"({type(error).__name__}: {error}), so no snapshot was taken; keep plain values "
+            "in ctx.state"
+        ) from None
+    return StoreImage(
+        path=runtime.path,
+        image=_rollback_journal_image(image),
+        ids_state=runtime.ids.random.getstate(),
+        sql_state=None if stream is None else stream.getstate(),
+        node_state=node_state,
+    )
+
+
+def _rollback_journal_image(image: bytes | None) -> bytes:
+    """The image as a file in rollback-journal mode, which opens as a file and in memory alike."""
+    if not image:
+        return b""
+    if image[_FORMAT_VERSION_BYTES] == _LEGACY_FORMAT:
+        return image
+    fixed = bytearray(image)
+    fixed[_FORMAT_VERSION_BYTES] = _LEGACY_FORMAT
+    return bytes(fixed)
+
+
+def restore(snapshot: Snapshot, world: World | None = None) -> Instance:
+    """A new instance from ``snapshot``, on ``world`` or the world it was taken of."""
+    target, composition = _checked_world(snapshot, world)
+    return _branch(snapshot, target, composition)
+
+
+def restore_many(snapshot: Snapshot, n: int, world: World | None = None) -> list[Instance]:
+    """``n`` new instances from ``snapshot``, the world checked once; all or none."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise WorldBug(f"restore_many takes a number of branches of 1 or more, not {n!r}")
+    target, composition = _checked_world(snapshot, world)
+    made: list[Instance] = []
+    try:
+        for _ in range(n):
+            made.append(_branch(snapshot, target, composition))
+    except BaseException:
+        for instance in made:
+            instance.destroy()
+        raise
+    return made
+
+
+def _checked_world(snapshot: Snapshot, world: World | None) -> tuple[World, Composition]:
+    if not isinstance(snapshot, Snapshot):
+        raise WorldBug(f"restore takes a seahaven.Snapshot, not {type(snapshot).__name__}")
+    if in_call():
+        raise WorldBug(
+            "a snapshot cannot be restored from inside a call; restore it in an eval, a "
+            "harness or a test"
+        )
+    target = snapshot.world if world is None else world
+    composition = target.composition()
+    _check_same_world(snapshot, target, composition)
+    target.resolve_state_format(snapshot.state_format)
+    return target, composition
+
+
+def _branch(snapshot: Snapshot, target: World, composition: Composition) -> Instance:
+    mode, start_ms, ticks = snapshot.clock
+    clock = Clock.resumed(mode, start_ms, ticks)
+    info = InstanceInfo(f"inst-{secrets.token_hex(8)}", snapshot.fixture, snapshot.seed)
+    instance = Instance(
+        InstanceParts(
+            info=info,
+            world=target,
+            clock=clock,
+            state_format=snapshot.state_format,
+            setup_sql=snapshot.setup_sql,
+            control_tools=snapshot.control_tools,
+            caller_seed=snapshot.caller_seed,
+            startup=copy.deepcopy(snapshot.startup),
+            fixture_files=None if snapshot.fixture_files is None else dict(snapshot.fixture_files),
+            reports=snapshot.reports,
+            directory=instance_directory(target.name, target.work_dir, info.id),
+        )
+    )
+    watch(instance)
+    try:
+        load_stores(instance, composition, snapshot.stores)
+        for runtime, store in zip(instance.calls.runtimes, snapshot.stores, strict=True):
+            runtime.ids.random.setstate(store.ids_state)
+            runtime.state = copy.deepcopy(store.node_state)
+        instance.calls.call_log.extend(snapshot.call_log)
+        instance.calls.log.extend(list(snapshot.records), list(snapshot.texts))
+    except BaseException:
+        instance.destroy()
+        raise
+    return instance
+
+
+def load_stores(instance: Instance, composition: Composition, stores: Sequence[StoreImage]) -> None:
+    """Give ``instance`` one store per node, each written from its image as a fixture's file is.
+
+    Each file is new and private (0600) in the instance's directory, and opened
+    on the store's own connection with the framework's setup, its SQL stream
+    set where the snapshot's was. As for a fixture's file, the journal is set
+    up on first use; an image that is not a database is refused here.
+    """
+    connections = instance.connections
+    if len(stores) != len(composition.nodes):
+        raise WorldBug(
+            f"the snapshot holds {len(stores)} stores for {len(composition.nodes)} nodes; it is "
+            "damaged: take a new one"
+        )
+    for node, store in zip(composition.nodes, stores, strict=True):
+        image = store.image
+        if image and not image.startswith(_HEADER):
+            raise WorldBug(
+                f"the image of the store at {node.path!r} is not a SQLite database; the snapshot "
+                "is damaged: take a new one"
+            )
+        target = instance.directory / node.file_name
+        write_new_file(target, image)
+        seed = node_seed(instance.seed, node.path)
+        conn = open_connection(
+            target, clock=instance.clock, seed=seed, purpose="main", defer_journal=True
+        )
+        connections.add(conn)
+        try:
+            # Closing must not copy a write-ahead log back into a file that is deleted next.
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+            stream = sql_stream(conn)
+            if stream is not None and store.sql_state is not None:
+                stream.setstate(store.sql_state)
+            runtime = NodeRuntime(
+                node,
+                target,
+                conn,
+                seed,
+                clock=instance.clock,
+                info=instance.calls.info,
+                connections=connections,
+            )
+        except BaseException:
+            connections.close(conn)
+            raise
+        instance.add_runtime(runtime)
+    runtimes = instance.calls.runtimes
+    for runtime in runtimes:
+        runtime.children = {
+            name: runtimes[child.index] for name, child in runtime.node.children.items()
+        }
+
+
+def _check_same_world(snapshot: Snapshot, world: World, composition: Composition) -> None:
+    def described(reports: Sequence[NodeReport]) -> list[tuple[Any, ...]]:
+        return [
+            (report.path, report.world, report.world_version, report.scope, report.schema_hash)
+            for report in reports
+        ]
+
+    taken = described(snapshot.reports)
+    now = described(composition.reports())
+    if taken == now:
+        return
+    for before, after in zip(taken, now, strict=False):
+        if before != after:
+            path, name, version, _, schema_hash = before
+            if after[0] != path or after[1] != name:
+                why = f"the store at {path!r} is now {after[1]!r} at {after[0]!r}"
+            elif after[2] != version:
+                why = f"world {name!r} at {path!r} was {version}, and is now {after[2]}"
+            elif after[4] != schema_hash:
+                why = f"the schema of world {name!r} at {path!r} changed"
+            else:
+                why = f"the store at {path!r} changed scope"
+            break
+    else:
+        why = f"it held {len(taken)} stores, and the world now has {len(now)}"
+    raise WorldBug(
+        f"snapshot {snapshot.token} cannot be restored on world {world.name!r}: {why}. A "
+        "snapshot restores only on the world, versions and schemas it was taken of; take a "
+        "new snapshot with this world"
+    )
+
+
+# --- a bounded registry of snapshots -------------------------------------------------------------
+
+
+class SnapshotRefused(SeahavenError):
+    """A ``SnapshotStore`` refused a snapshot: ``limit`` names the limit, ``setting`` its keyword.
+
+    The message names no path and is fit for a client; a server that sets the
+    limit under another name (a command-line flag) says so with ``limit`` and
+    ``setting`` rather than parsing the text.
+    """
+
+    def __init__(self, message: str, *, limit: str, setting: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.setting = setting
+
+
+class UnknownSnapshot(SeahavenError, LookupError):
+    """No snapshot is kept under a token: never put, discarded, evicted or expired."""
+
+    def __init__(self, token: str, why: str) -> None:
+        super().__init__(f"no snapshot {token!r} is kept: {why}")
+        self.token = token
+
+
+When = Literal["evict", "refuse"]
+
+
+class _Entry:
+    __slots__ = ("kept_at", "snapshot")
+
+    def __init__(self, snapshot: Snapshot, kept_at: float) -> None:
+        self.snapshot = snapshot
+        self.kept_at = kept_at
+
+
+class SnapshotStore:
+    """Snapshots by token, bounded by count, total bytes and age. Thread-safe.
+
+    ``put`` keeps a snapshot and answers its token; ``get`` answers it again
+    until it is discarded, evicted or older than ``max_age`` seconds (counted
+    from ``put``). When a new snapshot would pass ``max_count`` or
+    ``max_bytes``, ``when_full="evict"`` drops the oldest first, and
+    ``"refuse"`` raises ``SnapshotRefused`` instead; a snapshot larger than
+    ``max_bytes`` on its own is always refused. Dropping a snapshot releases
+    its memory once nothing else holds it.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_count: int = 64,
+        max_bytes: int = 1 << 30,
+        max_age: float = 3600.0,
+        when_full: When = "evict",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        for name, value in (("max_count", max_count), ("max_bytes", max_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise WorldBug(f"SnapshotStore({name}=...) takes an integer of 1 or more")
+        if isinstance(max_age, bool) or not isinstance(max_age, int | float) or max_age <= 0:
+            raise WorldBug("SnapshotStore(max_age=...) takes a number of seconds above 0")
+        if when_full not in ("evict", "refuse"):
+            raise WorldBug("SnapshotStore(when_full=...) takes 'evict' or 'refuse'")
+        self.max_count = max_count
+        """The most snapshots kept at once."""
+        self.max_bytes = max_bytes
+        """The most bytes (the sum of the snapshots' ``nbytes``) kept at once."""
+        self.max_age = float(max_age)
+        """How many seconds a snapshot is kept after ``put``."""
+        self.when_full: When = when_full
+        """What a full store does with a new snapshot: ``evict`` the oldest, or ``refuse`` it."""
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._bytes = 0
+        # Why a token is gone, for a clear answer; bounded, oldest forgotten first.
+        self._gone: OrderedDict[str, str] = OrderedDict()
+
+    def put(self, snapshot: Snapshot) -> str:
+        """Keep ``snapshot``; answer its token. Raises ``SnapshotRefused`` when it cannot."""
+        if not isinstance(snapshot, Snapshot):
+            raise WorldBug(f"SnapshotStore.put takes a seahaven.Snapshot, not {snapshot!r}")
+        with self._lock:
+            now = self._clock()
+            self._expire(now)
+            if snapshot.token in self._entries:
+                return snapshot.token
+            if snapshot.nbytes > self.max_bytes:
+                raise SnapshotRefused(
+                    f"a snapshot of {snapshot.nbytes} bytes is larger than the limit of "
+                    f"{self.max_bytes} bytes for all snapshots kept; raise max_bytes",
+                    limit="bytes",
+                    setting="max_bytes",
+                )
+            full = self._full_for(snapshot)
+            if full is not None and self.when_full == "refuse":
+                limit, setting, text = full
+                raise SnapshotRefused(
+                    f"{text}; discard a snapshot, or raise {setting}", limit=limit, setting=setting
+                )
+            while self._full_for(snapshot) is not None:
+                token, _ = next(iter(self._entries.items()))
+                self._drop(token, "evicted to make room for newer snapshots")
+            self._entries[snapshot.token] = _Entry(snapshot, now)
+            self._bytes += snapshot.nbytes
+            self._gone.pop(snapshot.token, None)
+            return snapshot.token
+
+    def get(self, token: str) -> Snapshot:
+        """The snapshot kept under ``token``; ``UnknownSnapshot`` says why when there is none."""
+        with self._lock:
+            self._expire(self._clock())
+            entry = self._entries.get(token) if isinstance(token, str) else None
+            if entry is None:
+                why = self._gone.get(token) if isinstance(token, str) else None
+                raise UnknownSnapshot(str(token), why or "no snapshot was kept under it")
+            return entry.snapshot
+
+    def discard(self, token: str) -> bool:
+        """Stop keeping the snapshot under ``token``; whether one was kept."""
+        with self._lock:
+            if token not in self._entries:
+                return False
+            self._drop(token, "discarded")
+            return True
+
+    def clear(self) -> None:
+        """Stop keeping every snapshot."""
+        with self._lock:
+            for token in list(self._entries):
+                self._drop(token, "discarded")
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the snapshots kept now hold, together."""
+        with self._lock:
+            self._expire(self._clock())
+            return self._bytes
+
+    def tokens(self) -> list[str]:
+        """The tokens kept now, oldest first."""
+        with self._lock:
+            self._expire(self._clock())
+            return list(self._entries)
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._expire(self._clock())
+            return len(self._entries)
+
+    def __contains__(self, token: object) -> bool:
+        with self._lock:
+            self._expire(self._clock())
+            return token in self._entries
+
+    def _full_for(self, snapshot: Snapshot) -> tuple[str, str, str] | None:
+        if len(self._entries) + 1 > self.max_count:
+            return (
+                "count",
+                "max_count",
+                f"{len(self._entries)} snapshots are kept, the limit of max_count={self.max_count}",
+            )
+        if self._bytes + snapshot.nbytes > self.max_bytes:
+            return (
+                "bytes",
+                "max_bytes",
+                f"the snapshots kept hold {self._bytes} bytes, and this one's {snapshot.nbytes} "
+                f"would pass the limit of max_bytes={self.max_bytes}",
+            )
+        return None
+
+    def _expire(self, now: float) -> None:
+        while self._entries:
+            token, entry = next(iter(self._entries.items()))
+            if now - entry.kept_at < self.max_age:
+                return
+            self._drop(token, f"expired, being older than max_age={self.max_age:g} seconds")
+
+    def _drop(self, token: str, why: str) -> None:
+        entry = self._entries.pop(token)
+        self._bytes -= entry.snapshot.nbytes
+        self._gone[token] = why
+        while len(self._gone) > 4 * self.max_count:
+            self._gone.popitem(last=False)
