@@ -51,6 +51,8 @@ __all__ = [
     "FixtureNode",
     "FixtureWriter",
     "PreparedFixture",
+    "Sidecar",
+    "SidecarNode",
     "copy_state_file",
     "file_schema_hash",
     "fixture_directory",
@@ -76,7 +78,9 @@ ROOT_FILE = "state.sqlite"
 _PENDING_PREFIX = ".pending-"
 
 
-class _SidecarNode(BaseModel):
+class SidecarNode(BaseModel):
+    """One added node of a composite fixture, as its sidecar records it."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
     path: str
@@ -97,7 +101,9 @@ class _SidecarNode(BaseModel):
         return value
 
 
-class _Sidecar(BaseModel):
+class Sidecar(BaseModel):
+    """A fixture's ``fixture.yaml``: what ``load`` parses and ``FixtureWriter.publish`` renders."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
     format_version: Literal[1, 2]
@@ -110,7 +116,34 @@ class _Sidecar(BaseModel):
     file_sha256: str
     created_at: str
     description: str
-    nodes: list[_SidecarNode] | None = None
+    nodes: list[SidecarNode] | None = None
+
+    def render(self) -> str:
+        """The sidecar as YAML, fields in their declared order; a root-only one has no nodes."""
+        fields = self.model_dump(mode="json", exclude_none=False)
+        if self.nodes is None:
+            del fields["nodes"]
+        return yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
+
+    def fixture(self, directory: Path) -> Fixture:
+        """The ``Fixture`` this sidecar describes, found in ``directory``."""
+        return Fixture(
+            id=self.id,
+            now=self.now,
+            parent_id=self.parent_id,
+            description=self.description,
+            directory=directory,
+            world=self.world,
+            world_version=self.world_version,
+            schema_hash=self.schema_hash,
+            file_sha256=self.file_sha256,
+            created_at=self.created_at,
+            format_version=self.format_version,
+            nodes=tuple(
+                FixtureNode(**{**node.model_dump(), "aliases": tuple(node.aliases)})
+                for node in self.nodes or ()
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +218,7 @@ def load(fixture_dir: Path | str, *, require_canonical_now: bool = True) -> Fixt
             f"{sidecar_path}: format_version {version!r} is not one this Seahaven reads (1 or 2)"
         )
     try:
-        sidecar = _Sidecar.model_validate(raw)
+        sidecar = Sidecar.model_validate(raw)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(map(str, item['loc'])) or 'sidecar'}: {item['msg']}"
@@ -195,26 +228,10 @@ def load(fixture_dir: Path | str, *, require_canonical_now: bool = True) -> Fixt
     shape = _sidecar_shape_problems(sidecar, require_canonical_now)
     if shape:
         raise WorldBug(f"{sidecar_path}: does not validate: {'; '.join(shape)}")
-    return Fixture(
-        id=sidecar.id,
-        now=sidecar.now,
-        parent_id=sidecar.parent_id,
-        description=sidecar.description,
-        directory=directory,
-        world=sidecar.world,
-        world_version=sidecar.world_version,
-        schema_hash=sidecar.schema_hash,
-        file_sha256=sidecar.file_sha256,
-        created_at=sidecar.created_at,
-        format_version=sidecar.format_version,
-        nodes=tuple(
-            FixtureNode(**{**node.model_dump(), "aliases": tuple(node.aliases)})
-            for node in sidecar.nodes or ()
-        ),
-    )
+    return sidecar.fixture(directory)
 
 
-def _sidecar_shape_problems(sidecar: _Sidecar, require_canonical_now: bool = True) -> list[str]:
+def _sidecar_shape_problems(sidecar: Sidecar, require_canonical_now: bool = True) -> list[str]:
     problems = []
     if sidecar.format_version == 1 and sidecar.nodes is not None:
         problems.append("nodes: a format_version 1 sidecar has no nodes; a composite is version 2")
@@ -669,10 +686,6 @@ def _refuse_unwritable(fixtures_dir: Path) -> None:
         )
 
 
-def _render_sidecar(fields: dict[str, Any]) -> str:
-    return yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=100)
-
-
 def _mark_write_ahead(file: Path) -> None:
     """Record write-ahead logging in the frozen file's header.
 
@@ -756,10 +769,10 @@ class FixtureWriter:
         sync_to_disk(file)
         return digest
 
-    def publish(self, fields: dict[str, Any]) -> Path:
-        """Write the sidecar holding ``fields`` and move the fixture into place; return it."""
+    def publish(self, sidecar: Sidecar) -> Path:
+        """Write ``sidecar`` and move the fixture into place; return its directory."""
         try:
-            (self.pending / SIDECAR).write_text(_render_sidecar(fields), encoding="utf-8")
+            (self.pending / SIDECAR).write_text(sidecar.render(), encoding="utf-8")
             # Everything inside is on the disk before the rename makes it visible.
             sync_to_disk(self.pending / SIDECAR)
             sync_to_disk(self.pending)

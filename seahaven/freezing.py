@@ -22,13 +22,13 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import apsw
 
 from seahaven.clock import format_instant
 from seahaven.errors import WorldBug
-from seahaven.fixture_store import SIDECAR, Fixture, FixtureWriter, load
+from seahaven.fixture_store import SIDECAR, Fixture, FixtureWriter, Sidecar, SidecarNode, load
 from seahaven.names import check_fixture_id
 from seahaven.schema import describe
 
@@ -83,33 +83,33 @@ def freeze(
                         "World(fixtures_dir=...)"
                     ) from None
             world = instance.world
-            fields: dict[str, Any] = {
-                "format_version": 2 if len(runtimes) > 1 else 1,
-                "id": fixture_id,
-                "world": world.name,
-                "world_version": world.version,
-                "schema_hash": world.schema_hash,
-                "now": instance.clock.iso(),
-                "parent_id": instance.fixture,
-                "file_sha256": hashes["main"],
-                "created_at": format_instant(time.time_ns() // 1_000_000),
-                "description": description,
-            }
-            if len(runtimes) > 1:
-                fields["nodes"] = [
-                    {
-                        "path": runtime.path,
-                        "world": runtime.node.world.name,
-                        "world_version": runtime.node.world.version,
-                        "schema_hash": runtime.node.world.schema_hash,
-                        "scope": runtime.node.scope,
-                        "file": runtime.node.file_name,
-                        "file_sha256": hashes[runtime.path],
-                        "aliases": list(runtime.node.aliases),
-                    }
-                    for runtime in runtimes[1:]
-                ]
-            target = writer.publish(fields)
+            nodes = [
+                SidecarNode(
+                    path=runtime.path,
+                    world=runtime.node.world.name,
+                    world_version=runtime.node.world.version,
+                    schema_hash=runtime.node.world.schema_hash,
+                    scope=runtime.node.scope,
+                    file=runtime.node.file_name,
+                    file_sha256=hashes[runtime.path],
+                    aliases=list(runtime.node.aliases),
+                )
+                for runtime in runtimes[1:]
+            ]
+            sidecar = Sidecar(
+                format_version=2 if nodes else 1,
+                id=fixture_id,
+                world=world.name,
+                world_version=world.version,
+                schema_hash=world.schema_hash,
+                now=instance.clock.iso(),
+                parent_id=instance.fixture,
+                file_sha256=hashes["main"],
+                created_at=format_instant(time.time_ns() // 1_000_000),
+                description=description,
+                nodes=nodes or None,
+            )
+            target = writer.publish(sidecar)
     return load(target)
 
 

@@ -229,10 +229,10 @@ def _fail_on_rename(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _fail_on_sidecar(monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(fields: dict[str, Any]) -> str:
+    def interrupted(sidecar: Any) -> str:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fixture_store, "_render_sidecar", interrupted)
+    monkeypatch.setattr(fixture_store.Sidecar, "render", interrupted)
 
 
 @pytest.mark.parametrize(

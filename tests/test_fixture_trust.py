@@ -276,13 +276,13 @@ def test_a_pending_directory_carries_the_mark_of_the_process_writing_it(
 ) -> None:
     world = make_world(tmp_path)
     seen: list[str] = []
-    real = fixture_store._render_sidecar
+    real = fixture_store.Sidecar.render
 
-    def spy(fields: dict[str, Any]) -> str:
+    def spy(sidecar: fixture_store.Sidecar) -> str:
         seen.extend(p.name for p in (tmp_path / "fixtures").iterdir())
-        return real(fields)
+        return real(sidecar)
 
-    monkeypatch.setattr(fixture_store, "_render_sidecar", spy)
+    monkeypatch.setattr(fixture_store.Sidecar, "render", spy)
     freeze_rows(world, "books")
     [pending] = seen
     assert pending.startswith(f".pending-{workdir.process_mark()}-books-")
