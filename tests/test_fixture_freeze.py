@@ -339,3 +339,16 @@ def test_a_dist_info_for_another_package_does_not_block_a_freeze(tmp_path: Path)
     with world.instance(now=NOW) as inst:
         inst.freeze("x", "Beside someone else's install.")
     assert leftovers(tmp_path / "mine" / "fixtures") == ["x"]
+
+
+def test_the_sidecar_model_renders_every_shipped_sidecar_byte_for_byte() -> None:
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    sidecars = sorted(root.glob("worlds/*/src/*/fixtures/*/fixture.yaml"))
+    assert len(sidecars) >= 5
+    for path in sidecars:
+        text = path.read_text(encoding="utf-8")
+        sidecar = fixture_store.Sidecar.model_validate(yaml.safe_load(text))
+        assert sidecar.render() == text, path
+        assert sidecar.fixture(path.parent) == fixture_store.load(path.parent)
