@@ -14,13 +14,15 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import to_jsonable_python
+
 from seahaven.changelog import published
 
 if TYPE_CHECKING:
     from seahaven.instance import Instance
     from seahaven.world import World
 
-__all__ = ["BUILTIN_FORMATS", "BUILTIN_JSON", "encode_json"]
+__all__ = ["BUILTIN_FORMATS", "BUILTIN_JSON", "encode_json", "encode_values"]
 
 
 def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
@@ -52,8 +54,17 @@ BUILTIN_FORMATS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
 }
 """Every format the framework publishes, by name; a world registers its own beside them."""
 
-# Compact JSON as the state document's text is written: see ``Instance.state_json``.
-encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+# Compact JSON: how the state document's text is written (see ``Instance.state_json``), and
+# every frame and body a door sends. NaN and infinities are refused, as JSON has none.
+_COMPACT: dict[str, Any] = {"separators": (",", ":"), "ensure_ascii": False, "allow_nan": False}
+
+encode_json: Callable[[Any], str] = json.JSONEncoder(**_COMPACT).encode
+"""Compact JSON text of a value made of JSON's own types; anything else is a ``TypeError``."""
+
+encode_values: Callable[[Any], str] = json.JSONEncoder(
+    **_COMPACT, default=to_jsonable_python
+).encode
+"""Compact JSON text of a value that may hold models, dates and such, rendered as pydantic does."""
 
 
 def _log_text(texts: list[str]) -> str:

@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.sandbox",
                 "seahaven.schema",
                 "seahaven.targets",
+                "seahaven.tool_results",
                 "seahaven.version",
                 "seahaven.workdir",
             }

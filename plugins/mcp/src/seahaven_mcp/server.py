@@ -20,7 +20,6 @@ points at stderr, so a stray ``print`` in world code cannot corrupt the protocol
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -34,10 +33,10 @@ import anyio
 import anyio.to_thread
 from mcp import types
 from mcp.server.lowlevel import Server
-from pydantic_core import to_jsonable_python
 
 import seahaven
 from seahaven.errors import ToolError, WorldBug
+from seahaven.tool_results import error_result, value_result
 from seahaven_mcp.options import CONVENIENCE_KEYS, RESET_KEYS, check_reset_options
 from seahaven_mcp.stdio import stdio_transport
 
@@ -58,21 +57,11 @@ _SEED_BOUND = 2**63
 
 def call_result(value: Any) -> types.CallToolResult:
     """A tool's result as MCP carries it: JSON text, and structured content for an object."""
-    payload = to_jsonable_python(value)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
-        structuredContent=payload if isinstance(payload, dict) else None,
-        isError=False,
-    )
+    return types.CallToolResult.model_validate(value_result(value))
 
 
 def _error_result(triple: dict[str, Any]) -> types.CallToolResult:
-    payload = to_jsonable_python(triple, fallback=str)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
-        structuredContent=payload,
-        isError=True,
-    )
+    return types.CallToolResult.model_validate(error_result(triple))
 
 
 def _call(

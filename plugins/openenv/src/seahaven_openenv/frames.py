@@ -19,8 +19,7 @@ import json
 import re
 from typing import Any
 
-from pydantic_core import to_jsonable_python
-
+from seahaven.state_formats import encode_values
 from seahaven_openenv.echo import listed, shown
 from seahaven_openenv.session import FrameError
 
@@ -215,13 +214,7 @@ def _lone_surrogate(value: Any) -> str | None:
 
 def encode(frame: dict[str, Any]) -> str:
     """A reply as compact JSON text."""
-    return json.dumps(
-        frame, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_render
-    )
-
-
-def _render(value: Any) -> Any:
-    return to_jsonable_python(value)
+    return encode_values(frame)
 
 
 def observation_frame(data: dict[str, Any]) -> dict[str, Any]:

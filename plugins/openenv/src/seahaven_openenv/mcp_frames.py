@@ -16,12 +16,10 @@ Notifications (requests without an ``id``) are not answered, as JSON-RPC says.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
-from pydantic_core import to_jsonable_python
-
+from seahaven.tool_results import error_result, value_result
 from seahaven_openenv.echo import clip
 from seahaven_openenv.session import FrameError, Outcome, Session, internal_error_id
 
@@ -108,19 +106,11 @@ def tool_result(outcome: Outcome) -> dict[str, Any]:
     ``reward`` and ``done``, the ``calls_left``, and on the call that ended it
     ``ended_by`` and the ``grade``.
     """
-    reply: dict[str, Any]
-    if outcome.failure is not None:
-        triple = outcome.failure.triple
-        reply = {
-            "content": [{"type": "text", "text": _text(triple)}],
-            "structuredContent": triple,
-            "isError": True,
-        }
-    else:
-        rendered = to_jsonable_python(outcome.result)
-        reply = {"content": [{"type": "text", "text": _text(rendered)}], "isError": False}
-        if isinstance(rendered, dict):
-            reply["structuredContent"] = rendered
+    reply = (
+        error_result(outcome.failure.triple)
+        if outcome.failure is not None
+        else value_result(outcome.result)
+    )
     if outcome.progress is not None:
         progress = outcome.progress
         reply["_meta"] = {
@@ -190,7 +180,3 @@ def rpc_error(
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
-
-
-def _text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, default=to_jsonable_python)

@@ -17,7 +17,6 @@ and, on the step that ends the episode, the grade's score as the reward.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import secrets
 import threading
@@ -40,6 +39,7 @@ from seahaven.scenarios import (
     submit_listing,
 )
 from seahaven.state import document_json, document_without_instance
+from seahaven.state_formats import encode_json
 from seahaven_openenv import descriptors
 from seahaven_openenv.echo import clip, json_type, listed, shown
 from seahaven_openenv.tasks import ServedPack, TaskError, find_for_reset
@@ -83,7 +83,6 @@ IGNORED_RESET_KEYS: frozenset[str] = frozenset({"control_tools"})
 MAX_EPISODE_ID_LENGTH = 255
 
 # The wire's encoding of a state document, as ``frames.encode`` writes it.
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 class FrameError(Exception):
@@ -342,7 +341,7 @@ class Session:
             except Exception as error:
                 raise FrameError("EXECUTION_ERROR", _internal(error, "state")) from None
             document["step_count"] = self.step_count
-            return _encode(document)
+            return encode_json(document)
 
     def close(self) -> None:
         """End the session: destroy its instance. Idempotent."""
