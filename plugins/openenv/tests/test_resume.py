@@ -190,8 +190,10 @@ def test_a_frame_re_sent_after_resume_is_answered_from_the_kept_answer(relayed) 
         # Only the first frame after the resume is matched: the same id again runs again.
         second.send(json.dumps(create))
         again = json.loads(second.recv(timeout=30))
-        assert again["id"] == 2 and again["data"]["observation"]["result"]["id"] != (
-            json.loads(answer)["data"]["observation"]["result"]["id"]
+        assert (
+            again["id"] == 2
+            and again["data"]["observation"]["result"]["id"]
+            != (json.loads(answer)["data"]["observation"]["result"]["id"])
         )
         second.send(json.dumps({"type": "state", "id": 4}))
         assert json.loads(second.recv(timeout=30))["data"]["call_count"] == 2
@@ -219,7 +221,7 @@ def test_an_expired_grace_raises_naming_the_grace(relayed) -> None:
 
 
 def test_a_wrong_token_is_refused_and_attaches_nothing(relayed) -> None:
-    server, relay = relayed(payments_world.world)
+    _, relay = relayed(payments_world.world)
     url = relay.base_url.replace("http://", "ws://") + "/ws"
     with connect(url, open_timeout=10) as owner:
         owner.send(json.dumps({"type": "reset", "data": {}, "id": 1}))
@@ -245,7 +247,7 @@ def test_a_wrong_token_is_refused_and_attaches_nothing(relayed) -> None:
 
 
 def test_an_unknown_session_names_a_restart(relayed) -> None:
-    server, relay = relayed(payments_world.world)
+    _, relay = relayed(payments_world.world)
     url = relay.base_url.replace("http://", "ws://") + "/ws?session_id=nope&resume=abc"
     with connect(url, open_timeout=10) as ws:
         refusal = json.loads(ws.recv(timeout=30))["data"]
@@ -288,9 +290,9 @@ def test_a_detached_session_counts_against_capacity(relayed) -> None:
         relay.cut()
         wait_until(lambda: server.hub.resumables.detached == 1)
         # No room for another session while this one waits for its client...
-        with GenericEnvClient(base_url=server.base_url).sync() as other:
-            with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
-                other.reset()
+        other = GenericEnvClient(base_url=server.base_url).sync()
+        with other, pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
+            other.reset()
         # ...which resumes it.
         assert env.call("get_balance").error is None
         assert env.resumes == 1

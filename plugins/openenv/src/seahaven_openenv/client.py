@@ -182,11 +182,7 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         whose connection ended raises.
         """
         resetting = message.get("type") == "reset"
-        if not resetting:
-            if self._resumable():
-                await self._resume()
-            self._check_episode()
-        elif self._lost_reason is not None or not self._episode_alive():
+        if resetting and (self._lost_reason is not None or not self._episode_alive()):
             # What was lost stays lost; this reset starts over, on a new connection.
             self._episode_socket = None
             self._lost_reason = None
@@ -196,6 +192,14 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         message = {**message, "id": frame_id}
         resumed = 0
         while True:
+            if not resetting:
+                if resumed < MAX_RESUMES_PER_CALL and self._resumable():
+                    # Checked with no await before the send, so OpenEnv's _send never opens a
+                    # fresh session in place of a dropped one. A frame re-sent with the same
+                    # id is answered from the answer the server kept, if it ran it already.
+                    resumed += 1
+                    await self._resume()
+                self._check_episode()
             # A refused session sends an error frame and closes: read the frame if it came.
             with contextlib.suppress(ConnectionClosed):
                 await self._send(message)
@@ -204,10 +208,6 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
                 break
             except ConnectionClosed:
                 if not resetting and resumed < MAX_RESUMES_PER_CALL and self._resumable():
-                    # The same frame, the same id, on the resumed connection: a frame the
-                    # server already ran is answered from the answer it kept.
-                    resumed += 1
-                    await self._resume()
                     continue
                 if not resetting:
                     self._check_episode()

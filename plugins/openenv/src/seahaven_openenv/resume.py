@@ -122,6 +122,7 @@ class Resumables:
         # Sessions ended while detached or closed, oldest first: id -> what happened.
         self._gone: OrderedDict[str, str] = OrderedDict()
         self._endings: set[asyncio.Task[None]] = set()
+        self._stopping = False
 
     @property
     def enabled(self) -> bool:
@@ -194,16 +195,14 @@ class Resumables:
             return
         record.connection = None
         session = record.session
-        if (
-            record.closing
-            or session.instance is None
-            or session.closed
-            or session.lost is not None
-            or not self.enabled
-        ):
-            await self._end(
-                record, "its client closed it" if session.lost is None else f"its {session.lost}"
-            )
+        if session.lost is not None:
+            await self._end(record, f"its {session.lost}")
+            return
+        if record.closing or session.closed or self._stopping:
+            await self._end(record, "its client closed it")
+            return
+        if session.instance is None or not self.enabled:
+            await self._end(record, "it held no episode when its connection ended")
             return
         # Still counted against capacity while it waits.
         self.hub.sessions[session] = None
@@ -244,7 +243,11 @@ class Resumables:
             self._gone.popitem(last=False)
 
     async def shutdown(self) -> None:
-        """The server is stopping: no timer left, no ending left running, nothing kept."""
+        """The server is stopping: no timer left, no ending left running, nothing kept.
+
+        A connection ending from now on ends its session with it.
+        """
+        self._stopping = True
         for record in self._live.values():
             if record._timer is not None:
                 record._timer.cancel()

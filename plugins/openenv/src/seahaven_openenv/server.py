@@ -1054,11 +1054,13 @@ async def _answer_resumable(
         kept = record.answer_kept(request_id)
         if kept is not None:
             return kept, None
-        credentials = record.credentials(hub.resumables.grace)
+        credentials = record.credentials(hub.resumables.grace) if kind == "reset" else None
         reply, last = await _answer_frame(session, hub, kind, data, None, credentials)
         if reply is not None:
             reply = frames.with_id(reply, request_id)
-        record.keep(request_id, reply)
+        # A state changes nothing, so one re-sent simply runs again: its document (the
+        # largest answer there is) is never held.
+        record.keep(request_id, None if kind == "state" else reply)
         return reply, last
 
 
