@@ -135,6 +135,10 @@ def test_a_call_in_flight_when_the_connection_drops_runs_once_and_returns(
         assert state.step_count == 2
         assert state.call_count == 2
         assert env.call("count_berths").result == 1
+        # The connection it resumed on drops too: resumed again, the same session.
+        relay.cut()
+        assert env.call("count_berths").result == 1
+        assert env.resumes == 2 and env.state().step_count == 4
     wait_until(lambda: server.hub.active_sessions == 0)
 
 
@@ -218,6 +222,18 @@ def test_an_expired_grace_raises_naming_the_grace(relayed) -> None:
             env.call("get_balance")
         env.reset(fixture="small_shop")
         assert env.state().call_count == 0
+
+
+def test_a_detached_session_the_reaper_ended_says_so(relayed) -> None:
+    server, relay = relayed(payments_world.world, session_timeout=1)
+    with SeahavenClient(base_url=relay.base_url) as env:
+        env.reset(fixture="small_shop", episode_id="ep-1")
+        relay.cut()
+        wait_until(lambda: server.hub.active_sessions == 0)
+        with pytest.raises(SessionLost) as lost:
+            env.call("get_balance")
+        assert "resuming the session on a new connection failed" in lost.value.reason
+        assert "episode 'ep-1' was reaped after 1 s idle" in lost.value.reason
 
 
 def test_a_wrong_token_is_refused_and_attaches_nothing(relayed) -> None:

@@ -182,6 +182,7 @@ class Resumables:
             record._timer = None
         record.connection = connection
         record.replay_next = True
+        record.closing = False
         return record
 
     async def release(self, record: Resumable, connection: object) -> None:

@@ -1001,7 +1001,8 @@ async def _frames_of(
         while True:
             message = await inbox.next()
             if message["type"] == "websocket.disconnect":
-                if record is not None and message.get("code", CLOSE_NORMAL) in _LEFT_ON_PURPOSE:
+                code = message.get("code", CLOSE_NORMAL)
+                if record is not None and record.owned_by(websocket) and code in _LEFT_ON_PURPOSE:
                     record.closing = True
                 break
             text = message.get("text")
@@ -1014,7 +1015,7 @@ async def _frames_of(
             if reply is not None:
                 await _send(websocket, reply)
             if last is not None:
-                if record is not None:
+                if record is not None and record.owned_by(websocket):
                     record.closing = True
                 return last
     except Exception as error:
