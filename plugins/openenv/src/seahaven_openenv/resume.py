@@ -168,7 +168,7 @@ class Resumables:
                 "such session, so it was made on another server or before this one restarted, "
                 "and its episode went with it",
             )
-        if not hmac.compare_digest(token.encode("utf-8"), record.token.encode("utf-8")):
+        if not hmac.compare_digest(token.encode("utf-8", "surrogatepass"), record.token.encode()):
             raise _refused(
                 session_id,
                 f"the resume token presented is not session {shown!r}'s; nothing was attached",

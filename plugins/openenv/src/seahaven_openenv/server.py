@@ -101,9 +101,11 @@ CLOSE_REAPED = 4408
 CLOSE_NO_SESSION_HERE = 1008
 # A session resumed on a new connection closes the one it was served on with 4409.
 CLOSE_RESUMED_ELSEWHERE = 4409
-# The close codes of a client that meant to leave: its session ends at once, never held for
-# resume. Any other end (1006, the TCP connection lost; a ping time-out) detaches it.
-_LEFT_ON_PURPOSE = frozenset({1000, 1001})
+# The ends of a connection that end a resumable session at once, abandoning its frame in
+# flight: a client that meant to leave (1000, 1001) and a server that is stopping (1012, as
+# uvicorn reports it). Any other end (1006, the TCP connection lost; a ping time-out) detaches
+# the session for resume, and its frame in flight runs to its end.
+_ENDS_THE_SESSION = frozenset({1000, 1001, 1012})
 # How long the root's /ws waits for a first frame to answer before it says where to go.
 ROOT_SOCKET_WAIT_SECONDS = 10.0
 
@@ -405,11 +407,13 @@ class _Job(Generic[T]):
 class Inbox:
     """A connection's incoming messages, read one ahead while a frame's work is on a worker."""
 
-    __slots__ = ("_ahead", "websocket")
+    __slots__ = ("_ahead", "_ends", "websocket")
 
-    def __init__(self, websocket: WebSocket) -> None:
+    def __init__(self, websocket: WebSocket, ends: frozenset[int] | None = None) -> None:
+        """``ends``: the only disconnect codes that end the connection's work, when not all do."""
         self.websocket = websocket
         self._ahead: asyncio.Future[Any] | None = None
+        self._ends = ends
 
     async def next(self) -> Mapping[str, Any]:
         """The next message: the one read ahead, or a fresh one."""
@@ -442,8 +446,11 @@ class Inbox:
         if ahead is None or not ahead.done():
             return False
         if ahead.cancelled() or ahead.exception() is not None:
-            return True
-        return bool(ahead.result()["type"] == "websocket.disconnect")
+            return self._ends is None
+        message = ahead.result()
+        if message["type"] != "websocket.disconnect":
+            return False
+        return self._ends is None or message.get("code", CLOSE_NORMAL) in self._ends
 
 
 class _AcceptFailures:
@@ -972,7 +979,7 @@ async def _connection(
     With ``record``, the session is resumable: see ``_frames_of``.
     """
     hub.sessions[session] = websocket
-    inbox = Inbox(websocket)
+    inbox = Inbox(websocket, None if record is None else _ENDS_THE_SESSION)
     close_code = CLOSE_NORMAL
     try:
         close_code = await _frames_of(websocket, session, hub, inbox, record)
@@ -1002,7 +1009,7 @@ async def _frames_of(
             message = await inbox.next()
             if message["type"] == "websocket.disconnect":
                 code = message.get("code", CLOSE_NORMAL)
-                if record is not None and record.owned_by(websocket) and code in _LEFT_ON_PURPOSE:
+                if record is not None and record.owned_by(websocket) and code in _ENDS_THE_SESSION:
                     record.closing = True
                 break
             text = message.get("text")
@@ -1011,7 +1018,7 @@ async def _frames_of(
             if record is None:
                 reply, last = await _answer(session, hub, text, inbox)
             else:
-                reply, last = await _answer_resumable(record, websocket, session, hub, text)
+                reply, last = await _answer_resumable(record, websocket, session, hub, text, inbox)
             if reply is not None:
                 await _send(websocket, reply)
             if last is not None:
@@ -1034,14 +1041,19 @@ async def _send(websocket: WebSocket, reply: str) -> None:
 
 
 async def _answer_resumable(
-    record: resume.Resumable, websocket: WebSocket, session: Session, hub: Hub, text: str | bytes
+    record: resume.Resumable,
+    websocket: WebSocket,
+    session: Session,
+    hub: Hub,
+    text: str | bytes,
+    inbox: Inbox,
 ) -> tuple[str | None, int | None]:
     """``_answer`` for a resumable session: one frame at a time, its answer kept.
 
-    No inbox is read ahead, so the work is never abandoned when the connection
-    drops: it ends, and its answer waits for the connection that resumes the
-    session. A frame still arriving on a connection the session was resumed
-    from is never run.
+    The work is abandoned only when the client left on purpose or the server
+    stops (``inbox`` says so); when the connection drops it runs to its end,
+    and its answer waits for the connection that resumes the session. A frame
+    still arriving on a connection the session was resumed from is never run.
     """
     async with record.lock:
         if not record.owned_by(websocket):
@@ -1056,7 +1068,7 @@ async def _answer_resumable(
         if kept is not None:
             return kept, None
         credentials = record.credentials(hub.resumables.grace) if kind == "reset" else None
-        reply, last = await _answer_frame(session, hub, kind, data, None, credentials)
+        reply, last = await _answer_frame(session, hub, kind, data, inbox, credentials)
         if reply is not None:
             reply = frames.with_id(reply, request_id)
         # A state changes nothing, so one re-sent simply runs again: its document (the
