@@ -473,9 +473,12 @@ def test_close_ends_the_session_and_destroys_the_instance(served, wire, beacon_w
     assert instance_dirs(beacon_world) == []
 
 
+@pytest.mark.parametrize("grace", [0, 0.5])
 def test_an_abrupt_disconnect_destroys_the_instance_and_logs_no_error(
-    served, wire, beacon_world, server_log: Records
+    serving, wire, beacon_world, server_log: Records, grace: float
 ) -> None:
+    # Without resume at once; with it, once the resume grace has passed.
+    served = serving(beacon_world, resume_grace=grace)
     for _ in range(3):
         ws = wire(served)
         ws.reset()

@@ -7,12 +7,22 @@ answer into a ``SeahavenObservation`` and the state into a ``SeahavenState``,
 and waits longer before calling a silent server dead: a lost connection loses
 the episode, so its WebSocket ping timeout defaults to 120 s.
 
-An episode lives as long as its connection. OpenEnv's client reconnects
+An episode outlives a dropped connection for the server's resume grace
+(``seahaven serve --resume-grace``): the reset's answer carries the session's
+id and resume token, and when the connection is lost with no word from the
+server (the network failed, the TCP connection was cut, pings went unanswered)
+this client opens ``/ws?session_id=<id>&resume=<token>`` by itself and sends
+the frame it was waiting on again, with the same ``id``; the server answers it
+with the answer it kept, so the call ran once and simply returns. ``resumes``
+counts how often that happened.
+
+Otherwise an episode ends with its connection. OpenEnv's client reconnects
 without a word when its socket has closed, which would carry a harness on in a
 fresh, empty session; this one instead raises ``SessionLost``, naming what
 happened (the server reaped the session, the server stopped or restarted, the
-connection was lost), on the next step or ``state()`` after an episode's
-connection ended. A ``reset()`` starts a new episode on a new connection.
+connection was lost and resuming it failed, and why), on the next step or
+``state()`` after an episode's connection ended. A ``reset()`` starts a new
+episode on a new connection.
 
 Every frame it sends carries an ``id``, and it takes only the answer carrying
 that ``id``: an answer to a frame whose caller stopped waiting (its
@@ -29,7 +39,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import urlencode, urlsplit
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
@@ -37,12 +48,23 @@ from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction, L
 from openenv.core.env_server.types import Observation
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from seahaven_openenv.models import SeahavenObservation, SeahavenState
 
-__all__ = ["DEFAULT_PING_TIMEOUT_S", "SeahavenClient", "ServerError", "SessionLost"]
+__all__ = [
+    "DEFAULT_PING_TIMEOUT_S",
+    "MAX_RESUMES_PER_CALL",
+    "SeahavenClient",
+    "ServerError",
+    "SessionLost",
+]
+
+#: How many times one call resumes its session before it gives up and raises ``SessionLost``.
+MAX_RESUMES_PER_CALL = 3
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 DEFAULT_PING_TIMEOUT_S = 120.0
 # The close codes a server sends, and what each says happened to the session.
@@ -102,6 +124,12 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         self._last_frame_id = 0
         self._echoing_socket: ClientConnection | None = None
         self.discarded_answers = 0
+        # The current episode's session id and resume token, when its server offers resume,
+        # and what ended the connection last resumed from.
+        self._resume_credentials: tuple[str, str] | None = None
+        self._dropped_because: str | None = None
+        #: How many times this client resumed its session on a new connection.
+        self.resumes = 0
 
     # --- the conveniences -----------------------------------------------------------------------
 
@@ -154,24 +182,36 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         whose connection ended raises.
         """
         resetting = message.get("type") == "reset"
-        if not resetting:
-            self._check_episode()
-        elif self._lost_reason is not None or not self._episode_alive():
+        if resetting and (self._lost_reason is not None or not self._episode_alive()):
             # What was lost stays lost; this reset starts over, on a new connection.
             self._episode_socket = None
             self._lost_reason = None
+            self._resume_credentials = None
         self._last_frame_id += 1
         frame_id = self._last_frame_id
         message = {**message, "id": frame_id}
-        # A refused session sends an error frame and closes: read the frame if it came.
-        with contextlib.suppress(ConnectionClosed):
-            await self._send(message)
-        try:
-            response: dict[str, Any] = await self._receive_answer(frame_id)
-        except ConnectionClosed:
+        resumed = 0
+        while True:
             if not resetting:
+                if resumed < MAX_RESUMES_PER_CALL and self._resumable():
+                    # Checked with no await before the send, so OpenEnv's _send never opens a
+                    # fresh session in place of a dropped one. A frame re-sent with the same
+                    # id is answered from the answer the server kept, if it ran it already.
+                    resumed += 1
+                    await self._resume()
                 self._check_episode()
-            raise
+            # A refused session sends an error frame and closes: read the frame if it came.
+            with contextlib.suppress(ConnectionClosed):
+                await self._send(message)
+            try:
+                response: dict[str, Any] = await self._receive_answer(frame_id)
+                break
+            except ConnectionClosed:
+                if not resetting and resumed < MAX_RESUMES_PER_CALL and self._resumable():
+                    continue
+                if not resetting:
+                    self._check_episode()
+                raise
         if response.get("type") == "error":
             data = response.get("data") or {}
             code = data.get("code")
@@ -181,12 +221,84 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
             if resetting and code != "VALIDATION_ERROR":
                 # A reset refused for its shape changed nothing; any other left no episode.
                 self._episode_socket = None
+                self._resume_credentials = None
             raise ServerError(
                 str(data.get("code", "UNKNOWN")), str(data.get("message", "Unknown error")), data
             )
         if resetting:
             self._episode_socket = self._ws
+            self._resume_credentials = _credentials(response)
         return response
+
+    def _resumable(self) -> bool:
+        """Whether the episode's connection was lost with no word from a server offering resume.
+
+        A close the server sent (it reaped the session, it is stopping) is not
+        resumed: its session is gone.
+        """
+        episode = self._episode_socket
+        return (
+            self._resume_credentials is not None
+            and self._lost_reason is None
+            and episode is not None
+            and self._ws is episode
+            and episode.state is State.CLOSED
+            and episode.protocol.close_rcvd is None
+        )
+
+    async def _resume(self) -> None:
+        """Open ``/ws?session_id=&resume=`` for the episode's session; ``SessionLost`` if it fails.
+
+        The server's first frame on it says whether it resumed the session
+        (``resumed``) or why not (an error frame), before any frame is sent again.
+        """
+        episode = self._episode_socket
+        assert episode is not None and self._resume_credentials is not None
+        assert self._ws_url is not None
+        self._dropped_because = _why_closed(episode)
+        session_id, token = self._resume_credentials
+        url = f"{self._ws_url}?{urlencode({'session_id': session_id, 'resume': token})}"
+        loopback = urlsplit(self._ws_url).hostname in _LOOPBACK_HOSTS
+        try:
+            ws = await ws_connect(
+                url,
+                open_timeout=self._connect_timeout,
+                max_size=self._max_message_size,
+                ping_interval=self._websocket_ping_interval_s,
+                ping_timeout=self._websocket_ping_timeout_s,
+                additional_headers=self._headers,
+                # As OpenEnv's client connects: no proxy for a loopback address.
+                proxy=None if loopback else True,
+            )
+        except Exception as error:
+            self._resume_failed(
+                f"the server could not be reached ({type(error).__name__}: {error})"
+            )
+        try:
+            first = json.loads(await asyncio.wait_for(ws.recv(), self._message_timeout))
+        except (ConnectionClosed, TimeoutError, ValueError) as error:
+            self._schedule_socket_close(ws)
+            if isinstance(error, ConnectionClosed):
+                self._resume_failed(_why_closed(ws))
+            self._resume_failed(f"the server did not say it resumed it ({error!r})")
+        if not isinstance(first, dict) or first.get("type") != "resumed":
+            self._schedule_socket_close(ws)
+            data = first.get("data") if isinstance(first, dict) else None
+            said = data.get("message") if isinstance(data, dict) else None
+            self._resume_failed(f"the server says: {said or first!r}")
+        self._ws = ws
+        self._ws_loop = asyncio.get_running_loop()
+        self._episode_socket = ws
+        # A server that resumes sessions echoes ids: a time-out keeps this connection.
+        self._echoing_socket = ws
+        self.resumes += 1
+
+    def _resume_failed(self, why: str) -> NoReturn:
+        self._resume_credentials = None
+        self._lost_reason = (
+            f"{self._dropped_because}; resuming the session on a new connection failed: {why}"
+        )
+        raise SessionLost(self._lost_reason)
 
     async def _receive_answer(self, frame_id: int) -> dict[str, Any]:
         """The answer to frame ``frame_id``, within ``message_timeout_s``; late answers discarded.
@@ -232,6 +344,7 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
     async def _disconnect_async(self) -> None:
         if self._episode_socket is not None and self._lost_reason is None:
             self._lost_reason = "the client closed the connection the episode lived on"
+        self._resume_credentials = None
         await super()._disconnect_async()
 
     def _check_episode(self) -> None:
@@ -282,6 +395,18 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
 
     def _parse_state(self, payload: dict[str, Any]) -> SeahavenState:
         return SeahavenState.model_validate(payload)
+
+
+def _credentials(response: dict[str, Any]) -> tuple[str, str] | None:
+    """The session id and resume token a reset's answer carries, if its server offers resume."""
+    data = response.get("data")
+    offered = data.get("resume") if isinstance(data, dict) else None
+    if not isinstance(offered, dict):
+        return None
+    session_id, token = offered.get("session_id"), offered.get("token")
+    if isinstance(session_id, str) and isinstance(token, str):
+        return session_id, token
+    return None
 
 
 def _why_closed(connection: ClientConnection) -> str:

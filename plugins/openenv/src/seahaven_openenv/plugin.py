@@ -23,6 +23,10 @@ from seahaven.cli.support import (
 from seahaven.hookspecs import hookimpl
 from seahaven_openenv.guard import AllowHostOption, AllowOriginOption
 
+# ``seahaven_openenv.resume.DEFAULT_RESUME_GRACE_SECONDS``, written out so that the command
+# line imports no server module (a test holds the two equal).
+RESUME_GRACE_SECONDS = 30.0
+
 __all__ = ["LogLevel", "hub_command", "seahaven_cli", "serve_command"]
 
 
@@ -88,6 +92,16 @@ def serve_command(
             help="Seconds of idleness (no reset or step) before a session is reaped; 0 is off.",
         ),
     ] = 0,
+    resume_grace: Annotated[
+        float,
+        typer.Option(
+            "--resume-grace",
+            metavar="SECONDS",
+            min=0,
+            help="Seconds a session outlives a dropped connection, holding its instance for "
+            "its client to resume it (the reset's answer carries the token); 0 is off.",
+        ),
+    ] = RESUME_GRACE_SECONDS,
     include_control_tools: Annotated[
         bool,
         typer.Option(
@@ -148,6 +162,7 @@ def serve_command(
             max_concurrent_envs=max_concurrent_envs,
             concurrency=concurrency,
             session_timeout=session_timeout or None,
+            resume_grace=resume_grace,
             include_control_tools=include_control_tools,
             console=not no_console,
             log_level=log_level.value,

@@ -25,6 +25,7 @@ from seahaven.concurrency import set_concurrency
 from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import runner
 from seahaven_openenv.guard import bound_hosts
+from seahaven_openenv.resume import DEFAULT_RESUME_GRACE_SECONDS
 from seahaven_openenv.server import Hub, app_for_worlds
 
 # Allocations between two collections of the youngest generation (Python's default is 700).
@@ -114,6 +115,9 @@ class ServerSettings(TypedDict, total=False):
     concurrency: int | None
     #: Seconds of idleness before a session is reaped; ``None`` or ``0``, never (the default).
     session_timeout: float | None
+    #: Seconds a ``/ws`` session waits for its client to resume it after its connection
+    #: dropped; ``0`` turns resume off (30).
+    resume_grace: float
     #: Let sessions call the deprecated control tool (``False``).
     include_control_tools: bool
     #: Serve the web console at ``/console`` (``True``).
@@ -146,6 +150,7 @@ def build(
         include_control_tools=settings.get("include_control_tools", False),
         max_concurrent_envs=settings.get("max_concurrent_envs"),
         session_timeout=settings.get("session_timeout"),
+        resume_grace=settings.get("resume_grace", DEFAULT_RESUME_GRACE_SECONDS),
         console=settings.get("console", True),
         allowed_hosts=[*settings.get("allowed_hosts", ()), *bound_hosts(host)],
         allowed_origins=settings.get("allowed_origins"),

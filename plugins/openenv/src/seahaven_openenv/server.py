@@ -40,7 +40,7 @@ from seahaven.errors import WorldBug
 from seahaven.fixtures import Fixture
 from seahaven.fixtures import load as load_fixture
 from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
-from seahaven_openenv import card, descriptors, frames, mcp_frames, mcp_sessions
+from seahaven_openenv import card, descriptors, frames, mcp_frames, mcp_sessions, resume
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
 from seahaven_openenv.guard import Guard, GuardMiddleware
 from seahaven_openenv.session import (
@@ -99,6 +99,13 @@ CLOSE_AT_CAPACITY = 1013
 CLOSE_REAPED = 4408
 # 1008 is "policy violation": the root of a server of several worlds holds no session.
 CLOSE_NO_SESSION_HERE = 1008
+# A session resumed on a new connection closes the one it was served on with 4409.
+CLOSE_RESUMED_ELSEWHERE = 4409
+# The ends of a connection that end a resumable session at once, abandoning its frame in
+# flight: a client that meant to leave (1000, 1001) and a server that is stopping (1012, as
+# uvicorn reports it). Any other end (1006, the TCP connection lost; a ping time-out) detaches
+# the session for resume, and its frame in flight runs to its end.
+_ENDS_THE_SESSION = frozenset({1000, 1001, 1012})
 # How long the root's /ws waits for a first frame to answer before it says where to go.
 ROOT_SOCKET_WAIT_SECONDS = 10.0
 
@@ -144,6 +151,7 @@ class Hub:
         max_concurrent_envs: int = DEFAULT_MAX_CONCURRENT_ENVS,
         session_timeout: float | None = None,
         workers: int | None = None,
+        resume_grace: float = resume.DEFAULT_RESUME_GRACE_SECONDS,
     ) -> None:
         if isinstance(max_concurrent_envs, bool) or not isinstance(max_concurrent_envs, int):
             raise WorldBug("max_concurrent_envs must be a whole number of sessions, 1 or more")
@@ -157,6 +165,8 @@ class Hub:
             raise WorldBug("session_timeout is a number of seconds, 0 (off) or more")
         self.max_concurrent_envs = max_concurrent_envs
         self.session_timeout = session_timeout or None
+        #: The ``/ws`` sessions that survive a dropped connection for ``resume_grace`` seconds.
+        self.resumables = resume.Resumables(self, resume_grace)
         #: When this server's sessions began (wall clock): an error naming a restart says it.
         self.started_at = time.time()
         # Every session, with the socket it lives on; ``None`` for a session made over
@@ -317,6 +327,7 @@ class Hub:
                 self._collection.cancel()
                 self._collection = None
             self.abandon_all()
+            await self.resumables.shutdown()
             for session in list(self.sessions):
                 await self.run(session.close)
             self.sessions.clear()
@@ -396,11 +407,13 @@ class _Job(Generic[T]):
 class Inbox:
     """A connection's incoming messages, read one ahead while a frame's work is on a worker."""
 
-    __slots__ = ("_ahead", "websocket")
+    __slots__ = ("_ahead", "_ends", "websocket")
 
-    def __init__(self, websocket: WebSocket) -> None:
+    def __init__(self, websocket: WebSocket, ends: frozenset[int] | None = None) -> None:
+        """``ends``: the only disconnect codes that end the connection's work, when not all do."""
         self.websocket = websocket
         self._ahead: asyncio.Future[Any] | None = None
+        self._ends = ends
 
     async def next(self) -> Mapping[str, Any]:
         """The next message: the one read ahead, or a fresh one."""
@@ -433,8 +446,11 @@ class Inbox:
         if ahead is None or not ahead.done():
             return False
         if ahead.cancelled() or ahead.exception() is not None:
-            return True
-        return bool(ahead.result()["type"] == "websocket.disconnect")
+            return self._ends is None
+        message = ahead.result()
+        if message["type"] != "websocket.disconnect":
+            return False
+        return self._ends is None or message.get("code", CLOSE_NORMAL) in self._ends
 
 
 class _AcceptFailures:
@@ -487,6 +503,7 @@ def app(
     include_control_tools: bool = False,
     max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
+    resume_grace: float = resume.DEFAULT_RESUME_GRACE_SECONDS,
     console: bool = True,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
@@ -497,6 +514,8 @@ def app(
     pack's name, or ``module:attr``) for OpenEnv's Task API and ``reset(split=...,
     index=...)``. ``allowed_hosts`` and ``allowed_origins`` are the names and browser
     origins it answers besides its own (``seahaven_openenv.guard`` says which those are).
+    ``resume_grace`` is how long a ``/ws`` session outlives a dropped connection, waiting
+    for its client to resume it (``seahaven_openenv.resume``); 0 turns resume off.
     """
     return app_for_worlds(
         [world],
@@ -504,6 +523,7 @@ def app(
         include_control_tools=include_control_tools,
         max_concurrent_envs=max_concurrent_envs,
         session_timeout=session_timeout,
+        resume_grace=resume_grace,
         console=console,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
@@ -517,6 +537,7 @@ def app_for_worlds(
     include_control_tools: bool = False,
     max_concurrent_envs: int | None = None,
     session_timeout: float | None = None,
+    resume_grace: float = resume.DEFAULT_RESUME_GRACE_SECONDS,
     console: bool = True,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
@@ -549,6 +570,7 @@ def app_for_worlds(
     hub = Hub(
         max_concurrent_envs=capacity_for(worlds, max_concurrent_envs),
         session_timeout=session_timeout,
+        resume_grace=resume_grace,
     )
     services = [
         WorldService(
@@ -856,12 +878,14 @@ async def serve_connection(
     """One connection's whole life: admit it, answer its frames in order, end its session.
 
     A connection opened with ``?session_id=`` attaches to that session, made over
-    ``POST /mcp`` (``http_sessions``), and leaves it standing when it closes.
+    ``POST /mcp`` (``http_sessions``), and leaves it standing when it closes; with
+    ``&resume=<token>`` too, it resumes a ``/ws`` session whose connection dropped.
     """
     await websocket.accept()
     attach_to = websocket.query_params.get("session_id")
-    if attach_to is not None and http_sessions is not None:
-        await _serve_attached(websocket, hub, http_sessions, attach_to)
+    token = websocket.query_params.get(resume.RESUME_PARAMETER)
+    if attach_to is not None and (token is not None or http_sessions is not None):
+        await _serve_attached(websocket, service, hub, http_sessions, attach_to, token)
         return
     if hub.active_sessions >= hub.max_concurrent_envs:
         with contextlib.suppress(Exception):
@@ -878,6 +902,13 @@ async def serve_connection(
             await websocket.close(CLOSE_AT_CAPACITY, "at capacity")
         return
     session = service.session()
+    resumables = hub.resumables
+    if resumables.enabled:
+        record = resumables.open(session, websocket)
+        await _connection(
+            websocket, session, hub, lambda: resumables.release(record, websocket), record
+        )
+        return
 
     async def end() -> None:
         hub.sessions.pop(session, None)
@@ -889,29 +920,69 @@ async def serve_connection(
 
 
 async def _serve_attached(
-    websocket: WebSocket, hub: Hub, http_sessions: mcp_sessions.HttpSessions, session_id: str
+    websocket: WebSocket,
+    service: WorldService,
+    hub: Hub,
+    http_sessions: mcp_sessions.HttpSessions | None,
+    session_id: str,
+    token: str | None,
 ) -> None:
-    """A connection attached to a session made over ``POST /mcp``: its frames, then detach."""
+    """A connection attached to a session: one made over ``POST /mcp``, or one it resumes.
+
+    Its frames, then it detaches, leaving the session standing.
+    """
     try:
-        entry = http_sessions.attach(session_id)
+        if token is None:
+            assert http_sessions is not None
+            entry = http_sessions.attach(session_id)
+        else:
+            record = hub.resumables.attach(session_id, token, websocket, service)
     except FrameError as error:
         with contextlib.suppress(Exception):
             refusal = frames.error_frame(error.code, error.message, **error.extra)
             await websocket.send_text(frames.encode(refusal))
             await websocket.close(CLOSE_NO_SESSION_HERE, "no such session")
         return
-    await _connection(websocket, entry.session, hub, lambda: http_sessions.detach(entry))
+    if token is None:
+        assert http_sessions is not None
+        detach = http_sessions.detach
+        await _connection(websocket, entry.session, hub, lambda: detach(entry))
+        return
+    previous = hub.sessions.get(record.session)
+    hub.sessions[record.session] = websocket
+    if previous is not None:
+        # The client saw its connection drop before the server did: that one is done.
+        with contextlib.suppress(Exception):
+            await previous.close(CLOSE_RESUMED_ELSEWHERE, "resumed on another connection")
+    # Said before any frame, so the client knows the session is back before it re-sends one.
+    with contextlib.suppress(Exception):
+        resumed = {"type": "resumed", "data": {"session_id": record.session_id}}
+        await websocket.send_text(frames.encode(resumed))
+    await _connection(
+        websocket,
+        record.session,
+        hub,
+        lambda: hub.resumables.release(record, websocket),
+        record,
+    )
 
 
 async def _connection(
-    websocket: WebSocket, session: Session, hub: Hub, end: Callable[[], Awaitable[None]]
+    websocket: WebSocket,
+    session: Session,
+    hub: Hub,
+    end: Callable[[], Awaitable[None]],
+    record: resume.Resumable | None = None,
 ) -> None:
-    """Serve ``session`` on ``websocket`` until the connection ends, then ``end`` and close."""
+    """Serve ``session`` on ``websocket`` until the connection ends, then ``end`` and close.
+
+    With ``record``, the session is resumable: see ``_frames_of``.
+    """
     hub.sessions[session] = websocket
-    inbox = Inbox(websocket)
+    inbox = Inbox(websocket, None if record is None else _ENDS_THE_SESSION)
     close_code = CLOSE_NORMAL
     try:
-        close_code = await _frames_of(websocket, session, hub, inbox)
+        close_code = await _frames_of(websocket, session, hub, inbox, record)
     finally:
         inbox.discard()
         await end()
@@ -919,20 +990,40 @@ async def _connection(
             await websocket.close(close_code)
 
 
-async def _frames_of(websocket: WebSocket, session: Session, hub: Hub, inbox: Inbox) -> int:
-    """Answer a connection's frames in order until it ends; the close code to end it with."""
+async def _frames_of(
+    websocket: WebSocket,
+    session: Session,
+    hub: Hub,
+    inbox: Inbox,
+    record: resume.Resumable | None = None,
+) -> int:
+    """Answer a connection's frames in order until it ends; the close code to end it with.
+
+    A resumable session (``record``) runs a frame to its end even when the
+    connection drops under it, and keeps its answer for the connection that
+    resumes it; a client that leaves on purpose (a close frame, or closing the
+    WebSocket normally) ends it.
+    """
     try:
         while True:
             message = await inbox.next()
             if message["type"] == "websocket.disconnect":
+                code = message.get("code", CLOSE_NORMAL)
+                if record is not None and record.owned_by(websocket) and code in _ENDS_THE_SESSION:
+                    record.closing = True
                 break
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
-            reply, last = await _answer(session, hub, text, inbox)
+            if record is None:
+                reply, last = await _answer(session, hub, text, inbox)
+            else:
+                reply, last = await _answer_resumable(record, websocket, session, hub, text, inbox)
             if reply is not None:
                 await _send(websocket, reply)
             if last is not None:
+                if record is not None and record.owned_by(websocket):
+                    record.closing = True
                 return last
     except Exception as error:
         # A peer that vanished mid-send is an ordinary end of a session, not an error.
@@ -947,6 +1038,43 @@ async def _send(websocket: WebSocket, reply: str) -> None:
         await websocket.send_text(reply)
     except UnicodeEncodeError as error:
         await websocket.send_text(_not_json(error))
+
+
+async def _answer_resumable(
+    record: resume.Resumable,
+    websocket: WebSocket,
+    session: Session,
+    hub: Hub,
+    text: str | bytes,
+    inbox: Inbox,
+) -> tuple[str | None, int | None]:
+    """``_answer`` for a resumable session: one frame at a time, its answer kept.
+
+    The work is abandoned only when the client left on purpose or the server
+    stops (``inbox`` says so); when the connection drops it runs to its end,
+    and its answer waits for the connection that resumes the session. A frame
+    still arriving on a connection the session was resumed from is never run.
+    """
+    async with record.lock:
+        if not record.owned_by(websocket):
+            return None, CLOSE_RESUMED_ELSEWHERE
+        try:
+            kind, data, request_id = frames.parse_frame(text)
+        except FrameError as error:
+            record.answer_kept(None)
+            reply_text = frames.encode(frames.error_frame(error.code, error.message, **error.extra))
+            return frames.with_id(reply_text, error.request_id), None
+        kept = record.answer_kept(request_id)
+        if kept is not None:
+            return kept, None
+        credentials = record.credentials(hub.resumables.grace) if kind == "reset" else None
+        reply, last = await _answer_frame(session, hub, kind, data, inbox, credentials)
+        if reply is not None:
+            reply = frames.with_id(reply, request_id)
+        # A state changes nothing, so one re-sent simply runs again: its document (the
+        # largest answer there is) is never held.
+        record.keep(request_id, None if kind == "state" else reply)
+        return reply, last
 
 
 async def _answer(
@@ -966,16 +1094,25 @@ async def _answer(
 
 
 async def _answer_frame(
-    session: Session, hub: Hub, kind: str, data: Any, inbox: Inbox | None
+    session: Session,
+    hub: Hub,
+    kind: str,
+    data: Any,
+    inbox: Inbox | None,
+    credentials: dict[str, Any] | None = None,
 ) -> tuple[str | None, int | None]:
-    """``_answer`` for a frame that parsed: its reply, without the id."""
+    """``_answer`` for a frame that parsed: its reply, without the id.
+
+    A reset's answer carries the session's resume ``credentials`` under ``resume``.
+    """
     try:
         if kind == "close":
             return None, CLOSE_NORMAL
         if kind == "reset":
-            reply = frames.observation_frame(
-                await hub.execute(_reset_work(data), session.reset, data, inbox=inbox)
-            )
+            answer = await hub.execute(_reset_work(data), session.reset, data, inbox=inbox)
+            if credentials is not None:
+                answer = {**answer, "resume": credentials}
+            reply = frames.observation_frame(answer)
         elif kind == "step":
             work, gated = _step_work(data, hub, session)
             reply = frames.observation_frame(
