@@ -161,47 +161,46 @@ def test_a_frame_re_sent_after_resume_is_answered_from_the_kept_answer(relayed) 
     """On the wire: the first frame of a resumed connection, with the kept id, never runs again."""
     server, relay = relayed(payments_world.world)
     url = relay.base_url.replace("http://", "ws://") + "/ws"
-    first = connect(url, open_timeout=10)  # closed by the cut, then at the end
-    first.send(json.dumps({"type": "reset", "data": {"fixture": "small_shop"}, "id": 1}))
-    reset = json.loads(first.recv(timeout=30))
-    credentials = reset["data"]["resume"]
-    assert set(credentials) == {"session_id", "token", "grace_s"}
-    assert credentials["grace_s"] == resume.DEFAULT_RESUME_GRACE_SECONDS
-    assert len(credentials["token"]) >= 40
-    create = {
-        "type": "step",
-        "id": 2,
-        "data": {
-            "type": "call_tool",
-            "tool_name": "create_customer",
-            "arguments": {"email": "ada@example.com"},
-        },
-    }
-    first.send(json.dumps(create))
-    answer = first.recv(timeout=30)
-    relay.cut()
-    wait_until(lambda: server.hub.resumables.detached == 1)
-    query = f"?session_id={credentials['session_id']}&resume={credentials['token']}"
-    with connect(url + query, open_timeout=10) as second:
-        resumed = json.loads(second.recv(timeout=30))
-        assert resumed == {"type": "resumed", "data": {"session_id": credentials["session_id"]}}
-        second.send(json.dumps(create))
-        # The very answer the dropped connection carried, and the call did not run again.
-        assert second.recv(timeout=30) == answer
-        second.send(json.dumps({"type": "state", "id": 3}))
-        state = json.loads(second.recv(timeout=30))["data"]
-        assert state["call_count"] == 1 and state["step_count"] == 1
-        # Only the first frame after the resume is matched: the same id again runs again.
-        second.send(json.dumps(create))
-        again = json.loads(second.recv(timeout=30))
-        assert (
-            again["id"] == 2
-            and again["data"]["observation"]["result"]["id"]
-            != (json.loads(answer)["data"]["observation"]["result"]["id"])
-        )
-        second.send(json.dumps({"type": "state", "id": 4}))
-        assert json.loads(second.recv(timeout=30))["data"]["call_count"] == 2
-    first.close()
+    with connect(url, open_timeout=10) as first:  # cut under it, closed at the end
+        first.send(json.dumps({"type": "reset", "data": {"fixture": "small_shop"}, "id": 1}))
+        reset = json.loads(first.recv(timeout=30))
+        credentials = reset["data"]["resume"]
+        assert set(credentials) == {"session_id", "token", "grace_s"}
+        assert credentials["grace_s"] == resume.DEFAULT_RESUME_GRACE_SECONDS
+        assert len(credentials["token"]) >= 40
+        create = {
+            "type": "step",
+            "id": 2,
+            "data": {
+                "type": "call_tool",
+                "tool_name": "create_customer",
+                "arguments": {"email": "ada@example.com"},
+            },
+        }
+        first.send(json.dumps(create))
+        answer = first.recv(timeout=30)
+        relay.cut()
+        wait_until(lambda: server.hub.resumables.detached == 1)
+        query = f"?session_id={credentials['session_id']}&resume={credentials['token']}"
+        with connect(url + query, open_timeout=10) as second:
+            resumed = json.loads(second.recv(timeout=30))
+            assert resumed == {"type": "resumed", "data": {"session_id": credentials["session_id"]}}
+            second.send(json.dumps(create))
+            # The very answer the dropped connection carried, and the call did not run again.
+            assert second.recv(timeout=30) == answer
+            second.send(json.dumps({"type": "state", "id": 3}))
+            state = json.loads(second.recv(timeout=30))["data"]
+            assert state["call_count"] == 1 and state["step_count"] == 1
+            # Only the first frame after the resume is matched: the same id again runs again.
+            second.send(json.dumps(create))
+            again = json.loads(second.recv(timeout=30))
+            assert (
+                again["id"] == 2
+                and again["data"]["observation"]["result"]["id"]
+                != (json.loads(answer)["data"]["observation"]["result"]["id"])
+            )
+            second.send(json.dumps({"type": "state", "id": 4}))
+            assert json.loads(second.recv(timeout=30))["data"]["call_count"] == 2
 
 
 def test_an_expired_grace_raises_naming_the_grace(relayed) -> None:
