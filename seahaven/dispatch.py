@@ -117,12 +117,24 @@ def compose(
     read from ``slot`` when it runs, since it is the one in progress.
     """
     if not layers:
+        validate, fn, node = tool.validate, tool.fn, owner.path
+        transactional = tool.transaction
 
         def bare(name: str, arguments: dict[str, Any]) -> Any:
+            # run_tool's steps, written out: a route without middleware is most calls.
             activation = slot.activation
             if activation is None:
                 activation = slot.current()  # refused: the call has ended
-            return run_tool(activation, owner, tool, name, arguments, owner.path)
+            values = validate(arguments)
+            ctx = activation.ctx(owner, Call(name, values, tool, node))
+            if not transactional:
+                result = fn(ctx, **values)
+                check_result(tool.name, result)
+                return result
+            with ctx.db.transaction():
+                result = fn(ctx, **values)
+                check_result(tool.name, result)
+            return result
 
         return bare
 
@@ -589,7 +601,7 @@ class Calls:
         finally:
             self.diverged = self.diverged or activation.diverged
             activation.end()
-            self.activation = None
+            self.slot.activation = None
         if unrecorded is not None:
             return unrecorded
         if left_open:
