@@ -709,6 +709,7 @@ def _scalar_plan(
             or info.default_factory is not None
             or info.alias is not None
             or info.validation_alias is not None
+            or info.validate_default
         ):
             return None
         if info.is_required():

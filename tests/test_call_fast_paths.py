@@ -48,6 +48,13 @@ def _scalars_world() -> seahaven.World:
         return count
 
     @world.tool
+    def checked_default(
+        ctx: seahaven.Ctx, count: int = Field(default="3", validate_default=True)
+    ) -> int:
+        """A default pydantic validates."""
+        return count
+
+    @world.tool
     def relaxed(ctx: seahaven.Ctx, count: Annotated[int, Field(strict=False)] = 0) -> int:
         """A lax integer."""
         return count
@@ -104,6 +111,9 @@ def test_a_constrained_or_relaxed_scalar_keeps_its_rules() -> None:
         world.tools["bounded"].validate({"count": -1})
     assert world.tools["bounded"].validate({"count": 3}) == {"count": 3}
     assert world.tools["relaxed"].validate({"count": "7"}) == {"count": 7}
+    with pytest.raises(ArgumentError):  # the default is validated, and is not an int
+        world.tools["checked_default"].validate({})
+    assert world.tools["checked_default"].validate({"count": 4}) == {"count": 4}
 
 
 def test_a_called_tool_gets_its_arguments_in_field_order(tmp_path: Path) -> None:
