@@ -217,7 +217,7 @@ def case_read(count: int, rounds: int) -> Result:
 
             framework_us, bare_us = _alternate(framework, bare_read, count=count, rounds=rounds)
             bare.close()
-    return Result("read call (one indexed row)", framework_us, bare_us, ">= 0.145")
+    return Result("read call (one indexed row)", framework_us, bare_us, ">= 0.20")
 
 
 def _bare_blank_pair(scratch: Path) -> Callable[[int], object]:

@@ -144,8 +144,20 @@ class Activation:
         session is closed and what was written is taken back out, or, when that
         cannot be done, ``diverged`` says so.
         """
-        if not self.sessions:
+        sessions = self.sessions
+        if not sessions:
             return []
+        if len(sessions) == 1:
+            # One store that recorded nothing, a read's usual end: close it and be done.
+            for runtime, session in sessions.values():
+                try:
+                    empty = session.is_empty
+                except BaseException:
+                    empty = False  # the general loop below meets it again and says so
+                if empty:
+                    session.close()
+                    sessions.clear()
+                    return [runtime]
         touched = [runtime for runtime, _ in self.sessions.values()]
         taken: list[tuple[NodeRuntime, bytes]] = []
         unread: list[str] = []
@@ -168,18 +180,20 @@ class Activation:
         try:
             if failure is not None:
                 raise failure
-            for runtime, changeset in taken:
-                rendered.extend(
-                    render_changeset(
-                        runtime.path,
-                        changeset,
-                        self.ordinal,
-                        runtime.describe_table,
-                        runtime.shapes,
-                    )
+            # Records are kept by store, table and key (``sort_key``): stores in path
+            # order, then each store's own records sorted, which is the same order
+            # without a key worked out for a store's only record.
+            for runtime, changeset in sorted(taken, key=_by_path) if len(taken) > 1 else taken:
+                part = render_changeset(
+                    runtime.path,
+                    changeset,
+                    self.ordinal,
+                    runtime.describe_table,
+                    runtime.shapes,
                 )
-            if len(rendered) > 1:
-                rendered.sort(key=_sort_key)
+                if len(part) > 1:
+                    part.sort(key=_sort_key)
+                rendered.extend(part)
         except BaseException as error:
             # The rows are written but cannot be logged: take them back out, so the
             # instance never holds a change its state document does not show.
@@ -254,7 +268,7 @@ class Activation:
         """The context a layer of ``runtime``'s world receives."""
         worlds = self._worlds.get(runtime.index)
         if worlds is None:
-            worlds = self.worlds(runtime)
+            worlds = self._worlds[runtime.index] = Worlds(runtime, self)
         return Ctx(
             runtime.db,
             runtime.clock,
@@ -264,6 +278,10 @@ class Activation:
             runtime.info,
             worlds,
         )
+
+
+def _by_path(taken: tuple[NodeRuntime, bytes]) -> str:
+    return taken[0].path
 
 
 def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:

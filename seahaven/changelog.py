@@ -121,6 +121,8 @@ def published(records: Iterable[LogRecord]) -> list[dict[str, Any]]:
 _encode_text: Callable[[str], str] = json.encoder.encode_basestring
 _int_text = int.__repr__
 _float_text = float.__repr__
+# The SQLite values that are their own JSON value, and whose text needs no base64 or inf check.
+_PLAIN = frozenset({int, str, type(None)})
 
 
 def json_text(value: Any) -> str:
@@ -208,11 +210,33 @@ def render_changeset(
             row = change.new if op == "insert" else change.old
             assert row is not None
             source = row
-            values = [json_value(value) for value in row]
-            whole = dict(zip(columns, values, strict=True))
-            # A JSON value's text is the SQLite value's: json_text renders both alike.
-            pairs = zip(names, values, strict=True)
-            text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
+            if _PLAIN.issuperset(map(type, row)):
+                # Integers, text and NULL, the common row, are their own JSON values.
+                whole = dict(zip(columns, row, strict=True))
+                pairs = zip(names, row, strict=True)
+                text = (
+                    "{"
+                    + ",".join(
+                        [
+                            column
+                            + (
+                                _encode_text(value)
+                                if type(value) is str
+                                else "null"
+                                if value is None
+                                else _int_text(value)
+                            )
+                            for column, value in pairs
+                        ]
+                    )
+                    + "}"
+                )
+            else:
+                values = [json_value(value) for value in row]
+                whole = dict(zip(columns, values, strict=True))
+                # A JSON value's text is the SQLite value's: json_text renders both alike.
+                pairs = zip(names, values, strict=True)
+                text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
             if op == "insert":
                 before, after = None, whole
                 changes = ',"before":null,"after":' + text

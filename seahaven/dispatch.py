@@ -8,10 +8,13 @@ agent's call (``Calls.call``), a world handle's nested call
 all run here; nothing calls back into ``Instance`` on the way, which only
 delegates to this object.
 
-A call is a short stack of named steps, each a context manager: the
-concurrency gate's slot, the instance lock, the call's record (and its log
-line), and the activation it works in. A ``Route``'s middleware chain is
-composed once, when the route is first resolved, not on every call.
+A call is a short stack of steps: the concurrency gate's slot, the instance
+lock, the call's record (and its log line), and the activation it works in.
+A call made inside ``bulk()`` enters them as named context managers
+(``_Logged``, ``_Working``); an agent's ordinary call, the hot loop, runs the
+same steps written out in ``Calls._run_outer``, which saves their objects. A
+``Route``'s middleware chain is composed once, when the route is first
+resolved, not on every call.
 """
 
 from __future__ import annotations
@@ -114,12 +117,24 @@ def compose(
     read from ``slot`` when it runs, since it is the one in progress.
     """
     if not layers:
+        validate, fn, node = tool.validate, tool.fn, owner.path
+        transactional = tool.transaction
 
         def bare(name: str, arguments: dict[str, Any]) -> Any:
+            # run_tool's steps, written out: a route without middleware is most calls.
             activation = slot.activation
             if activation is None:
                 activation = slot.current()  # refused: the call has ended
-            return run_tool(activation, owner, tool, name, arguments, owner.path)
+            values = validate(arguments)
+            ctx = activation.ctx(owner, Call(name, values, tool, node))
+            if not transactional:
+                result = fn(ctx, **values)
+                check_result(tool.name, result)
+                return result
+            with ctx.db.transaction():
+                result = fn(ctx, **values)
+                check_result(tool.name, result)
+            return result
 
         return bare
 
@@ -171,7 +186,7 @@ def run_tool(
         return result
     # The same transaction world code opens with ctx.db.transaction(): BEGIN, or a
     # savepoint inside bulk(); a result that cannot be rendered rolls it back too.
-    with owner.db.transaction():
+    with ctx.db.transaction():
         result = tool.fn(ctx, **values)
         check_result(tool.name, result)
     return result
@@ -192,25 +207,6 @@ class _RouteCache:
 
 
 # --- the steps of a call -----------------------------------------------------------------------
-
-
-class _GateSlot:
-    """A slot of the process's concurrency gate, for an outermost call; nested calls take none."""
-
-    __slots__ = ("_held",)
-
-    def __enter__(self) -> None:
-        held: FairGate | None = None
-        if not (_local.depth or _local.bulk):
-            taken = gate()
-            if taken.acquire():
-                held = taken
-        self._held = held
-
-    def __exit__(self, *exc: object) -> None:
-        held = self._held
-        if held is not None:
-            held.release()
 
 
 class _Logged:
@@ -515,18 +511,67 @@ class Calls:
         else:
             self.routes()  # a tree that no longer seals is refused first, as for any call
             raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
-        with _GateSlot(), self.lock:
-            if self.destroyed or self.stopping or self.diverged is not None or self._formatting:
-                self.check_callable()
-            # Nothing above changed the instance, so a record that cannot be made (or
-            # anything else raised so far) leaves it as it was. From the record on,
-            # the steps below end the call's work, whatever is raised.
-            ordinal, record = self.record_call(name, arguments)
-            with (
-                _Logged(self.info.id, name, route.owner.path, record, internal=False),
-                _Working(self, route, ordinal),
-            ):
-                return route.run(name, arguments)
+        # The gate's slot, for an outermost call; nested calls and bulk() take none.
+        held: FairGate | None = None
+        if not (_local.depth or _local.bulk):
+            taken = gate()
+            if taken.acquire():
+                held = taken
+        try:
+            with self.lock:
+                if self.destroyed or self.stopping or self.diverged is not None or self._formatting:
+                    self.check_callable()
+                # Nothing above changed the instance, so a record that cannot be made (or
+                # anything else raised so far) leaves it as it was. From the record on,
+                # the steps below end the call's work, whatever is raised.
+                ordinal, record = self.record_call(name, arguments)
+                if self.slot.activation is None:
+                    return self._run_outer(route, name, arguments, ordinal, record)
+                with (
+                    _Logged(self.info.id, name, route.owner.path, record, internal=False),
+                    _Working(self, route, ordinal),
+                ):
+                    return route.run(name, arguments)
+        finally:
+            if held is not None:
+                held.release()
+
+    def _run_outer(
+        self, route: Route, name: str, arguments: dict[str, Any], ordinal: int, record: CallRecord
+    ) -> Any:
+        """A call in an activation of its own: ``_Logged`` and ``_Working``'s steps, inlined.
+
+        This is every agent's call outside ``bulk()``, the hot loop, so the two
+        steps' objects and their method calls are saved here; what each step does,
+        and in which order, is theirs (a change to one is a change to both).
+        """
+        started = time.perf_counter()
+        try:
+            activation = Activation(self, recording=True)
+            _local.depth += 1
+            try:
+                self.slot.activation = activation
+                activation.ordinal = ordinal
+                touch = activation.touch
+                for runtime in route.touched:
+                    touch(runtime)
+                result = route.run(name, arguments)
+            except BaseException:
+                _local.depth -= 1
+                # What finishing could not record is dropped: the call's own error wins.
+                self.finish_call(activation)
+                raise
+            _local.depth -= 1
+            leftover = self.finish_call(activation)
+            if leftover is not None:
+                raise leftover
+        except BaseException as failure:
+            record.record_failure(failure)
+            _log_call(self.info.id, name, route.owner.path, started, failure, internal=False)
+            raise
+        if _log.isEnabledFor(_INFO):
+            _log_call(self.info.id, name, route.owner.path, started, None, internal=False)
+        return result
 
     def record_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, CallRecord]:
         """Log a call about to be dispatched; return its ordinal ``i`` and its record."""
@@ -556,7 +601,7 @@ class Calls:
         finally:
             self.diverged = self.diverged or activation.diverged
             activation.end()
-            self.activation = None
+            self.slot.activation = None
         if unrecorded is not None:
             return unrecorded
         if left_open:

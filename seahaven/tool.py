@@ -47,10 +47,11 @@ class Call:
     node: str
 
     def __init__(self, name: str, arguments: dict[str, Any], tool: Tool, node: str) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "arguments", arguments)
-        object.__setattr__(self, "tool", tool)
-        object.__setattr__(self, "node", node)
+        # The slots' own setters, past the refusing __setattr__: a Call is made per call.
+        _set_name(self, name)
+        _set_arguments(self, arguments)
+        _set_tool(self, tool)
+        _set_node(self, node)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("a Call is frozen; pass call.with_arguments(...) on instead")
@@ -64,6 +65,12 @@ class Call:
 
     def __repr__(self) -> str:
         return f"Call({self.name!r}, node={self.node!r}, arguments={self.arguments!r})"
+
+
+_set_name = Call.__dict__["name"].__set__
+_set_arguments = Call.__dict__["arguments"].__set__
+_set_tool = Call.__dict__["tool"].__set__
+_set_node = Call.__dict__["node"].__set__
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -81,6 +88,7 @@ class Tool:
         "_listing",
         "_python_fast_path",
         "_same_names",
+        "_scalars",
         "_validate_python",
         "control",
         "description",
@@ -102,6 +110,7 @@ class Tool:
     _listing: str
     _python_fast_path: bool
     _same_names: bool
+    _scalars: tuple[tuple[str, tuple[type, ...], Any], ...] | None
     _validate_python: Callable[[Any], BaseModel]
 
     def __init__(self) -> None:
@@ -160,6 +169,7 @@ class Tool:
         # When every field is stored under its parameter's name, the model's own dict,
         # in field order, is the parameters (a model made per call, so never shared).
         tool._same_names = all(field.internal == field.parameter for field in fields)
+        tool._scalars = _scalar_plan(model, fields) if tool._same_names else None
         tool._listing = json.dumps(
             {"name": tool_name, "description": tool.description, "input_schema": schema}
         )
@@ -172,7 +182,15 @@ class Tool:
         Plain JSON at every depth is validated as JSON, the form the schema
         publishes; anything else is validated as Python objects. A value nested
         deeper than ``seahaven.arguments.MAX_ARGUMENT_DEPTH`` is refused first.
+        Parameters that are all plain scalars (``str``, ``int``, ``bool``,
+        ``float``, each maybe ``| None``) given exactly those types are checked
+        here, as strict validation would, and returned as they are.
         """
+        scalars = self._scalars
+        if scalars is not None and type(arguments) is dict:
+            plain = _scalar_values(scalars, arguments)
+            if plain is not None:
+                return plain
         check_depth(self.name, arguments)
         try:
             if self._python_fast_path:
@@ -642,6 +660,92 @@ def _json_native(annotation: Any) -> bool:
     if origin is not None:
         return False
     return annotation in (str, int, float, bool, type(None), Any, list, dict)
+
+
+# The scalar annotations whose strict validation is a type check: the value is kept as it is.
+_SCALAR_TYPES: dict[Any, tuple[type, ...]] = {
+    str: (str,),
+    int: (int,),
+    bool: (bool,),
+    float: (float,),
+}
+_SCALAR_DEFAULTS = (str, int, bool, float, type(None))
+_MISSING: Any = object()
+
+
+def _scalar_kinds(annotation: Any) -> tuple[type, ...] | None:
+    """The exact types ``annotation`` accepts unchanged, for ``str``/``int``/``bool``/``float``
+    and each of them ``| None``; ``None`` for anything else."""
+    kinds = _SCALAR_TYPES.get(annotation)
+    if kinds is not None:
+        return kinds
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = get_args(annotation)
+        if len(members) == 2 and type(None) in members:
+            other = members[0] if members[1] is type(None) else members[1]
+            inner = _SCALAR_TYPES.get(other)
+            if inner is not None:
+                return (*inner, type(None))
+    return None
+
+
+def _scalar_plan(
+    model: type[BaseModel], fields: tuple[_Field, ...]
+) -> tuple[tuple[str, tuple[type, ...], Any], ...] | None:
+    """Each parameter's name, exact types and default, when every one is a plain scalar.
+
+    For such a tool, strict validation of a dict holding exactly those types
+    returns them as they are (an ``int`` for a ``float``, a ``str`` subclass or
+    a ``bool`` for an ``int`` are converted or refused, and go to pydantic), so
+    ``Tool.validate`` checks the types itself and leaves the rest to pydantic.
+    """
+    plan = []
+    for field in fields:
+        info = model.model_fields[field.internal]
+        kinds = _scalar_kinds(info.annotation)
+        if (
+            kinds is None
+            or info.metadata
+            or info.default_factory is not None
+            or info.alias is not None
+            or info.validation_alias is not None
+            or info.validate_default
+        ):
+            return None
+        if info.is_required():
+            default = _MISSING
+        elif type(info.default) in _SCALAR_DEFAULTS:
+            default = info.default
+        else:
+            return None
+        plan.append((field.parameter, kinds, default))
+    return tuple(plan)
+
+
+def _scalar_values(
+    plan: tuple[tuple[str, tuple[type, ...], Any], ...], arguments: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The parameters, in field order, when ``arguments`` fit ``plan`` as they are; else ``None``.
+
+    ``None`` sends the arguments through pydantic, which says what is wrong.
+    """
+    if len(arguments) > len(plan):
+        return None
+    values = {}
+    given = 0
+    for name, kinds, default in plan:
+        value = arguments.get(name, _MISSING)
+        if value is _MISSING:
+            if default is _MISSING:
+                return None
+            values[name] = default
+        elif type(value) in kinds:
+            values[name] = value
+            given += 1
+        else:
+            return None
+    # A key that names no parameter is pydantic's to refuse.
+    return values if given == len(arguments) else None
 
 
 def _is_plain_json(value: Any) -> bool:
