@@ -38,6 +38,7 @@ from seahaven.cli.support import (
 from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
 from seahaven.hookspecs import hookimpl
+from seahaven.storage import check_storage
 
 if TYPE_CHECKING:
     from seahaven.clock import ClockMode
@@ -193,6 +194,15 @@ def episode(
         list[str] | None,
         typer.Option("--startup", metavar="KEY=VALUE", help="A startup keyword (repeatable)."),
     ] = None,
+    storage: Annotated[
+        str | None,
+        typer.Option(
+            "--storage",
+            metavar="WHERE",
+            help="Where the instance keeps its stores: memory or disk (default: "
+            "SEAHAVEN_STORAGE, else memory).",
+        ),
+    ] = None,
     document_path: Annotated[
         Path | None,
         typer.Option(
@@ -240,6 +250,7 @@ def episode(
             now=now,
             clock_mode=cast("ClockMode | None", clock_mode),
             startup=keywords or None,
+            storage=check_storage(storage),
         ) as instance:
             for tool, arguments in script:
                 shown = ", ".join(f"{key}={_preview(value)}" for key, value in arguments.items())
