@@ -130,12 +130,11 @@ class NodeRuntime:
     def ensure_journal(self) -> None:
         """Set up the journal now, if the node has not been used yet."""
         if self._journal is None:
+            use_private_journal(self._conn)
             if self.file is None:
                 # In memory a page written before the commit would be seen by a reader's
                 # copy of the image, so a transaction's pages stay in the cache until it ends.
-                run_script(self._conn, "PRAGMA cache_spill=OFF; PRAGMA journal_mode=MEMORY")
-            else:
-                use_private_journal(self._conn)
+                run_script(self._conn, "PRAGMA cache_spill=OFF")
             self._journal = "private"
 
     def share(self) -> None:
