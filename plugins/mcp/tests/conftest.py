@@ -32,6 +32,10 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.message import SessionMessage
 
+# These tests watch the directories instances on disk keep (made, removed, never left behind),
+# so the run makes instances on disk unless SEAHAVEN_STORAGE names a storage for it.
+os.environ.setdefault("SEAHAVEN_STORAGE", "disk")
+
 # Long enough for a cold interpreter to import the SDK, the framework and a world.
 BOUND_SECONDS = 60
 
