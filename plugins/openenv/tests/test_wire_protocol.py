@@ -98,9 +98,7 @@ def test_reset_takes_every_key_of_world_instance(serving, wire) -> None:
     assert document["state"]["calls"] == []
 
 
-def test_reset_takes_the_storage_and_the_episode_reads_the_same(
-    served, wire, beacon_world
-) -> None:
+def test_reset_takes_the_storage_and_the_episode_reads_the_same(served, wire, beacon_world) -> None:
     ws = wire(served)
     documents = {}
     for storage in ("memory", "disk"):
