@@ -253,10 +253,10 @@ def _open_all(
     )
     try:
         for runtime in runtimes[1:]:
-            assert runtime.file is not None
-            location = str(runtime.file)
-            if readonly:
-                location = f"file:{quote(str(runtime.file.resolve()))}?mode=ro"
+            file = runtime.file
+            if file is None:
+                raise WorldBug("an instance's stores are all on disk or all in memory")
+            location = f"file:{quote(str(file.resolve()))}?mode=ro" if readonly else str(file)
             conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (location,))
     except BaseException:
         conn.close()
