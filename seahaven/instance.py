@@ -188,7 +188,7 @@ class Instance:
 
     # --- reading ---------------------------------------------------------------------------------
 
-    def inspect(self) -> Db:
+    def inspect(self) -> ReaderDb:
         """A read-only ``Db`` on a second connection, with every added store attached."""
         calls = self.calls
         calls.check_usable()
