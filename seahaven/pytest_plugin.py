@@ -21,6 +21,7 @@ from seahaven.world import World
 __all__ = ["instance", "world"]
 
 _MARKER = "seahaven"
+_PREVIOUS_STORAGE = pytest.StashKey[str | None]()
 _MARKER_KEYWORDS = (
     "fixture",
     "seed",
@@ -65,8 +66,21 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     storage = config.getoption("seahaven_storage", None)
     if storage is not None:
-        # The process default, read by every world.instance(...) that names no storage.
+        # The process default, read by every world.instance(...) that names no storage; put
+        # back as it was when the run ends, for a run inside another (pytester's).
+        config.stash[_PREVIOUS_STORAGE] = os.environ.get("SEAHAVEN_STORAGE")
         os.environ["SEAHAVEN_STORAGE"] = storage
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Put ``SEAHAVEN_STORAGE`` back as it was before ``--seahaven-storage`` set it."""
+    if _PREVIOUS_STORAGE not in config.stash:
+        return
+    previous = config.stash[_PREVIOUS_STORAGE]
+    if previous is None:
+        os.environ.pop("SEAHAVEN_STORAGE", None)
+    else:
+        os.environ["SEAHAVEN_STORAGE"] = previous
 
 
 if hasattr(pytest, "Dir"):  # pytest 8 and later collect directories through this hook

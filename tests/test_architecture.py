@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.names",
                 "seahaven.sandbox",
                 "seahaven.schema",
+                "seahaven.storage",
                 "seahaven.version",
                 "seahaven.workdir",
             }
