@@ -69,8 +69,9 @@ class Server:
 
 
 def environment(tmp: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The server's environment: this one without SEAHAVEN_*, TMPDIR pointed at ``tmp``."""
+    """The server's environment: this one without SEAHAVEN_* but the storage; TMPDIR ``tmp``."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("SEAHAVEN_")}
+    env["SEAHAVEN_STORAGE"] = os.environ["SEAHAVEN_STORAGE"]
     env.pop("PYTEST_ADDOPTS", None)
     env["TMPDIR"] = str(tmp)
     env.update(extra or {})
