@@ -679,6 +679,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every case's count")
     parser.add_argument("--markdown", action="store_true", help="also print a Markdown table")
     arguments = parser.parse_args(argv)
+    # The bare baselines here copy and open files, so the instances they are held against are
+    # made on disk too unless SEAHAVEN_STORAGE says otherwise; benchmarks/storage.py compares
+    # the two storages.
+    os.environ.setdefault("SEAHAVEN_STORAGE", "disk")
     chosen = arguments.cases or list(CASES)
     print(
         f"seahaven {seahaven.__version__}, SQLite {apsw.sqlite_lib_version()}, "

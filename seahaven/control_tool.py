@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from seahaven import sandbox
-from seahaven.db import Connections, Db
+from seahaven.db import Connections
 from seahaven.errors import ArgumentError
-from seahaven.runtime import open_reader
+from seahaven.runtime import ReaderDb, open_reader
 
 if TYPE_CHECKING:
     from seahaven.dispatch import Calls
@@ -34,7 +34,7 @@ class ControlTool:
     def __init__(self, connections: Connections) -> None:
         # The instance's connections, which the reader joins so that closing them closes it.
         self._connections = connections
-        self._db: Db | None = None
+        self._db: ReaderDb | None = None
 
     def __call__(self, calls: Calls, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Run the query in ``arguments`` on a reader of every store; answer its rows."""
@@ -51,11 +51,15 @@ class ControlTool:
         with calls.lock:
             calls.check_usable()
             if self._db is None:
-                self._db = Db(
-                    open_reader(
-                        calls.runtimes, calls.clock, calls.info.seed, self._connections, "control"
-                    )
+                self._db = open_reader(
+                    calls.runtimes,
+                    calls.clock,
+                    calls.info.seed,
+                    self._connections,
+                    "control",
+                    calls.lock,
                 )
+            self._db.sync()
             result = sandbox.run_statement(self._db, query, authorizer=_authorizer(calls.runtimes))
             return {
                 "columns": result.columns,

@@ -33,6 +33,7 @@ from seahaven.names import check_fixture_id
 from seahaven.runtime import NodeRuntime
 from seahaven.schema import blank_image
 from seahaven.setup_sql import run_setup_sql
+from seahaven.storage import check_storage, fixture_image
 from seahaven.workdir import instance_directory, write_new_file
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ def create_instance(
     control_tools: bool,
     startup: Mapping[str, Any] | None,
     setup_sql: str | None,
+    storage: str | None = None,
 ) -> Instance:
     """Everything ``world.instance(...)`` does, in order, leaving nothing behind on failure."""
     if in_call():
@@ -70,6 +72,7 @@ def create_instance(
         raise WorldBug("control_tools must be True or False")
     if setup_sql is not None and not isinstance(setup_sql, str):
         raise WorldBug("setup_sql must be a string of SQL statements, or None")
+    where = check_storage(storage)
     caller_startup = _check_startup(composition, startup)
     _check_primary_keys(composition)
     prepared: PreparedFixture | None = prepare(world, composition, fixture) if fixture else None
@@ -114,13 +117,19 @@ def create_instance(
             startup=to_jsonable_python(caller_startup, fallback=str),
             fixture_files=prepared.file_hashes if prepared is not None else None,
             reports=reports,
-            directory=instance_directory(world.name, world.work_dir, info.id),
+            directory=(
+                instance_directory(world.name, world.work_dir, info.id) if where == "disk" else None
+            ),
+            storage=where,
         )
     )
     # From here, interrupt_all() reaches the statements it runs, setup_sql's included.
     watch(instance)
     try:
-        _materialise(instance, composition, prepared)
+        if where == "memory":
+            _materialise_in_memory(instance, composition, prepared)
+        else:
+            _materialise(instance, composition, prepared)
         if setup_sql is not None:
             run_setup_sql(
                 setup_sql,
@@ -174,7 +183,6 @@ def _check_primary_keys(composition: Composition) -> None:
 def _materialise(
     instance: Instance, composition: Composition, prepared: PreparedFixture | None
 ) -> None:
-    runtimes = instance.calls.runtimes
     connections = instance.connections
     for node in composition.nodes:
         target = instance.directory / node.file_name
@@ -212,12 +220,58 @@ def _materialise(
             # A schema whose rows read the clock or random() runs on the instance's own
             # connection, with a journal that waits on no disk and keeps no lock after.
             use_memory_journal(conn)
-            try:
-                run_script(conn, node.world.schema)
-            except apsw.Error as error:
-                raise WorldBug(
-                    f"the schema of world {node.world.name!r} does not execute: {error}"
-                ) from error
+            _run_schema(conn, node)
+    _link_children(instance)
+
+
+def _materialise_in_memory(
+    instance: Instance, composition: Composition, prepared: PreparedFixture | None
+) -> None:
+    """Each store an in-memory database, loaded in one step from its image; no file anywhere."""
+    connections = instance.connections
+    for node in composition.nodes:
+        image: bytes | None
+        if prepared is not None:
+            image = fixture_image(prepared.files[node.path], prepared.file_hashes[node.path])
+        else:
+            image = blank_image(node.world.name, node.world.schema)
+        seed = node_seed(instance.seed, node.path)
+        conn = open_connection(
+            ":memory:", clock=instance.clock, seed=seed, purpose="main", defer_journal=True
+        )
+        connections.add(conn)
+        try:
+            if image is not None:
+                conn.deserialize("main", image)
+            runtime = NodeRuntime(
+                node,
+                None,
+                conn,
+                seed,
+                clock=instance.clock,
+                info=instance.calls.info,
+                connections=connections,
+            )
+        except BaseException:
+            connections.close(conn)
+            raise
+        instance.add_runtime(runtime)
+        if image is None:
+            _run_schema(runtime.conn, node)
+    _link_children(instance)
+
+
+def _run_schema(conn: apsw.Connection, node: Node) -> None:
+    try:
+        run_script(conn, node.world.schema)
+    except apsw.Error as error:
+        raise WorldBug(
+            f"the schema of world {node.world.name!r} does not execute: {error}"
+        ) from error
+
+
+def _link_children(instance: Instance) -> None:
+    runtimes = instance.calls.runtimes
     for runtime in runtimes:
         runtime.children = {
             name: runtimes[child.index] for name, child in runtime.node.children.items()

@@ -28,7 +28,8 @@ from seahaven.control_tool import ControlTool
 from seahaven.db import Connections, Db
 from seahaven.dispatch import Calls
 from seahaven.errors import WorldBug
-from seahaven.runtime import NodeRuntime, open_reader
+from seahaven.runtime import NodeRuntime, ReaderDb, open_reader
+from seahaven.storage import Storage
 from seahaven.workdir import remove_directory
 
 if TYPE_CHECKING:
@@ -43,6 +44,11 @@ R = TypeVar("R")
 
 live_instances: weakref.WeakSet[Instance] = weakref.WeakSet()
 """Every instance not yet destroyed, so that the interpreter's exit can destroy it."""
+
+_NO_FILES = (
+    "this instance keeps its stores in memory, so it has no files; make it with "
+    "storage='disk' to get files an outside tool can open, or freeze it into a fixture"
+)
 
 # How often destroy() stops the statements of a thread holding the instance, in seconds.
 _STOP_EVERY = 0.05
@@ -62,7 +68,8 @@ class InstanceParts:
     startup: Any
     fixture_files: dict[str, str] | None
     reports: tuple[NodeReport, ...]
-    directory: Path
+    directory: Path | None
+    storage: Storage = "disk"
 
 
 class Instance:
@@ -80,7 +87,7 @@ class Instance:
         self._parts = parts
         self._directory = parts.directory
         self._connections = Connections()
-        self._inspect_db: Db | None = None
+        self._inspect_db: ReaderDb | None = None
         self._control = ControlTool(self._connections) if parts.control_tools else None
         self.calls = Calls(parts.world, parts.info, parts.clock, control=self._control)
         """The owner of this instance's calls: its lock, activation, routes and logs."""
@@ -114,13 +121,23 @@ class Instance:
         return self._parts.clock
 
     @property
+    def storage(self) -> Storage:
+        """Where the stores live: ``"memory"`` or ``"disk"``, fixed when the instance was made."""
+        return self._parts.storage
+
+    @property
     def state_path(self) -> Path:
-        """The root node's database file."""
-        return self.calls.runtimes[0].file
+        """The root node's database file; an instance in memory has none, and says so."""
+        file = self.calls.runtimes[0].file
+        if file is None:
+            raise WorldBug(_NO_FILES)
+        return file
 
     @property
     def directory(self) -> Path:
-        """The instance's working directory."""
+        """The instance's working directory; an instance in memory has none, and says so."""
+        if self._directory is None:
+            raise WorldBug(_NO_FILES)
         return self._directory
 
     @property
@@ -172,7 +189,7 @@ class Instance:
 
     # --- reading ---------------------------------------------------------------------------------
 
-    def inspect(self) -> Db:
+    def inspect(self) -> ReaderDb:
         """A read-only ``Db`` on a second connection, with every added store attached."""
         calls = self.calls
         calls.check_usable()
@@ -180,8 +197,8 @@ class Instance:
             # Again under the lock: destroy() may have run while this thread waited for it.
             calls.check_usable()
             if self._inspect_db is None:
-                self._inspect_db = Db(
-                    open_reader(calls.runtimes, self.clock, self.seed, self._connections, "inspect")
+                self._inspect_db = open_reader(
+                    calls.runtimes, self.clock, self.seed, self._connections, "inspect", calls.lock
                 )
             return self._inspect_db
 
@@ -297,7 +314,8 @@ class Instance:
                 self._close_connections()
             finally:
                 # Whatever closing met, the directory goes: nothing else will remove it.
-                remove_directory(self._directory, self._file_names())
+                if self._directory is not None:
+                    remove_directory(self._directory, self._file_names())
                 live_instances.discard(self)
         finally:
             lock.release()
@@ -368,6 +386,7 @@ class Instance:
         return [
             runtime.file.name + suffix
             for runtime in self.calls.runtimes
+            if runtime.file is not None
             for suffix in ("-wal", "-shm", "")
         ]
 

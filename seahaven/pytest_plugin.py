@@ -7,6 +7,7 @@ marker closest to the test, and destroys it on teardown.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from seahaven.world import World
 __all__ = ["instance", "world"]
 
 _MARKER = "seahaven"
+_PREVIOUS_STORAGE = pytest.StashKey[str | None]()
 _MARKER_KEYWORDS = (
     "fixture",
     "seed",
@@ -29,11 +31,12 @@ _MARKER_KEYWORDS = (
     "control_tools",
     "startup",
     "setup_sql",
+    "storage",
 )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add ``--seahaven-world``, the plugin's spelling of the CLI's ``--world``."""
+    """Add ``--seahaven-world`` (the CLI's ``--world``) and ``--seahaven-storage``."""
     group = parser.getgroup("seahaven")
     group.addoption(
         "--seahaven-world",
@@ -43,16 +46,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the world the `world` and `instance` fixtures use: module:attr or a registered "
         "name (default: the project's package, attribute `world`)",
     )
+    group.addoption(
+        "--seahaven-storage",
+        dest="seahaven_storage",
+        default=None,
+        choices=("memory", "disk"),
+        help="where every instance the run makes keeps its stores unless it names a storage: "
+        "sets SEAHAVEN_STORAGE for the run (default: SEAHAVEN_STORAGE, else memory)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Declare the marker."""
+    """Declare the marker; point the run at ``--seahaven-storage``, when given."""
     config.addinivalue_line(
         "markers",
         "seahaven(fixture, *, seed=None, now=None, clock_mode=None, state_format=None, "
-        "control_tools=False, startup=None, setup_sql=None): the instance the `instance` "
-        "fixture makes. fixture=None is a blank instance.",
+        "control_tools=False, startup=None, setup_sql=None, storage=None): the instance the "
+        "`instance` fixture makes. fixture=None is a blank instance.",
     )
+    storage = config.getoption("seahaven_storage", None)
+    if storage is not None:
+        # The process default, read by every world.instance(...) that names no storage; put
+        # back as it was when the run ends, for a run inside another (pytester's).
+        config.stash[_PREVIOUS_STORAGE] = os.environ.get("SEAHAVEN_STORAGE")
+        os.environ["SEAHAVEN_STORAGE"] = storage
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Put ``SEAHAVEN_STORAGE`` back as it was before ``--seahaven-storage`` set it."""
+    if _PREVIOUS_STORAGE not in config.stash:
+        return
+    previous = config.stash[_PREVIOUS_STORAGE]
+    if previous is None:
+        os.environ.pop("SEAHAVEN_STORAGE", None)
+    else:
+        os.environ["SEAHAVEN_STORAGE"] = previous
 
 
 if hasattr(pytest, "Dir"):  # pytest 8 and later collect directories through this hook

@@ -4,11 +4,20 @@ A runtime is what dispatch, the context and the state document hold for a
 store. It is handed everything it needs when the instance is made (the clock,
 the instance's info, the connections registry that closes it), so no layer
 below the instance names the instance to use one.
+
+A store lives in a file of the instance's directory (storage "disk") or in
+its connection's memory (storage "memory"). The connections that see every
+store at once are opened here, for both: ``open_reader`` (``inst.inspect()``
+and the control tool) and ``open_combined`` (``setup_sql``). On disk they
+attach the stores' files; in memory, where no other connection can open a
+store, they hold copies of the stores' images, which ``ReaderDb.sync`` renews
+before each statement for every store that changed since the last.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -22,7 +31,10 @@ from seahaven.context import InstanceInfo
 from seahaven.db import (
     Connections,
     Db,
+    Exec,
+    db_error,
     open_connection,
+    run_script,
     use_private_journal,
     use_shared_journal,
 )
@@ -30,12 +42,13 @@ from seahaven.errors import WorldBug
 from seahaven.ids import Ids, node_seed
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
 from seahaven.schema import TableInfo, describe
+from seahaven.storage import Storage
 
-__all__ = ["NodeRuntime", "open_reader"]
+__all__ = ["NodeRuntime", "ReaderDb", "keep_combined_writes", "open_combined", "open_reader"]
 
 
 class NodeRuntime:
-    """One node of one instance: its file, connection, id stream and state."""
+    """One node of one instance: its file (``None`` in memory), connection, id stream and state."""
 
     __slots__ = (
         "_conn",
@@ -43,6 +56,7 @@ class NodeRuntime:
         "_db",
         "_extra_tables",
         "_journal",
+        "_loads",
         "children",
         "clock",
         "file",
@@ -53,6 +67,7 @@ class NodeRuntime:
         "path",
         "shapes",
         "state",
+        "storage",
         "table_filter",
         "tables",
     )
@@ -60,7 +75,7 @@ class NodeRuntime:
     def __init__(
         self,
         node: Node,
-        file: Path,
+        file: Path | None,
         conn: apsw.Connection,
         seed: bytes,
         *,
@@ -72,6 +87,9 @@ class NodeRuntime:
         self.index = node.index
         self.path = node.path
         self.file = file
+        self.storage: Storage = "disk" if file is not None else "memory"
+        # How many times the store's image was replaced whole (load_image), for readers.
+        self._loads = 0
         self._conn = conn
         self._connections = connections
         self._db = Db(conn)
@@ -113,6 +131,10 @@ class NodeRuntime:
         """Set up the journal now, if the node has not been used yet."""
         if self._journal is None:
             use_private_journal(self._conn)
+            if self.file is None:
+                # In memory a page written before the commit would be seen by a reader's
+                # copy of the image, so a transaction's pages stay in the cache until it ends.
+                run_script(self._conn, "PRAGMA cache_spill=OFF")
             self._journal = "private"
 
     def share(self) -> None:
@@ -122,6 +144,11 @@ class NodeRuntime:
         from then on it stays in WAL mode. Refused inside a transaction.
         """
         if self._journal == "shared":
+            return
+        if self.file is None:
+            # Readers of a store in memory read copies of its image: nothing to switch.
+            self.ensure_journal()
+            self._journal = "shared"
             return
         if self._conn.in_transaction:
             raise WorldBug(
@@ -155,6 +182,18 @@ class NodeRuntime:
             conn.authorizer = previous
             conn.execute("PRAGMA query_only=OFF")
 
+    def load_image(self, image: bytes) -> None:
+        """Replace a store in memory with ``image`` whole (``setup_sql``'s result, say)."""
+        if self.file is not None:
+            raise WorldBug(f"the store at {self.path!r} is a file; only a store in memory loads")
+        self._conn.deserialize("main", image)
+        self._loads += 1
+
+    def image_version(self) -> tuple[int, int, int]:
+        """What changes whenever the store's content may have: a reader's copy is renewed then."""
+        (schema_version,) = self._conn.execute("PRAGMA schema_version").fetchone() or (0,)
+        return (self._loads, int(self._conn.total_changes()), int(schema_version))
+
     def total_changes(self) -> int:
         """Rows changed on this connection since it opened; reads nothing from the file."""
         return int(self._conn.total_changes())
@@ -185,25 +224,26 @@ def open_reader(
     seed: bytes,
     connections: Connections,
     purpose: str,
-) -> apsw.Connection:
-    """A read-only connection on the root store with every other store attached.
+    lock: threading.RLock,
+) -> ReaderDb:
+    """A read-only ``Db`` on the root store with every other store attached.
 
-    Every store switches to the write-ahead log first, so the reader reads
-    alongside each store's own connection. The reader joins ``connections``, so
-    destroying the instance closes it; ``purpose`` "control" holds it to the
-    sandbox's value limit, since it runs the agent's SQL.
+    On disk every store switches to the write-ahead log first, so the reader
+    reads alongside each store's own connection. In memory the reader holds a
+    copy of each store's image, renewed by ``ReaderDb.sync`` (under ``lock``,
+    the instance's) for each store that changed. The reader joins
+    ``connections``, so destroying the instance closes it; ``purpose``
+    "control" holds it to the sandbox's value limit, since it runs the agent's
+    SQL.
     """
     for runtime in runtimes:
         runtime.share()
-    root = runtimes[0]
-    conn = open_connection(
-        root.file, clock=clock, seed=node_seed(seed, "main"), purpose=purpose, readonly=True
-    )
+    in_memory = runtimes[0].file is None
+    conn = _open_all(runtimes, clock, seed, purpose, readonly=True)
     connections.add(conn)
     try:
-        for runtime in runtimes[1:]:
-            uri = f"file:{quote(str(runtime.file.resolve()))}?mode=ro"
-            conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (uri,))
+        reader = ReaderDb(conn, runtimes if in_memory else (), lock)
+        reader.sync()
         conn.execute("PRAGMA query_only=ON")
         conn.authorizer = ReaderAuthorizer()
         if purpose == "control":
@@ -213,4 +253,136 @@ def open_reader(
     except BaseException:
         connections.close(conn)
         raise
+    return reader
+
+
+def _open_all(
+    runtimes: Sequence[NodeRuntime], clock: Clock, seed: bytes, purpose: str, *, readonly: bool
+) -> apsw.Connection:
+    """A connection on the root store with the others attached; in memory, empty ones to fill."""
+    root = runtimes[0]
+    if root.file is None:
+        conn = open_connection(
+            ":memory:", clock=clock, seed=node_seed(seed, "main"), purpose=purpose
+        )
+        try:
+            for runtime in runtimes[1:]:
+                conn.execute(f"ATTACH DATABASE ':memory:' AS \"{runtime.node.schema_name}\"")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    conn = open_connection(
+        root.file, clock=clock, seed=node_seed(seed, "main"), purpose=purpose, readonly=readonly
+    )
+    try:
+        for runtime in runtimes[1:]:
+            file = runtime.file
+            if file is None:
+                raise WorldBug("an instance's stores are all on disk or all in memory")
+            location = f"file:{quote(str(file.resolve()))}?mode=ro" if readonly else str(file)
+            conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (location,))
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def open_combined(
+    runtimes: Sequence[NodeRuntime], clock: Clock, seed: bytes, purpose: str
+) -> apsw.Connection:
+    """A writable connection with every store on it, root as ``main``, for ``setup_sql``.
+
+    On disk it opens the stores' files; in memory it holds copies of their
+    images, which ``keep_combined_writes`` loads back into the stores once its
+    work is committed.
+    """
+    conn = _open_all(runtimes, clock, seed, purpose, readonly=False)
+    if runtimes[0].file is None:
+        try:
+            for runtime in runtimes:
+                conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+def keep_combined_writes(conn: apsw.Connection, runtimes: Sequence[NodeRuntime]) -> None:
+    """Make what ``conn`` (from ``open_combined``) committed the stores' own; a no-op on disk."""
+    if runtimes[0].file is None:
+        for runtime in runtimes:
+            runtime.load_image(conn.serialize(runtime.node.schema_name))
+
+
+class ReaderDb(Db):
+    """The ``Db`` of a reader from ``open_reader``; in memory, each statement sees the last commit.
+
+    On disk it is a ``Db`` on the reader's connection. In memory, each of
+    ``one``, ``rows``, ``execute`` and ``executemany`` first calls ``sync``,
+    which copies in the image of every store that changed since the reader
+    last looked (under the instance's lock, so never half way through a
+    call). Whoever uses ``conn`` directly calls ``sync`` first.
+    """
+
+    __slots__ = ("_lock", "_runtimes", "_seen")
+
+    def __init__(
+        self, conn: apsw.Connection, runtimes: Iterable[NodeRuntime], lock: threading.RLock
+    ) -> None:
+        super().__init__(conn)
+        self._runtimes = tuple(runtimes)
+        self._lock = lock
+        self._seen: dict[int, tuple[int, int, int]] = {}
+
+    def sync(self) -> None:
+        """Copy in each store changed since the last ``sync``: nothing to do on disk."""
+        if not self._runtimes:
+            return
+        conn = self.conn
+        with self._lock:
+            try:
+                stale = [
+                    (runtime, version)
+                    for runtime in self._runtimes
+                    if self._seen.get(runtime.index) != (version := runtime.image_version())
+                ]
+            except apsw.Error as error:
+                raise db_error(error, conn) from error
+            if not stale:
+                return
+            authorizer = conn.authorizer
+            conn.authorizer = None
+            try:
+                for runtime, version in stale:
+                    conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
+                    if runtime.conn.in_transaction:
+                        # What is copied is the last commit; the open transaction's commit
+                        # changes no count, so the store is copied again next time.
+                        self._seen.pop(runtime.index, None)
+                    else:
+                        self._seen[runtime.index] = version
+            except apsw.Error as error:
+                raise db_error(error, conn) from error
+            finally:
+                conn.authorizer = authorizer
+
+    def one(self, sql: str, *params: Any) -> dict[str, Any] | None:
+        """The first row as a dict, or ``None``."""
+        self.sync()
+        return super().one(sql, *params)
+
+    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
+        """Every row, each a dict keyed by column name."""
+        self.sync()
+        return super().rows(sql, *params)
+
+    def execute(self, sql: str, *params: Any) -> Exec:
+        """Run a statement; a reader's refuses anything that writes."""
+        self.sync()
+        return super().execute(sql, *params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Run one statement per row of bindings; a reader's refuses anything that writes."""
+        self.sync()
+        return super().executemany(sql, rows)

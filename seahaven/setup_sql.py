@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 import apsw
 
 from seahaven import sandbox
-from seahaven.db import Connections, open_connection, run_cleanup, use_memory_journal
+from seahaven.db import Connections, run_cleanup, use_memory_journal
 from seahaven.errors import WorldBug
-from seahaven.ids import node_seed
+from seahaven.runtime import keep_combined_writes, open_combined
 from seahaven.sandbox import (
     ALLOWED_FUNCTIONS,
     REPORTING_PRAGMAS,
@@ -99,14 +99,10 @@ def run_setup_sql(
     statements = split_statements(sql)
     if not statements:
         return
-    conn = open_connection(
-        runtimes[0].file, clock=clock, seed=node_seed(seed, "main"), purpose="setup"
-    )
+    conn = open_combined(runtimes, clock, seed, "setup")
     held = connections if connections is not None else Connections()
     held.add(conn)
     try:
-        for runtime in runtimes[1:]:
-            conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (str(runtime.file),))
         if len(runtimes) > 1:
             # The attached stores too: nothing synced, and no lock left for their own connections.
             use_memory_journal(conn)
@@ -161,5 +157,6 @@ def run_setup_sql(
                 f"setup_sql could not commit: {error}; the rows it wrote break a deferred "
                 "constraint, so write the rows they depend on too"
             ) from None
+        keep_combined_writes(conn, runtimes)
     finally:
         held.close(conn)

@@ -34,6 +34,7 @@ from seahaven.tool import Call, Tool
 if TYPE_CHECKING:
     from seahaven.fixture_store import Fixture
     from seahaven.instance import Instance
+    from seahaven.storage import Storage
 
 __all__ = [
     "INSTANCE_OPTIONS",
@@ -66,6 +67,7 @@ INSTANCE_OPTIONS: tuple[str, ...] = (
     "state_format",
     "startup",
     "setup_sql",
+    "storage",
 )
 """The keywords of ``World.instance()`` a caller in another process may set, in the order
 messages list them; ``control_tools`` is left to whoever runs the server."""
@@ -591,8 +593,14 @@ class World:
         control_tools: bool = False,
         startup: Mapping[str, Any] | None = None,
         setup_sql: str | None = None,
+        storage: Storage | None = None,
     ) -> Instance:
-        """Make an instance: a private copy of a fixture, or a blank one. A context manager."""
+        """Make an instance: a private copy of a fixture, or a blank one. A context manager.
+
+        ``storage`` is where its stores live: ``"memory"`` (nothing on disk) or
+        ``"disk"`` (files an outside tool can open); ``None`` takes
+        ``SEAHAVEN_STORAGE``, else memory.
+        """
         from seahaven.creation import create_instance
 
         return create_instance(
@@ -605,6 +613,7 @@ class World:
             control_tools=control_tools,
             startup=startup,
             setup_sql=setup_sql,
+            storage=storage,
         )
 
     def fixtures(self) -> list[Fixture]:

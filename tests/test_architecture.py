@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.names",
                 "seahaven.sandbox",
                 "seahaven.schema",
+                "seahaven.storage",
                 "seahaven.targets",
                 "seahaven.tool_results",
                 "seahaven.version",

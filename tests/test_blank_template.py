@@ -42,6 +42,7 @@ def header_versions(file: Path) -> bytes:
         return handle.read(100)[18:20]
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_a_blank_instance_is_written_from_the_image_in_its_own_journal_mode(
     tmp_path: Path,
 ) -> None:
@@ -145,6 +146,7 @@ def test_startup_hooks_still_run_on_each_blank_instance(tmp_path: Path) -> None:
         assert second.call("rows", table="notes") == [{"id": 1, "body": "default"}]
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_blank_instances_made_on_many_threads_at_once(tmp_path: Path) -> None:
     world = make_world(tmp_path, TABLE + "CREATE INDEX notes_by_body ON notes (body);")
     failures: list[BaseException] = []

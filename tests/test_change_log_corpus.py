@@ -44,6 +44,22 @@ def test_an_episode_records_what_the_corpus_holds(episode: Any, tmp_path: Path) 
     assert actual == expected
 
 
+@pytest.mark.parametrize("episode", EPISODES, ids=lambda episode: episode.name)
+def test_an_episode_records_the_same_in_memory_and_on_disk(
+    episode: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded: dict[str, Any] = {}
+    for storage in ("memory", "disk"):
+        # The episodes name no storage, so the process default decides, as a run's would.
+        monkeypatch.setenv("SEAHAVEN_STORAGE", storage)
+        (tmp_path / storage).mkdir()
+        recorded[storage] = record(episode, tmp_path / storage)
+    memory, disk = recorded["memory"], recorded["disk"]
+    assert memory["change_log"] == disk["change_log"]
+    assert memory["documents"] == disk["documents"]
+    assert memory == disk
+
+
 def test_the_corpus_covers_what_the_change_log_must_get_right() -> None:
     texts = {path.stem: path.read_text(encoding="utf-8") for path in CORPUS.glob("*.json")}
     kinds = json.loads(texts["kinds"])["change_log"]

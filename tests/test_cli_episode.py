@@ -223,3 +223,24 @@ def test_the_summary_counts_records_by_store_table_and_operation() -> None:
         "  ledger.e: 1 update",
         "  main.t: 2 inserts",
     ]
+
+
+def test_the_storage_option_changes_nothing_the_document_holds(module: str, tmp_path: Path) -> None:
+    calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
+    documents = {}
+    for storage in ("memory", "disk"):
+        target = tmp_path / f"{storage}.json"
+        result = run(
+            "episode", f"{module}:world", "--storage", storage, "--seed", "2",
+            "--clock-mode", "fixed", "--episode-id", "same", "--document", str(target),
+            stdin=calls,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        document = json.loads(target.read_text())
+        # A blank instance's clock starts at the moment it is made.
+        document.pop("now")
+        documents[storage] = document
+    assert documents["memory"] == documents["disk"]
+    result = run("episode", f"{module}:world", "--storage", "tape", stdin=calls)
+    assert result.exit_code == 1
+    assert "storage must be 'memory' or 'disk'" in result.output

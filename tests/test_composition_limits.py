@@ -37,6 +37,7 @@ def _company() -> seahaven.World:
     return host
 
 
+@pytest.mark.usefixtures("on_disk")
 @pytest.mark.skipif(not PROC_FDS.is_dir(), reason="needs /proc/self/fd to count open files")
 def test_an_idle_instance_holds_one_file_and_one_connection_per_node() -> None:
     host = _company()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from composition_worlds import ORDERS, add_echo_tools, make_payments, make_world
 
 import seahaven
@@ -113,6 +114,7 @@ def test_a_tie_between_routes_goes_to_registration_order() -> None:
     assert _aliases(right_first)["right/shared"] == ["left/shared"]
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_every_other_route_is_an_alias_and_no_store() -> None:
     payments = make_payments()
     first_shop = make_world("first_shop")
@@ -208,6 +210,7 @@ def test_an_explicit_store_inside_a_scoped_subtree_names_its_own_scope() -> None
     assert scopes == {"main": None, "shop": "eu", "shop/payments": "us"}
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_node_counts_multiply_with_scopes() -> None:
     leaves = [make_world(f"leaf_{number}") for number in range(3)]
     product = make_world("product")
@@ -224,6 +227,7 @@ def test_node_counts_multiply_with_scopes() -> None:
         assert len(list(inst.directory.glob("*.sqlite"))) == len(nodes)
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_a_world_that_adds_none_is_one_node_at_main() -> None:
     alone = make_world("alone")
     add_echo_tools(alone, "ping")

@@ -40,6 +40,7 @@ def _minting(name: str, schema: str = SALTED, **options: Any) -> seahaven.World:
 # --- files ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_one_file_per_node_named_by_its_path() -> None:
     tax = make_world("tax", "CREATE TABLE rates (id TEXT PRIMARY KEY) STRICT;")
     payments = make_payments()
@@ -192,6 +193,7 @@ def test_another_seed_draws_other_values_on_every_node() -> None:
 # --- the instance's handles are the root's --------------------------------------------------------
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_inst_db_and_state_path_are_the_roots() -> None:
     host = make_world("company", STAFF)
     host.add_world(make_payments())

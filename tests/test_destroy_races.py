@@ -79,6 +79,7 @@ class Reader(threading.Thread):
             self.raised = error
 
 
+@pytest.mark.usefixtures("on_disk")
 @pytest.mark.parametrize("method", ["inspect", "state"])
 def test_a_reader_that_waited_for_the_lock_while_destroy_ran_gets_a_world_bug(
     tmp_path: Path, method: str
@@ -111,6 +112,7 @@ def wait_until_busy(conn: apsw.Connection) -> None:
     raise AssertionError("the reader never started its query")
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_destroy_while_a_reader_is_mid_query_finishes_and_removes_the_directory(
     tmp_path: Path,
 ) -> None:
@@ -135,6 +137,7 @@ def test_destroy_while_a_reader_is_mid_query_finishes_and_removes_the_directory(
         inst.inspect()
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_a_failure_closing_connections_still_removes_the_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,6 +153,7 @@ def test_a_failure_closing_connections_still_removes_the_directory(
     assert not directory.exists()
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_a_call_interrupted_while_it_was_finishing_still_lets_the_instance_go(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -309,6 +313,7 @@ def test_interrupt_stops_a_control_tool_read(
         assert control(inst, "SELECT count(*) AS n FROM memos")["rows"] == [[0]]
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_destroy_during_a_runaway_call_stops_it_and_returns(tmp_path: Path) -> None:
     inst = runaway_world(tmp_path).instance()
     conn = busy_connection(inst)

@@ -196,6 +196,7 @@ class _Unappliable:
         raise apsw.FullError("database or disk is full")
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_rows_that_can_be_neither_logged_nor_undone_make_the_instance_refuse_use(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

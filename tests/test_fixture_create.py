@@ -82,6 +82,7 @@ def test_an_instance_of_a_fixture_holds_its_rows_and_starts_at_its_now(tmp_path:
         assert inst.clock.iso() == NOW
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_an_instance_writes_its_own_copy_and_never_the_fixture(tmp_path: Path) -> None:
     world = make_world("notes", "notes", fixtures_dir=tmp_path / "fixtures")
     fixture = freeze_one(world, "one")

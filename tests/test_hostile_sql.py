@@ -288,11 +288,11 @@ def make_world(work_dir: Path) -> seahaven.World:
     return world
 
 
-def snapshot(root: Path, skip: Path) -> dict[str, tuple[int, int]]:
+def snapshot(root: Path, skip: Path | None) -> dict[str, tuple[int, int]]:
     """Every file under ``root`` outside ``skip``: its size and modification time."""
     found: dict[str, tuple[int, int]] = {}
     for folder, subfolders, files in os.walk(root):
-        if Path(folder) == skip or skip in Path(folder).parents:
+        if skip is not None and (Path(folder) == skip or skip in Path(folder).parents):
             subfolders[:] = []
             continue
         for name in files:
@@ -362,7 +362,8 @@ def test_the_corpus_is_refused_or_harmless_and_leaves_nothing_behind(sandbox_dir
             ctx.db.execute("INSERT INTO notes (id, body) VALUES ('n1', 'harbour lights')")
             ctx.db.execute("INSERT INTO secrets (s) VALUES ('the vault code is 0451')")
             ctx.db.execute("INSERT INTO boxes (id, x0, x1) VALUES (1, 0.0, 2.0)")
-        instance_dir = inst.state_path.parent
+        # An instance in memory has no directory: every file under the sandbox is watched.
+        instance_dir = inst.state_path.parent if inst.storage == "disk" else None
         before_files = snapshot(sandbox_dir, instance_dir)
         before_store = store_contents(inst)
         before_settings = settings(inst)

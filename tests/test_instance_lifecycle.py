@@ -58,6 +58,7 @@ def declare(name: str = "lifecycle", **options: Any) -> seahaven.World:
 # --- making one ----------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_an_instance_is_a_context_manager_that_destroys_itself() -> None:
     world = declare()
     with world.instance() as inst:
@@ -71,6 +72,7 @@ def test_an_instance_is_a_context_manager_that_destroys_itself() -> None:
         inst.call("count")
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_leaving_the_block_by_an_exception_still_destroys() -> None:
     world = declare()
     with pytest.raises(RuntimeError), world.instance() as inst:
@@ -79,6 +81,7 @@ def test_leaving_the_block_by_an_exception_still_destroys() -> None:
     assert not path.exists()
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_the_members_of_a_blank_instance() -> None:
     world = declare()
     with world.instance(seed=3, clock_mode="fixed", now="2026-06-01T09:00:00Z") as inst:
@@ -105,6 +108,7 @@ def test_state_format_answers_in_another_format_for_one_instance() -> None:
         assert inst.state_format == "seahaven.state/1"
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_two_instances_have_their_own_ids_files_and_rows() -> None:
     world = declare()
     with world.instance() as first, world.instance() as second:
@@ -222,6 +226,7 @@ def test_bad_parameters_are_refused_before_any_file_is_made(
 # --- destroying one ------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_destroy_is_idempotent() -> None:
     inst = declare().instance()
     path = inst.state_path
@@ -247,6 +252,7 @@ def test_using_a_destroyed_instance_is_refused(use: Any) -> None:
         use(inst)
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_destroy_waits_for_a_call_in_flight(no_gate: None) -> None:
     world = declare()
     entered, release, destroyed = threading.Event(), threading.Event(), threading.Event()
@@ -385,6 +391,7 @@ def open_files_under(directory: Path) -> list[str]:
     return sorted(names)
 
 
+@pytest.mark.usefixtures("on_disk")
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to list descriptors")
 def test_an_instance_holds_one_descriptor_per_store_until_a_reader_opens() -> None:
     till = till_world()

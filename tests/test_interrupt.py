@@ -106,6 +106,7 @@ def test_a_reader_is_interrupted_too(sql_world: seahaven.World) -> None:
         assert reader.one("SELECT count(*) AS n FROM memos") == {"n": 0}
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_an_interrupt_with_nothing_running_or_after_destroy_does_nothing(
     sql_world: seahaven.World,
 ) -> None:

@@ -216,13 +216,46 @@ def test_the_instance_is_destroyed_after_a_pass_and_after_a_failure(
         def test_both_were_destroyed() -> None:
             assert len(made) == 2
             for instance in made:
-                assert not instance.state_path.parent.exists()
+                if instance.storage == "disk":
+                    assert not instance.state_path.parent.exists()
                 with pytest.raises(seahaven.WorldBug, match="destroyed"):
                     instance.call("jot", id="late", gist="too late")
         """,
     )
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*this test fails on purpose*"])
+
+
+@pytest.mark.parametrize("storage", ["memory", "disk"])
+def test_the_storage_option_is_the_default_of_every_instance_of_the_run(
+    pytester: pytest.Pytester, storage: str
+) -> None:
+    write_project(pytester)
+    result = run_tests(
+        pytester,
+        f"""
+        import os
+        import pytest
+        import seahaven
+
+
+        @pytest.mark.seahaven(fixture=None)
+        def test_the_fixture(instance: seahaven.Instance) -> None:
+            assert instance.storage == {storage!r}
+
+
+        @pytest.mark.seahaven(fixture=None, storage="disk")
+        def test_the_marker_names_its_own(instance: seahaven.Instance) -> None:
+            assert instance.storage == "disk"
+
+
+        def test_the_environment() -> None:
+            assert os.environ["SEAHAVEN_STORAGE"] == {storage!r}
+        """,
+        "--seahaven-storage",
+        storage,
+    )
+    result.assert_outcomes(passed=3)
 
 
 # --- the marker's rules ---------------------------------------------------------------------------

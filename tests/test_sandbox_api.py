@@ -290,6 +290,7 @@ def test_text_that_is_not_utf8_is_never_stored_and_never_half_written(tmp_path: 
         run_statement(conn, "SELECT CAST(x'ff' AS TEXT)", authorizer=policy)
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_setup_sql_may_not_store_text_that_is_not_utf8(tmp_path: Path) -> None:
     world = memo_world(schema=SCHEMA, work_dir=tmp_path / "work")
     with pytest.raises(seahaven.WorldBug, match=r"statement 1 of 1 .*not valid UTF-8"):

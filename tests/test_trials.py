@@ -128,6 +128,7 @@ def test_a_solution_is_replayed_once_per_seed(shop: seahaven.World) -> None:
         replay_solution(ship_scenario(shop, solution=None), shop, 1)
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_closing_a_trial_destroys_its_instances(shop: seahaven.World) -> None:
     from seahaven import grading
 

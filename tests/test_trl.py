@@ -523,6 +523,7 @@ def test_a_class_bound_to_a_world_reads_pack_ids() -> None:
         environment(_shipped_world("chat"))().reset(scenario=f"{__name__}:PACK/umar-email")
 
 
+@pytest.mark.usefixtures("on_disk")
 def test_reset_close_and_collection_destroy_the_instances() -> None:
     env = environment(PACK)()
     env.reset(scenario="refund-4185")

@@ -15,6 +15,9 @@ import pytest
 import seahaven
 import seahaven.workdir
 
+# Every test here is about the directory and files an instance on disk keeps.
+pytestmark = pytest.mark.usefixtures("on_disk")
+
 SCHEMA = "CREATE TABLE t (id TEXT PRIMARY KEY) STRICT;"
 
 

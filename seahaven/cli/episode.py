@@ -39,6 +39,7 @@ from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
 from seahaven.hookspecs import hookimpl
 from seahaven.scenarios.model import read_calls
+from seahaven.storage import check_storage
 
 if TYPE_CHECKING:
     from seahaven.clock import ClockMode
@@ -168,6 +169,15 @@ def episode(
         list[str] | None,
         typer.Option("--startup", metavar="KEY=VALUE", help="A startup keyword (repeatable)."),
     ] = None,
+    storage: Annotated[
+        str | None,
+        typer.Option(
+            "--storage",
+            metavar="WHERE",
+            help="Where the instance keeps its stores: memory or disk (default: "
+            "SEAHAVEN_STORAGE, else memory).",
+        ),
+    ] = None,
     document_path: Annotated[
         Path | None,
         typer.Option(
@@ -215,6 +225,7 @@ def episode(
             now=now,
             clock_mode=cast("ClockMode | None", clock_mode),
             startup=keywords or None,
+            storage=check_storage(storage),
         ) as instance:
             for step in script:
                 tool, arguments = step.tool, step.arguments

@@ -123,6 +123,7 @@ class Trial:
         world: World | None = None,
         state_format: str | None = None,
         control_tools: bool = False,
+        storage: str | None = None,
     ) -> None:
         self.scenario = scenario
         self.world = world if world is not None else scenario.resolve_world()
@@ -134,6 +135,9 @@ class Trial:
                 "adds to end the episode; rename the world's tool to bind it to scenarios"
             )
         self._options = scenario.start.instance_options(seed=self.seed)
+        if storage is not None:
+            # Where the stores live is the harness's to choose, not the scenario's.
+            self._options["storage"] = storage
         try:
             self.instance: Instance = self.world.instance(
                 state_format=state_format, control_tools=control_tools, **self._options

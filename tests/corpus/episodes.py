@@ -643,7 +643,9 @@ def _outcome(step: Step, inst: seahaven.Instance) -> Any:
 
 
 def _scrubbed(text: str, inst: seahaven.Instance) -> str:
-    return text.replace(inst.id, "<instance>").replace(str(inst.directory), "<directory>")
+    text = text.replace(inst.id, "<instance>")
+    # An instance in memory has no directory for a document to name.
+    return text.replace(str(inst.directory), "<directory>") if inst.storage == "disk" else text
 
 
 @contextmanager

@@ -32,6 +32,10 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.message import SessionMessage
 
+# These tests watch the directories instances on disk keep (made, removed, never left behind),
+# so the run makes instances on disk unless SEAHAVEN_STORAGE names a storage for it.
+os.environ.setdefault("SEAHAVEN_STORAGE", "disk")
+
 # Long enough for a cold interpreter to import the SDK, the framework and a world.
 BOUND_SECONDS = 60
 
@@ -65,8 +69,9 @@ class Server:
 
 
 def environment(tmp: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The server's environment: this one without SEAHAVEN_*, TMPDIR pointed at ``tmp``."""
+    """The server's environment: this one without SEAHAVEN_* but the storage; TMPDIR ``tmp``."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("SEAHAVEN_")}
+    env["SEAHAVEN_STORAGE"] = os.environ["SEAHAVEN_STORAGE"]
     env.pop("PYTEST_ADDOPTS", None)
     env["TMPDIR"] = str(tmp)
     env.update(extra or {})

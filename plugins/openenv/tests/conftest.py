@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,10 @@ from beacon import make_beacon
 
 import seahaven
 from seahaven.openenv import serve
+
+# These tests watch the directories instances on disk keep (made, removed, never left behind),
+# so the run makes instances on disk unless SEAHAVEN_STORAGE names a storage for it.
+os.environ.setdefault("SEAHAVEN_STORAGE", "disk")
 
 Serve = Callable[..., serve.RunningServer]
 

@@ -250,6 +250,11 @@ def test_put_creates_then_replaces_an_instance_with_the_options_laid_over_the_se
         client.put(url, json={"fixture": None, "seed": 7, "clock_mode": "tick"})
         assert client.get(url + "/v1/test/echo").json()["id"] == first
 
+        # Either storage holds the same rows.
+        for storage in ("disk", "memory"):
+            assert client.put(url, json={"storage": storage}).status_code == 200
+            assert len(client.get(url + "/v1/books").json()) == 2
+
 
 @pytest.mark.parametrize(
     ("body", "says"),
@@ -261,6 +266,8 @@ def test_put_creates_then_replaces_an_instance_with_the_options_laid_over_the_se
         (b'{"seed": "seven"}', "seed must be an integer"),
         (b'{"fixture": "no_such_fixture"}', "world.instance() refused"),
         (b'{"clock_mode": "sideways"}', "world.instance() refused"),
+        (b'{"storage": "tape"}', "world.instance() refused"),
+        (b'{"storage": 1}', "storage must be a string"),
     ],
 )
 def test_a_put_the_server_cannot_honour_is_a_400_and_keeps_the_instance(

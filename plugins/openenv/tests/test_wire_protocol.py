@@ -98,6 +98,24 @@ def test_reset_takes_every_key_of_world_instance(serving, wire) -> None:
     assert document["state"]["calls"] == []
 
 
+def test_reset_takes_the_storage_and_the_episode_reads_the_same(served, wire, beacon_world) -> None:
+    ws = wire(served)
+    documents = {}
+    for storage in ("memory", "disk"):
+        ws.reset(episode_id="where", seed=3, storage=storage)
+        # Only the instance on disk has a directory; the one in memory writes nothing.
+        assert len(instance_dirs(beacon_world)) == (1 if storage == "disk" else 0)
+        call_observation(ws.call("add_note", text="kept"))
+        document = ws.state()
+        document.pop("now")
+        documents[storage] = document
+    assert documents["memory"] == documents["disk"]
+    error = error_of(ws.reset(storage="tape"))
+    assert "'memory' or 'disk'" in error["message"]
+    error = error_of(ws.reset(storage=3))
+    assert error["code"] == "VALIDATION_ERROR" and "storage" in error["message"]
+
+
 def test_a_second_reset_destroys_the_first_instance(served, wire, beacon_world) -> None:
     ws = wire(served)
     ws.reset(episode_id="first")

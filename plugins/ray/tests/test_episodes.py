@@ -49,6 +49,17 @@ def test_the_same_episode_twice_gives_the_same_calls_and_state_document() -> Non
         assert first.state is not None and first.state["state"]["db"]["log"]
 
 
+def test_an_episode_in_memory_and_on_disk_gives_the_same_calls_and_state_document() -> None:
+    from episode_cases import comparable
+
+    episode = scripted(3)
+    memory = run_episode(episode.model_copy(update={"storage": "memory"}))
+    disk = run_episode(episode.model_copy(update={"storage": "disk"}))
+    assert memory.ok and comparable(memory) == comparable(disk)
+    with pytest.raises(ValidationError, match="storage"):
+        Episode(episode_id="e", world="company", calls=[], storage="tape")  # type: ignore[arg-type]
+
+
 def test_a_call_dumps_with_result_or_error_never_both() -> None:
     result = run_episode(scripted(5))
     lines = [json.loads(call.model_dump_json()) for call in result.calls]

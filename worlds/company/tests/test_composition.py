@@ -24,6 +24,8 @@ pytestmark = pytest.mark.seahaven(fixture="acme", startup=as_("carla"))
 INVOICE = {"amount": 12_000, "description": "Site visit", "card_token": "tok_visa"}
 
 
+# Its files are what this test reads, so the instance is made on disk.
+@pytest.mark.seahaven(fixture="acme", startup=as_("carla"), storage="disk")
 def test_one_instance_holds_four_stores_with_their_own_paths_and_scopes(
     instance: seahaven.Instance,
 ) -> None:

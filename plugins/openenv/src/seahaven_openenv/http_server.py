@@ -87,6 +87,7 @@ _KEY_TYPES: dict[str, tuple[type, ...]] = {
     "state_format": (str,),
     "startup": (dict,),
     "setup_sql": (str,),
+    "storage": (str,),
 }
 DEFAULT_CLOCK_MODE = "wall"
 _MAX_ID = 64

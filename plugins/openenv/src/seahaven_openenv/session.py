@@ -72,6 +72,7 @@ RESET_KEYS: tuple[str, ...] = (
     "scenario",
     "split",
     "index",
+    "storage",
 )
 # The keys that bind a session to a scenario: ``scenario``, or ``split`` and ``index``.
 SCENARIO_KEYS: tuple[str, ...] = ("scenario", "split", "index")
@@ -221,6 +222,7 @@ class Session:
                         world=self.service.world,
                         state_format=arguments.get("state_format"),
                         control_tools=self.service.include_control_tools,
+                        storage=arguments.get("storage"),
                     )
                     instance = trial.instance
             except Exception as error:
@@ -643,6 +645,7 @@ RESET_TYPES: dict[str, str] = {
     "scenario": "a string (a scenario, as pack/id)",
     "split": "a string (a split of the served pack)",
     "index": "a whole number (a task's place in its split, 0 first)",
+    "storage": "a string (memory or disk)",
 }
 # The most pydantic-style entries an error frame's ``errors`` lists.
 MAX_ERRORS = 20
@@ -666,6 +669,7 @@ class _ResetData(_Strict):
     scenario: str | None = None
     split: str | None = None
     index: int | None = None
+    storage: str | None = None
     control_tools: Any = None
 
 

@@ -118,6 +118,8 @@ class Episode(BaseModel):
     clock_mode: ClockMode | None = None
     setup_sql: str | None = None
     startup: dict[str, Any] = Field(default_factory=dict)
+    # Where the instance keeps its stores (memory or disk); None is the worker's default.
+    storage: Literal["memory", "disk"] | None = None
     calls: list[ToolCall] | None = None
     policy: Policy | None = Field(default=None, exclude=True)
     # How the policy is named in the episode's JSON; filled in from ``policy``.
@@ -319,6 +321,7 @@ def run_episode(
             clock_mode=episode.clock_mode,
             startup=episode.startup or None,
             setup_sql=episode.setup_sql,
+            storage=episode.storage,
         )
     except Exception as error:
         failure = EpisodeError(kind="world", message=_describe(error))

@@ -43,6 +43,7 @@ LINE_KEYS = (
     "setup_sql",
     "startup",
     "calls",
+    "storage",
 )
 """The keys an episode line may have; ``calls`` is the one it must have."""
 

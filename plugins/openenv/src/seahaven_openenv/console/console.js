@@ -1016,6 +1016,7 @@ function readResetForm() {
   if (value("reset-state-format")) data.state_format = value("reset-state-format");
   if (value("reset-episode-id").trim()) data.episode_id = value("reset-episode-id").trim();
   if (value("reset-setup-sql").trim()) data.setup_sql = value("reset-setup-sql");
+  if (value("reset-storage")) data.storage = value("reset-storage");
   const startup = value("reset-startup").trim();
   if (startup) {
     try {
