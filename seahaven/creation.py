@@ -14,6 +14,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -39,7 +40,7 @@ from seahaven.workdir import instance_directory, write_new_file
 if TYPE_CHECKING:
     from seahaven.world import World
 
-__all__ = ["create_instance", "startup_order"]
+__all__ = ["create_instance", "link_children", "open_store", "startup_order"]
 
 
 def create_instance(
@@ -126,10 +127,7 @@ def create_instance(
     # From here, interrupt_all() reaches the statements it runs, setup_sql's included.
     watch(instance)
     try:
-        if where == "memory":
-            _materialise_in_memory(instance, composition, prepared)
-        else:
-            _materialise(instance, composition, prepared)
+        _materialise(instance, composition, prepared)
         if setup_sql is not None:
             run_setup_sql(
                 setup_sql,
@@ -183,82 +181,84 @@ def _check_primary_keys(composition: Composition) -> None:
 def _materialise(
     instance: Instance, composition: Composition, prepared: PreparedFixture | None
 ) -> None:
-    connections = instance.connections
+    """Every store of a new instance: from its fixture file, or its world's blank schema."""
     for node in composition.nodes:
-        target = instance.directory / node.file_name
-        image = None
         if prepared is not None:
-            copy_state_file(prepared.files[node.path], target)
+            if instance.storage == "memory":
+                image = fixture_image(prepared.files[node.path], prepared.file_hashes[node.path])
+                open_store(instance, node, image=image)
+            else:
+                open_store(instance, node, copy_from=prepared.files[node.path])
+            continue
+        # The schema built once per process and copied, as a fixture's file is; a schema
+        # whose rows read the clock or random() has no such image, and runs on the store.
+        blank = blank_image(node.world.name, node.world.schema)
+        open_store(instance, node, image=blank, run_schema=blank is None)
+    link_children(instance)
+
+
+def open_store(
+    instance: Instance,
+    node: Node,
+    *,
+    image: bytes | None = None,
+    copy_from: Path | None = None,
+    run_schema: bool = False,
+) -> NodeRuntime:
+    """Open one store of ``instance`` and add it: an in-memory database or a private file.
+
+    The store holds ``image`` (a database image), or a copy of the file
+    ``copy_from`` (on disk only), or nothing yet. On disk the file is new and
+    private (0600), so its companion files get the same mode; in memory the
+    image is loaded in one step. The connection is set up as every store's is,
+    its journal on first use. ``run_schema`` runs the world's schema on the
+    store's own connection first, so rows it makes read the instance's clock and
+    random stream.
+    """
+    seed = node_seed(instance.seed, node.path)
+    target: Path | None = None
+    if instance.storage == "disk":
+        target = instance.directory / node.file_name
+        if copy_from is not None:
+            copy_state_file(copy_from, target)
         else:
-            # The schema built once per process and copied, as a fixture's file is.
-            image = blank_image(node.world.name, node.world.schema)
-            # Written here even when empty, so that SQLite opens a file made private
-            # (0600), and gives its companion files the same mode.
-            write_new_file(target, image if image is not None else b"")
-        seed = node_seed(instance.seed, node.path)
-        conn = open_connection(
-            target, clock=instance.clock, seed=seed, purpose="main", defer_journal=True
-        )
-        connections.add(conn)
-        try:
+            write_new_file(target, image or b"")
+    elif copy_from is not None:
+        raise WorldBug("a store in memory is loaded from an image, not copied from a file")
+    connections = instance.connections
+    conn = open_connection(
+        target if target is not None else ":memory:",
+        clock=instance.clock,
+        seed=seed,
+        purpose="main",
+        defer_journal=True,
+    )
+    connections.add(conn)
+    try:
+        if target is None:
+            if image:
+                conn.deserialize("main", image)
+        else:
             # Closing must not copy the write-ahead log back into a file that is deleted next.
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-            runtime = NodeRuntime(
-                node,
-                target,
-                conn,
-                seed,
-                clock=instance.clock,
-                info=instance.calls.info,
-                connections=connections,
-            )
-        except BaseException:
-            connections.close(conn)
-            raise
-        instance.add_runtime(runtime)
-        if prepared is None and image is None:
-            # A schema whose rows read the clock or random() runs on the instance's own
-            # connection, with a journal that waits on no disk and keeps no lock after.
+        if run_schema:
+            # A journal that waits on no disk and keeps no lock after the script.
             use_memory_journal(conn)
             _run_schema(conn, node)
-    _link_children(instance)
-
-
-def _materialise_in_memory(
-    instance: Instance, composition: Composition, prepared: PreparedFixture | None
-) -> None:
-    """Each store an in-memory database, loaded in one step from its image; no file anywhere."""
-    connections = instance.connections
-    for node in composition.nodes:
-        image: bytes | None
-        if prepared is not None:
-            image = fixture_image(prepared.files[node.path], prepared.file_hashes[node.path])
-        else:
-            image = blank_image(node.world.name, node.world.schema)
-        seed = node_seed(instance.seed, node.path)
-        conn = open_connection(
-            ":memory:", clock=instance.clock, seed=seed, purpose="main", defer_journal=True
+        runtime = NodeRuntime(
+            node,
+            target,
+            conn,
+            seed,
+            clock=instance.clock,
+            info=instance.calls.info,
+            connections=connections,
         )
-        connections.add(conn)
-        try:
-            if image is not None:
-                conn.deserialize("main", image)
-            runtime = NodeRuntime(
-                node,
-                None,
-                conn,
-                seed,
-                clock=instance.clock,
-                info=instance.calls.info,
-                connections=connections,
-            )
-        except BaseException:
-            connections.close(conn)
-            raise
-        instance.add_runtime(runtime)
-        if image is None:
-            _run_schema(runtime.conn, node)
-    _link_children(instance)
+    except BaseException:
+        connections.close(conn)
+        raise
+    instance.add_runtime(runtime)
+    return runtime
 
 
 def _run_schema(conn: apsw.Connection, node: Node) -> None:
@@ -270,7 +270,8 @@ def _run_schema(conn: apsw.Connection, node: Node) -> None:
         ) from error
 
 
-def _link_children(instance: Instance) -> None:
+def link_children(instance: Instance) -> None:
+    """Give each of ``instance``'s stores its added stores by name, once every store is open."""
     runtimes = instance.calls.runtimes
     for runtime in runtimes:
         runtime.children = {

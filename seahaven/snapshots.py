@@ -26,20 +26,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import apsw
-
 from seahaven.activation import in_call
 from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock, ClockMode, format_instant
 from seahaven.composition import Composition, NodeReport
 from seahaven.concurrency import watch
 from seahaven.context import InstanceInfo
-from seahaven.db import open_connection
+from seahaven.creation import link_children, open_store
 from seahaven.errors import SeahavenError, WorldBug
-from seahaven.ids import node_seed, sql_stream
+from seahaven.ids import sql_stream
 from seahaven.instance import Instance, InstanceParts
 from seahaven.runtime import NodeRuntime
-from seahaven.workdir import instance_directory, write_new_file
+from seahaven.storage import Storage, check_storage
+from seahaven.workdir import instance_directory
 
 if TYPE_CHECKING:
     from seahaven.world import World
@@ -120,6 +119,8 @@ class Snapshot:
     call_log: tuple[CallRecord, ...] = field(repr=False)
     records: tuple[LogRecord, ...] = field(repr=False)
     texts: tuple[str, ...] = field(repr=False)
+    storage: Storage = "disk"
+    """Where the original kept its stores; a restore keeps them there unless told otherwise."""
     nbytes: int = 0
     """What it holds, in bytes: every store's image, and the change log's JSON text counted a
     byte a character."""
@@ -129,21 +130,24 @@ class Snapshot:
         """How many calls the original had dispatched when the snapshot was taken."""
         return len(self.call_log)
 
-    def restore(self, world: World | None = None) -> Instance:
+    def restore(self, world: World | None = None, *, storage: str | None = None) -> Instance:
         """A new instance that goes on from this snapshot exactly as the original would have.
 
         ``world`` defaults to the world the snapshot was taken of; another (a
         module loaded again, say) must have the same stores, versions and
-        schemas, or the restore is refused.
+        schemas, or the restore is refused. ``storage`` (``"memory"`` or
+        ``"disk"``) defaults to where the original kept its stores.
         """
-        return restore(self, world)
+        return restore(self, world, storage=storage)
 
-    def restore_many(self, n: int, world: World | None = None) -> list[Instance]:
+    def restore_many(
+        self, n: int, world: World | None = None, *, storage: str | None = None
+    ) -> list[Instance]:
         """``n`` independent instances from this snapshot: branches of one episode.
 
         All or none: when one cannot be made, those made already are destroyed.
         """
-        return restore_many(self, n, world)
+        return restore_many(self, n, world, storage=storage)
 
 
 def take(instance: Instance) -> Snapshot:
@@ -184,6 +188,7 @@ def take(instance: Instance) -> Snapshot:
         call_log=call_log,
         records=records,
         texts=texts,
+        storage=instance.storage,
         nbytes=nbytes,
     )
 
@@ -225,21 +230,27 @@ def _rollback_journal_image(image: bytes | None) -> bytes:
     return bytes(fixed)
 
 
-def restore(snapshot: Snapshot, world: World | None = None) -> Instance:
+def restore(
+    snapshot: Snapshot, world: World | None = None, *, storage: str | None = None
+) -> Instance:
     """A new instance from ``snapshot``, on ``world`` or the world it was taken of."""
     target, composition = _checked_world(snapshot, world)
-    return _branch(snapshot, target, composition)
+    where = snapshot.storage if storage is None else check_storage(storage)
+    return _branch(snapshot, target, composition, where)
 
 
-def restore_many(snapshot: Snapshot, n: int, world: World | None = None) -> list[Instance]:
+def restore_many(
+    snapshot: Snapshot, n: int, world: World | None = None, *, storage: str | None = None
+) -> list[Instance]:
     """``n`` new instances from ``snapshot``, the world checked once; all or none."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise WorldBug(f"restore_many takes a number of branches of 1 or more, not {n!r}")
     target, composition = _checked_world(snapshot, world)
+    where = snapshot.storage if storage is None else check_storage(storage)
     made: list[Instance] = []
     try:
         for _ in range(n):
-            made.append(_branch(snapshot, target, composition))
+            made.append(_branch(snapshot, target, composition, where))
     except BaseException:
         for instance in made:
             instance.destroy()
@@ -262,7 +273,9 @@ def _checked_world(snapshot: Snapshot, world: World | None) -> tuple[World, Comp
     return target, composition
 
 
-def _branch(snapshot: Snapshot, target: World, composition: Composition) -> Instance:
+def _branch(
+    snapshot: Snapshot, target: World, composition: Composition, storage: Storage
+) -> Instance:
     mode, start_ms, ticks = snapshot.clock
     clock = Clock.resumed(mode, start_ms, ticks)
     info = InstanceInfo(f"inst-{secrets.token_hex(8)}", snapshot.fixture, snapshot.seed)
@@ -278,7 +291,12 @@ def _branch(snapshot: Snapshot, target: World, composition: Composition) -> Inst
             startup=copy.deepcopy(snapshot.startup),
             fixture_files=None if snapshot.fixture_files is None else dict(snapshot.fixture_files),
             reports=snapshot.reports,
-            directory=instance_directory(target.name, target.work_dir, info.id),
+            directory=(
+                instance_directory(target.name, target.work_dir, info.id)
+                if storage == "disk"
+                else None
+            ),
+            storage=storage,
         )
     )
     watch(instance)
@@ -296,14 +314,12 @@ def _branch(snapshot: Snapshot, target: World, composition: Composition) -> Inst
 
 
 def load_stores(instance: Instance, composition: Composition, stores: Sequence[StoreImage]) -> None:
-    """Give ``instance`` one store per node, each written from its image as a fixture's file is.
+    """Give ``instance`` one store per node from its image, as the instance keeps its stores.
 
-    Each file is new and private (0600) in the instance's directory, and opened
-    on the store's own connection with the framework's setup, its SQL stream
-    set where the snapshot's was. As for a fixture's file, the journal is set
-    up on first use; an image that is not a database is refused here.
+    On disk each is a new private file (0600) in the instance's directory; in
+    memory, a database loaded in one step. The store's SQL stream is set where
+    the snapshot's was, and an image that is not a database is refused here.
     """
-    connections = instance.connections
     if len(stores) != len(composition.nodes):
         raise WorldBug(
             f"the snapshot holds {len(stores)} stores for {len(composition.nodes)} nodes; it is "
@@ -316,37 +332,11 @@ def load_stores(instance: Instance, composition: Composition, stores: Sequence[S
                 f"the image of the store at {node.path!r} is not a SQLite database; the snapshot "
                 "is damaged: take a new one"
             )
-        target = instance.directory / node.file_name
-        write_new_file(target, image)
-        seed = node_seed(instance.seed, node.path)
-        conn = open_connection(
-            target, clock=instance.clock, seed=seed, purpose="main", defer_journal=True
-        )
-        connections.add(conn)
-        try:
-            # Closing must not copy a write-ahead log back into a file that is deleted next.
-            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-            stream = sql_stream(conn)
-            if stream is not None and store.sql_state is not None:
-                stream.setstate(store.sql_state)
-            runtime = NodeRuntime(
-                node,
-                target,
-                conn,
-                seed,
-                clock=instance.clock,
-                info=instance.calls.info,
-                connections=connections,
-            )
-        except BaseException:
-            connections.close(conn)
-            raise
-        instance.add_runtime(runtime)
-    runtimes = instance.calls.runtimes
-    for runtime in runtimes:
-        runtime.children = {
-            name: runtimes[child.index] for name, child in runtime.node.children.items()
-        }
+        runtime = open_store(instance, node, image=image)
+        stream = sql_stream(runtime.conn)
+        if stream is not None and store.sql_state is not None:
+            stream.setstate(store.sql_state)
+    link_children(instance)
 
 
 def _check_same_world(snapshot: Snapshot, world: World, composition: Composition) -> None:

@@ -80,6 +80,13 @@ def streams_world(work_dir: Path | None = None) -> seahaven.World:
 DRAW = [{"tool": "draw", "arguments": {}}]
 
 
+@pytest.fixture(autouse=True, params=["memory", "disk"])
+def storage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs with instances in memory and on disk, by default."""
+    monkeypatch.setenv("SEAHAVEN_STORAGE", request.param)
+    return str(request.param)
+
+
 def test_a_branch_goes_on_with_the_same_ids_clock_sql_random_and_node_state() -> None:
     world = streams_world()
     with world.instance(seed=11, now=NOW, clock_mode="tick") as original:
@@ -151,7 +158,8 @@ def test_branches_are_independent_of_each_other_and_of_the_original() -> None:
             assert first.call("count_charges") == {"count": 3}
             assert second.call("count_charges") == {"count": 1}
             assert original.call("count_charges") == {"count": 1}
-            assert first.directory != second.directory
+            if first.storage == "disk":
+                assert first.directory != second.directory
             assert len(second.change_log()) == 1
             # Destroying one branch leaves the other whole.
             first.destroy()
@@ -183,6 +191,9 @@ def test_a_restored_instance_keeps_the_originals_options(tmp_path: Path) -> None
             assert branch.seed == original.seed
             assert branch.clock.mode == "fixed"
             assert branch.composition() == original.composition()
+            assert branch.storage == original.storage
+            if branch.storage == "memory":
+                return
             assert branch.directory.parent == tmp_path
             assert stat.S_IMODE(branch.directory.stat().st_mode) == 0o700
             assert stat.S_IMODE(branch.state_path.stat().st_mode) == 0o600
@@ -427,3 +438,18 @@ def test_a_snapshot_waits_for_a_call_running_on_another_thread() -> None:
         with snapshot.restore() as branch:
             assert branch.db.one("SELECT id FROM t") == {"id": "row"}
             assert len(branch.change_log()) == 1
+
+
+@pytest.mark.parametrize("where", ["memory", "disk"])
+def test_a_restore_can_keep_its_stores_elsewhere_than_the_original_did(where: str) -> None:
+    world = make_payments(name="pay_elsewhere")
+    with world.instance(seed=4, now=NOW, clock_mode="tick") as original:
+        original.call("create_charge", amount=5)
+        snapshot = original.snapshot()
+        with snapshot.restore(storage=where) as branch:
+            assert branch.storage == where
+            for inst in (original, branch):
+                inst.call("create_charge", amount=8)
+            assert document(branch) == document(original)
+        with pytest.raises(seahaven.WorldBug, match="storage must be 'memory' or 'disk'"):
+            snapshot.restore(storage="tape")
