@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from composition_worlds import NOW, make_payments, make_world
+from composition_worlds import CHARGES, NOW, make_payments, make_world
 
 import seahaven
 from seahaven.snapshots import StoreImage
@@ -232,10 +232,7 @@ def test_a_snapshot_restores_only_on_the_same_world_versions_and_schemas() -> No
         original.call("create_charge", amount=5)
         snapshot = original.snapshot()
     newer = seahaven.World(
-        name="pay_versions",
-        version="2.0.0",
-        schema="CREATE TABLE charges (id TEXT PRIMARY KEY, amount INTEGER NOT NULL) STRICT;",
-        state_format="seahaven.state/1",
+        name="pay_versions", version="2.0.0", schema=CHARGES, state_format="seahaven.state/1"
     )
     with pytest.raises(seahaven.WorldBug, match=r"was 1\.0\.0, and is now 2\.0\.0"):
         snapshot.restore(newer)
