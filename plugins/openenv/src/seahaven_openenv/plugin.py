@@ -88,6 +88,16 @@ def serve_command(
             help="Seconds of idleness (no reset or step) before a session is reaped; 0 is off.",
         ),
     ] = 0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            min=1,
+            help="Server processes sharing the port, each with its own sessions; a front "
+            "process hands each connection to one (1: this process alone).",
+        ),
+    ] = 1,
     include_control_tools: Annotated[
         bool,
         typer.Option(
@@ -154,6 +164,7 @@ def serve_command(
             allowed_hosts=allow_host or [],
             allowed_origins=allow_origin or [],
             scenarios=scenarios or [],
+            workers=workers,
         )
 
 
