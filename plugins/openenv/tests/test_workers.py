@@ -12,10 +12,13 @@ import asyncio
 import http.client
 import json
 import os
+import re
 import resource
 import signal
+import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -278,6 +281,35 @@ def test_a_killed_worker_is_reported_and_restarted(tmp_path: Path) -> None:
         finally:
             for env in clients:
                 env.close()
+
+
+def test_the_console_is_served_by_every_worker(tmp_path: Path) -> None:
+    # start_server passes --no-console; the console is served when it is not.
+    log = tmp_path / "console.log"
+    argv = [sys.executable, "-m", "seahaven.cli", "serve", "--world", "payments", "--port", "0"]
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    with log.open("w") as out:
+        process = subprocess.Popen([*argv, "--workers", "2"], stdout=out, stderr=out, env=env)
+    try:
+        wait_for(lambda: "Web console" in log.read_text() or process.poll() is not None)
+        found = re.search(r"Web console for 'payments': (http://\S+)", log.read_text())
+        assert found, log.read_text()
+        base = found.group(1).rsplit("/console", 1)[0]
+        # Requests alternate between the workers: each answers the same pages and documents.
+        pages = {urllib.request.urlopen(f"{base}/console/", timeout=10).status for _ in range(4)}
+        assert pages == {200}
+        cards = [server_json(f"{base}/metadata") for _ in range(4)]
+        assert all(card == cards[0] for card in cards) and cards[0]["name"] == "payments"
+        fixtures = [server_json(f"{base}/fixtures") for _ in range(4)]
+        assert all(listed == fixtures[0] for listed in fixtures) and fixtures[0]
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0, log.read_text()
+
+
+def server_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
 
 
 def test_one_worker_is_this_process_alone(tmp_path: Path) -> None:
