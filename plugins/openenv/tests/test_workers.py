@@ -15,6 +15,7 @@ import os
 import re
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ from typing import Any
 
 import pytest
 from openenv.core.mcp_client import MCPToolClient
-from seahaven_openenv import pool, workers
+from seahaven_openenv import pool, runner, workers
 from websockets.sync.client import connect
 
 from seahaven.openenv import SeahavenClient, SessionLost
@@ -318,6 +319,25 @@ def test_one_worker_is_this_process_alone(tmp_path: Path) -> None:
         assert children.read_text().split() == []
         metrics = server.get("/metrics")
         assert [row["pid"] for row in metrics["workers"]] == [server.process.pid]
+        assert server.get("/health") == {"status": "healthy"}
+
+
+def test_a_request_that_never_arrives_whole_is_refused_in_time(tmp_path: Path) -> None:
+    with two_workers(tmp_path) as server:
+        silent = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        partial = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        started = time.monotonic()
+        partial.sendall(b"GET /ws?session_id=w0g1.x HTTP/1.1\r\nHost: 127")
+        for sock in (silent, partial):
+            assert sock.recv(1024).startswith(b"HTTP/1.1 408")
+            try:
+                rest = sock.recv(1024)
+            except ConnectionResetError:
+                rest = b""
+            assert rest == b""  # closed after the answer
+            sock.close()
+        assert time.monotonic() - started < runner.REQUEST_READ_SECONDS + 5
+        # Meanwhile the server went on serving.
         assert server.get("/health") == {"status": "healthy"}
 
 

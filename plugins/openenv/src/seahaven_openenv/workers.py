@@ -70,6 +70,8 @@ PEEK_RETRY_SECONDS = 0.002
 PEEK_LIMIT = runner.HEAD_LIMIT_BYTES + MAX_MCP_BODY_BYTES
 BACKLOG = 2048
 _ROUTE_PARAMETERS = ("session_id", "resume")
+# What a worker's bounded protocol answers a request that stops arriving (runner.py).
+_REQUEST_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 
 def route_of(data: bytes) -> tuple[bool, str | None]:
@@ -309,13 +311,35 @@ class Front:
             conn.close()
             return
         complete, token = route_of(data)
-        if not complete and time.monotonic() < self.peeking[conn]:
-            # More is on its way: look again shortly rather than spin on what is there.
+        if not complete:
+            # More is on its way: look again shortly rather than spin on what is there (and
+            # past the deadline, ``_expire`` refuses it).
             self.selector.unregister(conn)
             self.retry.append(conn)
             return
         self._drop(conn)
         self._hand(conn, token)
+
+    def _expire(self, now: float) -> None:
+        """Refuse every connection whose request has not arrived whole in time, as a worker would.
+
+        A connection that sends nothing never wakes the selector, so the deadline is
+        checked here, not when bytes come.
+        """
+        late = [conn for conn, deadline in self.peeking.items() if deadline <= now]
+        for conn in late:
+            self._drop(conn)
+            if conn in self.retry:
+                self.retry.remove(conn)
+            with contextlib.suppress(OSError):
+                # Read what came first: closing with unread bytes would reset the connection
+                # before the client reads the answer.
+                while conn.recv(65536):
+                    pass
+            with contextlib.suppress(OSError):
+                conn.send(_REQUEST_TIMEOUT)
+                conn.shutdown(socket.SHUT_WR)
+            conn.close()
 
     def _drop(self, conn: socket.socket) -> None:
         self.peeking.pop(conn, None)
@@ -434,6 +458,7 @@ class Front:
                 self._peek(event.fileobj)  # type: ignore[arg-type]
             else:
                 self._flush(what[1])
+        self._expire(time.monotonic())
         if self.retry:
             waiting, self.retry = self.retry, []
             for conn in waiting:
