@@ -284,6 +284,22 @@ def test_a_killed_worker_is_reported_and_restarted(tmp_path: Path) -> None:
                 env.close()
 
 
+def test_workers_stop_when_the_front_process_dies(tmp_path: Path) -> None:
+    with start_server(tmp_path, extra=("--workers", "2")) as server:
+        pids = [row["pid"] for row in server.get("/metrics")["workers"]]
+        with SeahavenClient(base_url=server.base_url) as env:
+            env.reset(fixture="small_shop")
+            env.call("create_customer", email="ada@example.com")
+            server.process.send_signal(signal.SIGKILL)
+            server.process.wait(timeout=30)
+            for pid in pids:
+                wait_for(lambda pid=pid: not os.path.exists(f"/proc/{pid}"), 30, "workers to end")
+            with pytest.raises(SessionLost):
+                env.state()
+    # Each worker ended its sessions as it stopped.
+    assert instance_directories(tmp_path) == []
+
+
 def test_the_console_is_served_by_every_worker(tmp_path: Path) -> None:
     # start_server passes --no-console; the console is served when it is not.
     log = tmp_path / "console.log"
