@@ -11,17 +11,26 @@ spent a session (from /proc, so Linux only): the figure a shared machine's
 noise moves least.
 
     .venv/bin/python benchmarks/serving.py --markdown
+
+It also compares ``seahaven serve --workers 1`` and ``--workers 2`` in the same
+run (``--workers``): both servers are up for the whole run, and each round
+loads one, then the other. The clients of that comparison run in
+``--client-processes`` processes of their own (the sessions split evenly, all
+starting at one instant), since one client process cannot keep two server
+processes busy; they share the machine's CPUs with the server.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import payments_world
@@ -66,13 +75,136 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _client_share(url: str, sessions: int, start_at: float) -> tuple[LoadResult, float, float]:
+    """One client process's share of a load: its result, when it finished, the CPU it used."""
+    time.sleep(max(0.0, start_at - time.monotonic()))
+    used = time.process_time()
+    result = run_load(url, sessions)
+    return result, time.monotonic(), time.process_time() - used
+
+
+def split_load(
+    clients: ProcessPoolExecutor, processes: int, url: str, sessions: int
+) -> tuple[LoadResult, float]:
+    """``sessions`` sessions against ``url`` from ``processes`` client processes at once.
+
+    The processes' clocks agree (``CLOCK_MONOTONIC`` is the machine's), so the
+    load's wall time runs from the common start to the last process's finish.
+    Answers the combined result and the CPU seconds the client processes used.
+    """
+    shares = [
+        sessions // processes + (1 if n < sessions % processes else 0) for n in range(processes)
+    ]
+    start_at = time.monotonic() + 0.5
+    futures = [clients.submit(_client_share, url, share, start_at) for share in shares if share]
+    outcomes = [future.result(timeout=600) for future in futures]
+    seconds = max(finished for _, finished, _ in outcomes) - start_at
+    latencies = [latency for result, _, _ in outcomes for latency in result.latencies]
+    kinds = [kind for result, _, _ in outcomes for kind in result.kinds]
+    problems = [problem for result, _, _ in outcomes for problem in result.problems]
+    client_cpu = sum(used for _, _, used in outcomes)
+    load = LoadResult(sessions, len(latencies), seconds, latencies, kinds, problems)
+    return load, client_cpu
+
+
+def server_cpu_seconds(server_pid: int) -> float:
+    """CPU a server has used: the process and every worker it forked (Linux)."""
+    total = process_cpu_seconds(server_pid)
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+        total += sum(process_cpu_seconds(int(child)) for child in children)
+    return total
+
+
+def compare_workers(args: argparse.Namespace) -> list[tuple[float, ...]]:
+    """Frames/s, p50, p99 and server CPU a session for each ``--workers`` count, in one run."""
+    counts: list[int] = args.workers
+    results: dict[int, list[LoadResult]] = {n: [] for n in counts}
+    cpu: dict[int, list[float]] = {n: [] for n in counts}
+    fronts: dict[int, list[float]] = {n: [] for n in counts}
+    client: dict[int, list[float]] = {n: [] for n in counts}
+    sessions = args.worker_sessions
+    context = multiprocessing.get_context("fork")
+    with contextlib.ExitStack() as stack:
+        servers = {}
+        for count in counts:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            extra = (
+                "--max_concurrent_envs",
+                "2000",
+                "--workers",
+                str(count),
+                "--log-level",
+                "warning",
+            )
+            servers[count] = stack.enter_context(start_server(scratch, extra=extra))
+        clients = stack.enter_context(
+            ProcessPoolExecutor(args.client_processes, mp_context=context)
+        )
+        for server in servers.values():
+            split_load(clients, args.client_processes, server.ws_url, 100)  # warm every worker
+        for round_number in range(args.rounds):
+            for count, server in servers.items():
+                used = server_cpu_seconds(server.process.pid)
+                front = process_cpu_seconds(server.process.pid)
+                result, client_cpu = split_load(
+                    clients, args.client_processes, server.ws_url, sessions
+                )
+                used = server_cpu_seconds(server.process.pid) - used
+                front = process_cpu_seconds(server.process.pid) - front
+                if result.problems:
+                    raise SystemExit("\n".join(result.problems[:5]))
+                results[count].append(result)
+                cpu[count].append(used / sessions * 1000)
+                fronts[count].append(front / sessions * 1000 if count > 1 else 0.0)
+                client[count].append(client_cpu / sessions * 1000)
+                print(
+                    f"  {count} worker(s): {result.frames_per_second:,.0f} frames/s",
+                    file=sys.stderr,
+                )
+            print(f"workers round {round_number + 1}/{args.rounds} done", file=sys.stderr)
+    rows = []
+    for count, runs in results.items():
+        rows.append(
+            (
+                count,
+                statistics.median(r.frames_per_second for r in runs),
+                statistics.median(r.p50 for r in runs),
+                statistics.median(r.p99 for r in runs),
+                statistics.median(cpu[count]),
+                statistics.median(fronts[count]),
+                statistics.median(client[count]),
+            )
+        )
+    return rows
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sessions", type=int, nargs="+", default=[100, 400])
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="*",
+        default=[1, 2],
+        help="worker counts to compare in the same run (none: skip the comparison)",
+    )
+    parser.add_argument("--worker-sessions", type=int, default=400)
+    parser.add_argument("--client-processes", type=int, default=2)
+    parser.add_argument(
+        "--only-workers", action="store_true", help="run the worker comparison alone"
+    )
     args = parser.parse_args(argv)
+    if args.only_workers:
+        args.sessions = []
 
+    worker_rows = compare_workers(args) if args.workers else []
+    if worker_rows:
+        print_worker_rows(worker_rows, markdown=args.markdown)
+    if not args.sessions:
+        return 0
     results: dict[int, list[LoadResult]] = {n: [] for n in args.sessions}
     server_cpu: dict[int, list[float]] = {n: [] for n in args.sessions}
     baseline: list[float] = []
@@ -122,6 +254,31 @@ def main(argv: list[str]) -> int:
                 f"in process {in_process:.0f} frames/s"
             )
     return 0
+
+
+def print_worker_rows(rows: list[tuple[float, ...]], *, markdown: bool) -> None:
+    """The worker comparison: each count's medians, and its frames/s against one worker's."""
+    one = next((row[1] for row in rows if row[0] == 1), rows[0][1])
+    if markdown:
+        print(
+            "| workers | frames/s | against 1 worker | p50 frame latency | p99 frame latency | "
+            "server CPU a session (all processes) | of it, the front process | "
+            "client CPU a session |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        for count, fps, p50, p99, cpu, front, client in rows:
+            print(
+                f"| {count:.0f} | {fps:,.0f} | {fps / one:.2f}x | {p50 * 1000:.0f} ms | "
+                f"{p99 * 1000:.0f} ms | {cpu:.2f} ms | {front:.2f} ms | {client:.2f} ms |"
+            )
+        print()
+        return
+    for count, fps, p50, p99, cpu, front, client in rows:
+        print(
+            f"{count:.0f} worker(s): {fps:.0f} frames/s ({fps / one:.2f}x one worker), "
+            f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, server CPU {cpu:.2f} ms a "
+            f"session (front {front:.2f} ms), client CPU {client:.2f} ms a session"
+        )
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ that it never was.
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -159,7 +158,7 @@ class HttpSessions:
             hub.sessions.pop(session, None)
             await hub.execute("close", session.close)
             raise
-        session_id = secrets.token_urlsafe(18)
+        session_id = hub.new_session_id()
         self._live[session_id] = HttpSession(session_id, session)
         return {"jsonrpc": "2.0", "id": request_id, "result": {"session_id": session_id}}
 
@@ -239,6 +238,13 @@ class HttpSessions:
         return entry
 
     def _unknown(self, session_id: str) -> str:
+        seat = self.hub.seat
+        ended = seat.lost_owner(session_id) if seat is not None else None
+        if ended is not None:
+            return (
+                f"Unknown session_id: {clip(session_id)!r}: {ended}. Create a new session "
+                f"with {CREATE}"
+            )
         started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.started_at))
         return (
             f"Unknown session_id: {clip(session_id)!r}. This server (running since {started}) "

@@ -102,6 +102,16 @@ def serve_command(
             "its client to resume it (the reset's answer carries the token); 0 is off.",
         ),
     ] = RESUME_GRACE_SECONDS,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            min=1,
+            help="Server processes sharing the port, each with its own sessions; a front "
+            "process hands each connection to one (1: this process alone).",
+        ),
+    ] = 1,
     include_control_tools: Annotated[
         bool,
         typer.Option(
@@ -169,6 +179,7 @@ def serve_command(
             allowed_hosts=allow_host or [],
             allowed_origins=allow_origin or [],
             scenarios=scenarios or [],
+            workers=workers,
         )
 
 

@@ -136,7 +136,7 @@ class Resumables:
 
     def open(self, session: Session, connection: object) -> Resumable:
         """A new connection's session, made resumable and served by ``connection``."""
-        session_id = secrets.token_urlsafe(18)
+        session_id = self.hub.new_session_id()
         record = Resumable(session_id, secrets.token_urlsafe(TOKEN_BYTES), session, connection)
         self._live[session_id] = record
         return record

@@ -22,6 +22,7 @@ from fastapi import FastAPI
 
 import seahaven
 from seahaven.concurrency import set_concurrency
+from seahaven.errors import WorldBug
 from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import runner
 from seahaven_openenv.guard import bound_hosts
@@ -132,6 +133,9 @@ class ServerSettings(TypedDict, total=False):
     #: Packs of scenarios (or their names), each served beside the world it runs on: its
     #: Task API, and ``reset(split=..., index=...)``.
     scenarios: Sequence[ScenarioSet | str]
+    #: How many server processes share the port (``1``: this process alone, no front process;
+    #: more is ``serve``'s alone: see ``seahaven_openenv.workers``).
+    workers: int
 
 
 def build(
@@ -172,6 +176,10 @@ def serve(
     ``settings`` are ``ServerSettings``' keys. The addresses are printed to ``out``
     (standard output by default) once the socket is bound, with the port actually bound.
     """
+    workers = settings.get("workers", 1)
+    if workers != 1:
+        _serve_with_workers(worlds, workers, out, settings)
+        return
     chosen, application, server = build(worlds, **settings)
     host, port = settings.get("host", "127.0.0.1"), settings.get("port", 8000)
     console = settings.get("console", True)
@@ -185,6 +193,40 @@ def serve(
             chosen, host, bound, console=console, packs=application.state.packs
         ),
         out=out,
+    )
+
+
+def _serve_with_workers(
+    worlds: seahaven.World | Sequence[seahaven.World],
+    workers: int,
+    out: TextIO | None,
+    settings: ServerSettings,
+) -> None:
+    """``serve`` with several processes behind a front process (``seahaven_openenv.workers``)."""
+    from seahaven_openenv.tasks import packs_for
+    from seahaven_openenv.workers import serve_workers
+
+    chosen = [worlds] if isinstance(worlds, seahaven.World) else list(worlds)
+    host = settings.get("host", "127.0.0.1")
+    console = settings.get("console", True)
+    level = settings.get("log_level", "info")
+    _show_framework_logs(level)
+    # Checked here, once, so a world that does not compose fails before any worker is forked.
+    served = packs_for(chosen, settings.get("scenarios"))
+    packs = {name: each.pack for name, each in served.items()}
+    for world in chosen:
+        world.composition()
+
+    def prepare() -> None:
+        _tune_garbage_collection()
+
+    serve_workers(
+        chosen,
+        workers,
+        {key: value for key, value in settings.items() if key != "workers"},
+        out=out,
+        announce=lambda bound: addresses(chosen, host, bound, console=console, packs=packs),
+        prepare=prepare,
     )
 
 
@@ -206,6 +248,11 @@ def running(
     ``settings`` are ``ServerSettings``' keys. Leaving the block stops the server
     and ends every session it still holds.
     """
+    if settings.get("workers", 1) != 1:
+        raise WorldBug(
+            "running() serves from this process alone; for several workers run "
+            "`seahaven serve --workers N` (or serve(..., workers=N)) in a process of its own"
+        )
     settings = {"port": 0, "log_level": "warning", **settings}
     _, application, server = build(worlds, **settings)
     host, port = settings.get("host", "127.0.0.1"), settings.get("port", 0)

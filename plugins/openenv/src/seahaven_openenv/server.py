@@ -22,6 +22,7 @@ import functools
 import gc
 import json
 import logging
+import secrets
 import threading
 import time
 import weakref
@@ -40,7 +41,7 @@ from seahaven.errors import WorldBug
 from seahaven.fixtures import Fixture
 from seahaven.fixtures import load as load_fixture
 from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
-from seahaven_openenv import card, descriptors, frames, mcp_frames, mcp_sessions, resume
+from seahaven_openenv import card, descriptors, frames, mcp_frames, mcp_sessions, pool, resume
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
 from seahaven_openenv.guard import Guard, GuardMiddleware
 from seahaven_openenv.session import (
@@ -192,11 +193,43 @@ class Hub:
         self._collection: asyncio.TimerHandle | None = None
         self._collected_at = -COLLECT_INTERVAL_SECONDS
         self._accept_failures = _AcceptFailures()
+        #: This process's place among a server's workers (``seahaven serve --workers``).
+        self.seat: pool.Seat | None = None
+
+    def join_pool(self, seat: pool.Seat) -> None:
+        """Be one of several workers: count sessions on the shared board, make ids it routes."""
+        counted: pool.CountedSessions[Session, WebSocket | None] = pool.CountedSessions(
+            seat.publish
+        )
+        for session, websocket in self.sessions.items():
+            counted[session] = websocket
+        self.sessions = counted
+        self.seat = seat
+
+    def new_session_id(self) -> str:
+        """A new session's id: unguessable, and under several workers, saying whose it is.
+
+        The front process routes a request naming a session by the worker mark the
+        id starts with; a single process has none.
+        """
+        prefix = self.seat.prefix if self.seat is not None else ""
+        return prefix + secrets.token_urlsafe(18)
 
     @property
     def active_sessions(self) -> int:
-        """How many connections hold a session now."""
+        """How many connections hold a session now (on every worker of the server)."""
+        if self.seat is not None:
+            return self.seat.board.total_sessions()
         return len(self.sessions)
+
+    def metrics(self) -> dict[str, Any]:
+        """What ``GET /metrics`` answers: sessions and capacity, and each worker's counters."""
+        return pool.metrics_document(
+            self.seat,
+            active_sessions=self.active_sessions,
+            max_sessions=self.max_concurrent_envs,
+            started_at=self.started_at,
+        )
 
     def capacity(self) -> dict[str, int]:
         """OpenEnv's ``ServerCapacityStatus``: active and maximum sessions."""
@@ -693,12 +726,16 @@ def index_router(services: Sequence[WorldService], hub: Hub, *, console: bool = 
     sockets = [f"{world['base_path']}/ws" for world in listing]
 
     @router.get("/health", tags=["Health"], summary="Health check")
-    async def health() -> dict[str, str]:
-        return {"status": "healthy"}
+    async def health() -> dict[str, Any]:
+        return pool.health_document(hub.seat)
 
     @router.get("/capacity", tags=["Health"], summary="Active and maximum sessions")
     async def capacity() -> dict[str, int]:
         return hub.capacity()
+
+    @router.get("/metrics", tags=["Health"], summary="Sessions, capacity and worker processes")
+    async def metrics() -> dict[str, Any]:
+        return hub.metrics()
 
     @router.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
@@ -740,12 +777,16 @@ def world_router(service: WorldService, hub: Hub, *, console: bool) -> APIRouter
     http_sessions = mcp_sessions.HttpSessions(service, hub, _call_work)
 
     @router.get("/health", tags=["Health"], summary="Health check")
-    async def health() -> dict[str, str]:
-        return {"status": "healthy"}
+    async def health() -> dict[str, Any]:
+        return pool.health_document(hub.seat)
 
     @router.get("/capacity", tags=["Health"], summary="Active and maximum sessions")
     async def capacity() -> dict[str, int]:
         return hub.capacity()
+
+    @router.get("/metrics", tags=["Health"], summary="Sessions, capacity and worker processes")
+    async def metrics() -> dict[str, Any]:
+        return hub.metrics()
 
     @router.get(
         "/metadata", tags=["Environment Info"], summary="The world's name, version and card"
