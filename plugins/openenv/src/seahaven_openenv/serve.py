@@ -23,7 +23,7 @@ from fastapi import FastAPI
 import seahaven
 from seahaven.concurrency import set_concurrency
 from seahaven.scenarios import ScenarioSet
-from seahaven_openenv import runner
+from seahaven_openenv import runner, snapframes
 from seahaven_openenv.guard import bound_hosts
 from seahaven_openenv.resume import DEFAULT_RESUME_GRACE_SECONDS
 from seahaven_openenv.server import Hub, app_for_worlds
@@ -132,6 +132,12 @@ class ServerSettings(TypedDict, total=False):
     #: Packs of scenarios (or their names), each served beside the world it runs on: its
     #: Task API, and ``reset(split=..., index=...)``.
     scenarios: Sequence[ScenarioSet | str]
+    #: The most snapshots kept at once (64); older ones are evicted past it.
+    snapshot_limit: int
+    #: The most MiB the kept snapshots hold together (1024); older ones are evicted past it.
+    snapshot_memory: float
+    #: Seconds a snapshot is kept (3600).
+    snapshot_age: float
 
 
 def build(
@@ -154,6 +160,9 @@ def build(
         console=settings.get("console", True),
         allowed_hosts=[*settings.get("allowed_hosts", ()), *bound_hosts(host)],
         allowed_origins=settings.get("allowed_origins"),
+        snapshot_limit=settings.get("snapshot_limit", snapframes.DEFAULT_SNAPSHOT_LIMIT),
+        snapshot_memory=settings.get("snapshot_memory", snapframes.DEFAULT_SNAPSHOT_MEMORY_MB),
+        snapshot_age=settings.get("snapshot_age", snapframes.DEFAULT_SNAPSHOT_AGE_SECONDS),
     )
     server = runner.server_for(
         application, host=host, port=port, log_level=settings.get("log_level", "info")
