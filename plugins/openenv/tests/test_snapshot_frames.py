@@ -136,14 +136,14 @@ def test_unknown_and_evicted_tokens_say_why(
     server = serving(beacon_world, snapshot_limit=1)
     original = started(wire, server)
     unknown = original.reset(from_snapshot="snap-000000000000000000000000")
-    assert unknown["type"] == "error" and unknown["data"]["code"] == "UNKNOWN_SNAPSHOT"
+    assert unknown["type"] == "error" and unknown["data"]["reason"] == "unknown_snapshot"
     assert "no snapshot was kept under it" in unknown["data"]["message"]
     # A failed reset from a snapshot leaves no episode, as any failed reset does.
     assert original.reset(seed=3)["type"] == "observation"
     first = original.ask({"type": "snapshot"})["data"]["token"]
     second = original.ask({"type": "snapshot"})["data"]["token"]
     evicted = original.ask({"type": "fork", "data": {"n": 1, "token": first}})
-    assert evicted["data"]["code"] == "UNKNOWN_SNAPSHOT"
+    assert evicted["data"]["reason"] == "unknown_snapshot"
     assert "evicted" in evicted["data"]["message"]
     assert "--snapshot-limit" in evicted["data"]["message"]
     assert original.ask({"type": "fork", "data": {"n": 1, "token": second}})["type"] == "fork"
@@ -156,7 +156,8 @@ def test_a_snapshot_past_the_memory_limit_is_refused_naming_the_option(
     original = started(wire, server)
     refused = original.ask({"type": "snapshot", "id": "s"})
     assert refused["type"] == "error" and refused["id"] == "s", refused
-    assert refused["data"]["code"] == "SNAPSHOT_REFUSED"
+    assert refused["data"]["code"] == "EXECUTION_ERROR"
+    assert refused["data"]["reason"] == "snapshot_refused"
     assert refused["data"]["option"] == "--snapshot-memory"
     assert "seahaven serve --snapshot-memory" in refused["data"]["message"]
     assert original.call("add_note", text="on")["type"] == "observation"
@@ -185,7 +186,7 @@ def test_a_fork_past_capacity_leaves_nothing_behind(
     original = started(wire, server)
     refused = original.ask({"type": "fork", "data": {"n": 3}})
     assert refused["type"] == "error", refused
-    assert refused["data"]["code"] == "FORK_REFUSED"
+    assert refused["data"]["reason"] == "fork_refused"
     assert "--max-concurrent-envs" in refused["data"]["message"]
     assert capacity(server)["active_sessions"] == 1
     assert len(instance_dirs(beacon_world)) == 1
@@ -213,7 +214,8 @@ def test_fork_needs_resume(
     original = started(wire, server)
     refused = original.ask({"type": "fork", "data": {"n": 1}})
     assert (
-        refused["data"]["code"] == "FORK_REFUSED" and "--resume-grace" in refused["data"]["message"]
+        refused["data"]["reason"] == "fork_refused"
+        and "--resume-grace" in refused["data"]["message"]
     )
     assert len(instance_dirs(beacon_world)) == 1
 
@@ -253,6 +255,6 @@ def test_the_client_snapshots_resets_from_and_forks(
         with SeahavenClient(base_url=server.base_url) as other:
             other.reset(from_snapshot=token)
             assert other.call("add_note", text="second").result == later
-            with pytest.raises(Exception, match="UNKNOWN_SNAPSHOT"):
+            with pytest.raises(Exception, match="no snapshot"):
                 other.reset(from_snapshot="snap-nothing")
     wait_until(lambda: instance_dirs(beacon_world) == [])

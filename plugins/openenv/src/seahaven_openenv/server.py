@@ -1255,10 +1255,11 @@ def _capacity_refusal(hub: Hub, n: int) -> FrameError:
     # Not CAPACITY_REACHED: that code closes the connection, and a refused fork leaves this
     # session as it was.
     return FrameError(
-        "FORK_REFUSED",
+        "EXECUTION_ERROR",
         f"a fork of {n} sessions would pass this server's maximum of {hub.max_concurrent_envs} "
         f"sessions ({hub.active_sessions} are held now); fork fewer, or raise "
         "`seahaven serve --max-concurrent-envs`",
+        reason="fork_refused",
         limit="sessions",
         option="--max-concurrent-envs",
         **hub.capacity(),
@@ -1275,9 +1276,10 @@ async def _fork(session: Session, hub: Hub, data: Any, inbox: Inbox | None) -> d
     resumables = hub.resumables
     if not resumables.enabled:
         raise FrameError(
-            "FORK_REFUSED",
+            "EXECUTION_ERROR",
             "a fork's sessions wait for their clients as resumable sessions do, and this server "
             "keeps none (seahaven serve --resume-grace 0); serve with a resume grace above 0",
+            reason="fork_refused",
             option="--resume-grace",
         )
     if hub.active_sessions + n > hub.max_concurrent_envs:

@@ -5,6 +5,9 @@ instance here and answers a token; ``reset`` with ``from_snapshot`` and
 ``fork`` find it again. The store is ``seahaven.SnapshotStore``, its limits
 set by ``seahaven serve`` (``--snapshot-limit``, ``--snapshot-memory``,
 ``--snapshot-age``); a refusal names the serve option that raises the limit.
+Refusals use OpenEnv's error codes (``EXECUTION_ERROR``), with ``reason``
+(``snapshot_refused``, ``unknown_snapshot``) saying which, so a stock OpenEnv
+client reads every frame.
 Each token remembers the ``step_count`` of the session it was taken on, so a
 session reset from it counts on from there, as the original would have.
 """
@@ -75,9 +78,10 @@ class WireSnapshots:
         except SnapshotRefused as error:
             option = OPTIONS.get(error.setting, error.setting)
             raise FrameError(
-                "SNAPSHOT_REFUSED",
+                "EXECUTION_ERROR",
                 f"the snapshot was not kept: {error}. This server sets {error.setting} with "
                 f"`seahaven serve {option}`",
+                reason="snapshot_refused",
                 limit=error.limit,
                 option=option,
             ) from None
@@ -104,11 +108,12 @@ class WireSnapshots:
         except UnknownSnapshot as error:
             why = str(error).split(": ", 1)[-1]
             raise FrameError(
-                "UNKNOWN_SNAPSHOT",
+                "EXECUTION_ERROR",
                 f"no snapshot {clip(token)!r} is kept on this server: {why}. Snapshots live in "
                 "the memory of the server (the worker, under --workers) that took them, until "
                 "--snapshot-age passes, --snapshot-limit or --snapshot-memory evicts them, or "
                 "the server stops",
+                reason="unknown_snapshot",
                 token=clip(token),
             ) from None
         with self._lock:
