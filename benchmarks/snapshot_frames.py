@@ -42,40 +42,49 @@ CASES = ("reset from acme", "reset from_snapshot", f"fork {FORK}")
 
 def main(argv: Iterable[str] | None = None) -> int:
     """Run the rounds and print the medians."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Snapshot frames against fixture resets.")
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args(None if argv is None else list(argv))
     times: dict[str, list[float]] = {case: [] for case in CASES}
-    with serve.running(world) as server, SeahavenClient(base_url=server.base_url) as env:
-        env.reset(fixture="acme", seed=1, clock_mode="tick")
-        for call in SCRIPT[:PREFIX]:
-            with contextlib.suppress(seahaven.ToolError):
-                env.call(call["tool"], **call["arguments"])
-        token = env.snapshot()
-        with SeahavenClient(base_url=server.base_url) as other:
-            for round_ in range(args.rounds + 1):
-                started = time.perf_counter()
-                other.reset(fixture="acme", seed=round_, clock_mode="tick")
-                baseline = time.perf_counter() - started
-                started = time.perf_counter()
-                other.reset(from_snapshot=token)
-                restored = time.perf_counter() - started
-                started = time.perf_counter()
-                branches = env.fork(FORK, token=token)
-                forked = time.perf_counter() - started
-                for branch in branches:
-                    with branch:
-                        pass
-                if round_ == 0:
-                    continue  # the first round pays for what is built once
-                for case, took in zip(CASES, (baseline, restored, forked), strict=True):
-                    times[case].append(took)
+    with serve.running(world) as server:
+        env = SeahavenClient(base_url=server.base_url)
+        other = SeahavenClient(base_url=server.base_url)
+        with env, other:
+            run_rounds(env, other, args.rounds, times)
     base = statistics.median(times[CASES[0]])
     print(f"{'case':<24} {'median ms':>10} {'x baseline':>11}")
     for case in CASES:
         median = statistics.median(times[case])
         print(f"{case:<24} {median * 1e3:>10.2f} {median / base:>11.2f}")
     return 0
+
+
+def run_rounds(
+    env: SeahavenClient, other: SeahavenClient, rounds: int, times: dict[str, list[float]]
+) -> None:
+    """Snapshot ``env``'s episode, then time each case once a round."""
+    env.reset(fixture="acme", seed=1, clock_mode="tick")
+    for call in SCRIPT[:PREFIX]:
+        with contextlib.suppress(seahaven.ToolError):
+            env.call(call["tool"], **call["arguments"])
+    token = env.snapshot()
+    for round_ in range(rounds + 1):
+        started = time.perf_counter()
+        other.reset(fixture="acme", seed=round_, clock_mode="tick")
+        baseline = time.perf_counter() - started
+        started = time.perf_counter()
+        other.reset(from_snapshot=token)
+        restored = time.perf_counter() - started
+        started = time.perf_counter()
+        branches = env.fork(FORK, token=token)
+        forked = time.perf_counter() - started
+        for branch in branches:
+            with branch:
+                pass
+        if round_ == 0:
+            continue  # the first round pays for what is built once
+        for case, took in zip(CASES, (baseline, restored, forked), strict=True):
+            times[case].append(took)
 
 
 if __name__ == "__main__":
