@@ -6,6 +6,7 @@ Every server is real uvicorn on 127.0.0.1; every client a real WebSocket or
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 from collections.abc import Callable
@@ -257,4 +258,45 @@ def test_the_client_snapshots_resets_from_and_forks(
             assert other.call("add_note", text="second").result == later
             with pytest.raises(Exception, match="no snapshot"):
                 other.reset(from_snapshot="snap-nothing")
+    wait_until(lambda: instance_dirs(beacon_world) == [])
+
+
+def test_a_token_serves_only_the_world_it_was_taken_of(
+    serving: Serve, beacon_world: seahaven.World, wire: Callable[..., Wire], tmp_path: Any
+) -> None:
+    other_world = seahaven.World(
+        name="lantern",
+        version="1.0.0",
+        schema="CREATE TABLE wicks (id TEXT PRIMARY KEY) STRICT;",
+        state_format="seahaven.state/1",
+        work_dir=tmp_path,
+    )
+    server = serving([beacon_world, other_world])
+    original = wire(server, "/worlds/beacon/ws")
+    original.reset(seed=1)
+    token = original.ask({"type": "snapshot"})["data"]["token"]
+    elsewhere = wire(server, "/worlds/lantern/ws")
+    refused = elsewhere.reset(from_snapshot=token)
+    assert refused["data"]["code"] == "VALIDATION_ERROR"
+    assert "taken of world 'beacon'" in refused["data"]["message"]
+    forked = elsewhere.ask({"type": "fork", "data": {"n": 1, "token": token}})
+    assert forked["data"]["code"] == "VALIDATION_ERROR", forked
+    assert len(instance_dirs(beacon_world)) == 1
+
+
+def test_an_async_client_forks_and_attaches(serving: Serve, beacon_world: seahaven.World) -> None:
+    server = serving(beacon_world)
+
+    async def run() -> None:
+        env = SeahavenClient(base_url=server.base_url)
+        async with env:
+            await env.reset(seed=2)
+            await env.call("add_note", text="first")
+            branches = await env.fork(2)
+            later = (await env.call("add_note", text="second")).result
+            for branch in branches:
+                async with branch:
+                    assert (await branch.call("add_note", text="second")).result == later
+
+    asyncio.run(run())
     wait_until(lambda: instance_dirs(beacon_world) == [])
