@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -300,3 +301,29 @@ def test_an_async_client_forks_and_attaches(serving: Serve, beacon_world: seahav
 
     asyncio.run(run())
     wait_until(lambda: instance_dirs(beacon_world) == [])
+
+
+def test_seahaven_serve_sets_the_snapshot_limits(tmp_path: Any) -> None:
+    from test_serve_command import command
+    from test_serve_command import serving as serve_process
+
+    argv = ("--world", "payments", "--snapshot-limit", "1", "--snapshot-age", "120")
+    with serve_process(tmp_path, *argv) as server:
+        url = server["urls"]["payments"].replace("http://", "ws://") + "/ws"
+        with connect(url, compression=None, open_timeout=10) as connection:
+            peer = Wire(connection)
+            peer.reset()
+            first = peer.ask({"type": "snapshot"})["data"]
+            assert first["expires_in_s"] == 120
+            peer.ask({"type": "snapshot"})
+            gone = peer.reset(from_snapshot=first["token"])
+            assert gone["data"]["reason"] == "unknown_snapshot"
+            assert "evicted" in gone["data"]["message"]
+    result = subprocess.run(
+        command("serve", "--world", "payments", "--snapshot-limit", "0"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2 and "--snapshot-limit" in result.stderr
