@@ -196,10 +196,6 @@ class Resumables:
         record._timer = asyncio.get_running_loop().call_later(self.grace, self._expire, record)
         return record
 
-    async def discard(self, record: Resumable) -> None:
-        """End a session ``open_detached`` made, before any client saw it."""
-        await self._end(record, "it was discarded")
-
     async def release(self, record: Resumable, connection: object) -> None:
         """``connection`` ended: detach its session for the grace, or end it now.
 
