@@ -130,6 +130,76 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         self._dropped_because: str | None = None
         #: How many times this client resumed its session on a new connection.
         self.resumes = 0
+        # A forked session to attach to on the first connection, instead of a new one.
+        self._attach_to: tuple[str, str] | None = None
+
+    @classmethod
+    def attach(
+        cls, base_url: str, session_id: str, resume_token: str, **kwargs: Any
+    ) -> SeahavenClient:
+        """A client of the session ``session_id`` (a fork's branch), attached on first use.
+
+        Its first frame opens ``/ws?session_id=<id>&resume=<token>``; its episode is
+        the session's, so it steps and reads state with no reset.
+        """
+        client = cls(base_url, **kwargs)
+        client._attach_to = (session_id, resume_token)
+        return client
+
+    def snapshot(self) -> Any:
+        """Snapshot this episode on the server; answers the token (a string).
+
+        ``reset(from_snapshot=token)`` on a connection to the same server starts
+        an episode from it, and ``fork(n, token=token)`` branches it. The server
+        keeps it within its ``--snapshot-*`` limits.
+        """
+        return self._dispatch(self._snapshot_async)
+
+    def fork(self, n: int, *, token: str | None = None) -> Any:
+        """``n`` new sessions from this episode (or the snapshot ``token``), as clients.
+
+        Each is a ``SeahavenClient`` attached to its own session on first use,
+        going on from where this episode (or the snapshot) stood. Close each when
+        done; a branch nobody attaches to ends after the server's resume grace.
+        """
+        return self._dispatch(lambda: self._fork_async(n, token))
+
+    async def _snapshot_async(self) -> str:
+        response = await self._send_and_receive({"type": "snapshot", "data": {}})
+        token = (response.get("data") or {}).get("token")
+        if not isinstance(token, str):
+            raise RuntimeError(f"the server answered a snapshot with {response!r}")
+        return token
+
+    async def _fork_async(self, n: int, token: str | None) -> list[SeahavenClient]:
+        data: dict[str, Any] = {"n": n}
+        if token is not None:
+            data["token"] = token
+        response = await self._send_and_receive({"type": "fork", "data": data})
+        sessions = (response.get("data") or {}).get("sessions")
+        base = self.base_url
+        if not isinstance(sessions, list) or base is None:
+            raise RuntimeError(f"the server answered a fork with {response!r}")
+        return [
+            SeahavenClient.attach(
+                base,
+                entry["session_id"],
+                entry["token"],
+                websocket_ping_timeout_s=self._websocket_ping_timeout_s,
+                message_timeout_s=self._message_timeout,
+            )
+            for entry in sessions
+        ]
+
+    async def _connect_async(self) -> SeahavenClient:
+        target, self._attach_to = self._attach_to, None
+        if target is None:
+            await super()._connect_async()
+            return self
+        self._dropped_because = f"attaching to forked session {target[0]!r}"
+        await self._open_session(*target)
+        self._resume_credentials = target
+        return self
 
     # --- the conveniences -----------------------------------------------------------------------
 
@@ -256,7 +326,12 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         assert episode is not None and self._resume_credentials is not None
         assert self._ws_url is not None
         self._dropped_because = _why_closed(episode)
-        session_id, token = self._resume_credentials
+        await self._open_session(*self._resume_credentials)
+        self.resumes += 1
+
+    async def _open_session(self, session_id: str, token: str) -> None:
+        """Open ``/ws?session_id=&resume=`` and make it the episode's connection."""
+        assert self._ws_url is not None
         url = f"{self._ws_url}?{urlencode({'session_id': session_id, 'resume': token})}"
         loopback = urlsplit(self._ws_url).hostname in _LOOPBACK_HOSTS
         try:
@@ -291,7 +366,6 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         self._episode_socket = ws
         # A server that resumes sessions echoes ids: a time-out keeps this connection.
         self._echoing_socket = ws
-        self.resumes += 1
 
     def _resume_failed(self, why: str) -> NoReturn:
         self._resume_credentials = None

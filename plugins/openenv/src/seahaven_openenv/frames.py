@@ -51,7 +51,7 @@ ERROR_CODES = frozenset(
         "SESSION_ERROR",
     }
 )
-FRAME_TYPES = ("reset", "step", "state", "close", "mcp")
+FRAME_TYPES = ("reset", "step", "state", "close", "mcp", "snapshot", "fork")
 
 # The escape of a surrogate code point, in text and in bytes.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -68,6 +68,8 @@ _FRAME_KEYS: dict[str, frozenset[str]] = {
     "state": frozenset({"type", "data", "id"}),
     "close": frozenset({"type", "id"}),
     "mcp": frozenset({"type", "data", "id"}),
+    "snapshot": frozenset({"type", "data", "id"}),
+    "fork": frozenset({"type", "data", "id"}),
 }
 # The longest string a frame's ``id`` may be.
 MAX_FRAME_ID_CHARACTERS = 128

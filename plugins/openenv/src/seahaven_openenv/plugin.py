@@ -133,6 +133,34 @@ def serve_command(
     ] = LogLevel.info,
     allow_host: AllowHostOption = None,
     allow_origin: AllowOriginOption = None,
+    snapshot_limit: Annotated[
+        int,
+        typer.Option(
+            "--snapshot-limit",
+            metavar="COUNT",
+            min=1,
+            help="The most snapshots (snapshot frames) kept at once; the oldest is evicted "
+            "past it.",
+        ),
+    ] = 64,
+    snapshot_memory: Annotated[
+        float,
+        typer.Option(
+            "--snapshot-memory",
+            metavar="MB",
+            min=1,
+            help="The most MiB the kept snapshots hold together; the oldest are evicted past it.",
+        ),
+    ] = 1024,
+    snapshot_age: Annotated[
+        float,
+        typer.Option(
+            "--snapshot-age",
+            metavar="SECONDS",
+            min=1,
+            help="Seconds a snapshot is kept for reset(from_snapshot=) and fork.",
+        ),
+    ] = 3600,
     scenarios: Annotated[
         list[str] | None,
         typer.Option(
@@ -180,6 +208,9 @@ def serve_command(
             allowed_origins=allow_origin or [],
             scenarios=scenarios or [],
             workers=workers,
+            snapshot_limit=snapshot_limit,
+            snapshot_memory=snapshot_memory,
+            snapshot_age=snapshot_age,
         )
 
 

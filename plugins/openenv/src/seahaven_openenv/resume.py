@@ -185,6 +185,17 @@ class Resumables:
         record.closing = False
         return record
 
+    def open_detached(self, session: Session) -> Resumable:
+        """A session made with no connection (a fork's branch), waiting for its client.
+
+        It counts against capacity and ends when the grace passes with no
+        connection presenting its token, as a session whose connection dropped.
+        """
+        record = self.open(session, None)
+        self.hub.sessions[session] = None
+        record._timer = asyncio.get_running_loop().call_later(self.grace, self._expire, record)
+        return record
+
     async def release(self, record: Resumable, connection: object) -> None:
         """``connection`` ended: detach its session for the grace, or end it now.
 

@@ -24,7 +24,7 @@ import seahaven
 from seahaven.concurrency import set_concurrency
 from seahaven.errors import WorldBug
 from seahaven.scenarios import ScenarioSet
-from seahaven_openenv import runner
+from seahaven_openenv import runner, snapframes
 from seahaven_openenv.guard import bound_hosts
 from seahaven_openenv.resume import DEFAULT_RESUME_GRACE_SECONDS
 from seahaven_openenv.server import Hub, app_for_worlds
@@ -136,6 +136,12 @@ class ServerSettings(TypedDict, total=False):
     #: How many server processes share the port (``1``: this process alone, no front process;
     #: more is ``serve``'s alone: see ``seahaven_openenv.workers``).
     workers: int
+    #: The most snapshots kept at once (64); older ones are evicted past it.
+    snapshot_limit: int
+    #: The most MiB the kept snapshots hold together (1024); older ones are evicted past it.
+    snapshot_memory: float
+    #: Seconds a snapshot is kept (3600).
+    snapshot_age: float
 
 
 def build(
@@ -158,6 +164,9 @@ def build(
         console=settings.get("console", True),
         allowed_hosts=[*settings.get("allowed_hosts", ()), *bound_hosts(host)],
         allowed_origins=settings.get("allowed_origins"),
+        snapshot_limit=settings.get("snapshot_limit", snapframes.DEFAULT_SNAPSHOT_LIMIT),
+        snapshot_memory=settings.get("snapshot_memory", snapframes.DEFAULT_SNAPSHOT_MEMORY_MB),
+        snapshot_age=settings.get("snapshot_age", snapframes.DEFAULT_SNAPSHOT_AGE_SECONDS),
     )
     server = runner.server_for(
         application, host=host, port=port, log_level=settings.get("log_level", "info")

@@ -41,7 +41,16 @@ from seahaven.errors import WorldBug
 from seahaven.fixtures import Fixture
 from seahaven.fixtures import load as load_fixture
 from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
-from seahaven_openenv import card, descriptors, frames, mcp_frames, mcp_sessions, pool, resume
+from seahaven_openenv import (
+    card,
+    descriptors,
+    frames,
+    mcp_frames,
+    mcp_sessions,
+    pool,
+    resume,
+    snapframes,
+)
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
 from seahaven_openenv.guard import Guard, GuardMiddleware
 from seahaven_openenv.session import (
@@ -153,6 +162,7 @@ class Hub:
         session_timeout: float | None = None,
         workers: int | None = None,
         resume_grace: float = resume.DEFAULT_RESUME_GRACE_SECONDS,
+        snapshots: snapframes.WireSnapshots | None = None,
     ) -> None:
         if isinstance(max_concurrent_envs, bool) or not isinstance(max_concurrent_envs, int):
             raise WorldBug("max_concurrent_envs must be a whole number of sessions, 1 or more")
@@ -168,6 +178,8 @@ class Hub:
         self.session_timeout = session_timeout or None
         #: The ``/ws`` sessions that survive a dropped connection for ``resume_grace`` seconds.
         self.resumables = resume.Resumables(self, resume_grace)
+        #: The snapshots ``snapshot`` frames took, for ``reset(from_snapshot=)`` and ``fork``.
+        self.snapshots = snapshots if snapshots is not None else snapframes.WireSnapshots()
         #: When this server's sessions began (wall clock): an error naming a restart says it.
         self.started_at = time.time()
         # Every session, with the socket it lives on; ``None`` for a session made over
@@ -205,6 +217,8 @@ class Hub:
             counted[session] = websocket
         self.sessions = counted
         self.seat = seat
+        # A snapshot lives in this worker's memory: its token carries the mark too.
+        self.snapshots.prefix = seat.prefix
 
     def new_session_id(self) -> str:
         """A new session's id: unguessable, and under several workers, saying whose it is.
@@ -361,6 +375,7 @@ class Hub:
                 self._collection = None
             self.abandon_all()
             await self.resumables.shutdown()
+            self.snapshots.clear()
             for session in list(self.sessions):
                 await self.run(session.close)
             self.sessions.clear()
@@ -540,6 +555,9 @@ def app(
     console: bool = True,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
+    snapshot_limit: int = snapframes.DEFAULT_SNAPSHOT_LIMIT,
+    snapshot_memory: float = snapframes.DEFAULT_SNAPSHOT_MEMORY_MB,
+    snapshot_age: float = snapframes.DEFAULT_SNAPSHOT_AGE_SECONDS,
 ) -> FastAPI:
     """The ASGI app serving ``world`` over OpenEnv: ``/ws``, ``/health``, ``/schema``, ....
 
@@ -549,6 +567,8 @@ def app(
     origins it answers besides its own (``seahaven_openenv.guard`` says which those are).
     ``resume_grace`` is how long a ``/ws`` session outlives a dropped connection, waiting
     for its client to resume it (``seahaven_openenv.resume``); 0 turns resume off.
+    ``snapshot_limit``, ``snapshot_memory`` (MiB) and ``snapshot_age`` (seconds) bound
+    the snapshots ``snapshot`` frames keep (``seahaven_openenv.snapframes``).
     """
     return app_for_worlds(
         [world],
@@ -560,6 +580,9 @@ def app(
         console=console,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
+        snapshot_limit=snapshot_limit,
+        snapshot_memory=snapshot_memory,
+        snapshot_age=snapshot_age,
     )
 
 
@@ -574,6 +597,9 @@ def app_for_worlds(
     console: bool = True,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
+    snapshot_limit: int = snapframes.DEFAULT_SNAPSHOT_LIMIT,
+    snapshot_memory: float = snapframes.DEFAULT_SNAPSHOT_MEMORY_MB,
+    snapshot_age: float = snapframes.DEFAULT_SNAPSHOT_AGE_SECONDS,
 ) -> FastAPI:
     """One app for several worlds, each under ``/worlds/<name>/``; a lone world also at the root.
 
@@ -604,6 +630,9 @@ def app_for_worlds(
         max_concurrent_envs=capacity_for(worlds, max_concurrent_envs),
         session_timeout=session_timeout,
         resume_grace=resume_grace,
+        snapshots=snapframes.WireSnapshots(
+            max_count=snapshot_limit, max_mb=snapshot_memory, max_age=snapshot_age
+        ),
     )
     services = [
         WorldService(
@@ -1150,7 +1179,9 @@ async def _answer_frame(
         if kind == "close":
             return None, CLOSE_NORMAL
         if kind == "reset":
-            answer = await hub.execute(_reset_work(data), session.reset, data, inbox=inbox)
+            answer = await hub.execute(
+                _reset_work(data), session.reset, data, hub.snapshots.find, inbox=inbox
+            )
             if credentials is not None:
                 answer = {**answer, "resume": credentials}
             reply = frames.observation_frame(answer)
@@ -1167,6 +1198,12 @@ async def _answer_frame(
             except (TypeError, ValueError) as error:
                 return _not_json(error), None
             return frames.state_frame_text(text), None
+        elif kind == "snapshot":
+            _check_snapshot_frame(data)
+            snapshot, step_count = await hub.run(session.snapshot, inbox=inbox)
+            reply = {"type": "snapshot", "data": hub.snapshots.keep(snapshot, step_count)}
+        elif kind == "fork":
+            reply = {"type": "fork", "data": await _fork(session, hub, data, inbox)}
         elif kind == "mcp":
             work, gated = _mcp_work(data, hub, session)
             response = await hub.execute(
@@ -1233,6 +1270,92 @@ def _check_state_frame(data: Any, session: Session, hub: Hub) -> None:
     )
 
 
+def _check_snapshot_frame(data: Any) -> None:
+    if not isinstance(data, dict) or data:
+        raise FrameError("VALIDATION_ERROR", "a snapshot frame's data is {}, nothing else")
+
+
+def _fork_arguments(data: Any) -> tuple[int, str | None]:
+    """A fork frame's ``n`` and ``token``; ``FrameError`` naming what is wrong."""
+    if not isinstance(data, dict) or any(key not in ("n", "token") for key in data):
+        raise FrameError(
+            "VALIDATION_ERROR",
+            'a fork frame\'s data is {"n": <sessions>} and, to fork a kept snapshot rather '
+            'than this session\'s episode, "token"; nothing else',
+        )
+    n = data.get("n")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= snapframes.MAX_FORK:
+        raise FrameError(
+            "VALIDATION_ERROR",
+            f"a fork's n is a whole number of sessions from 1 to {snapframes.MAX_FORK}",
+        )
+    token = data.get("token")
+    if token is not None and not isinstance(token, str):
+        raise FrameError("VALIDATION_ERROR", "a fork's token is a string a snapshot answered")
+    return n, token
+
+
+def _capacity_refusal(hub: Hub, n: int) -> FrameError:
+    # Not CAPACITY_REACHED: that code closes the connection, and a refused fork leaves this
+    # session as it was.
+    return FrameError(
+        "EXECUTION_ERROR",
+        f"a fork of {n} sessions would pass this server's maximum of {hub.max_concurrent_envs} "
+        f"sessions ({hub.active_sessions} are held now); fork fewer, or raise "
+        "`seahaven serve --max-concurrent-envs`",
+        reason="fork_refused",
+        limit="sessions",
+        option="--max-concurrent-envs",
+        **hub.capacity(),
+    )
+
+
+async def _fork(session: Session, hub: Hub, data: Any, inbox: Inbox | None) -> dict[str, Any]:
+    """``n`` new detached sessions, each with its own instance from one snapshot.
+
+    All or none: when a branch cannot be made, or the sessions would pass the
+    server's capacity, none is left behind.
+    """
+    n, token = _fork_arguments(data)
+    resumables = hub.resumables
+    if not resumables.enabled:
+        raise FrameError(
+            "EXECUTION_ERROR",
+            "a fork's sessions wait for their clients as resumable sessions do, and this server "
+            "keeps none (seahaven serve --resume-grace 0); serve with a resume grace above 0",
+            reason="fork_refused",
+            option="--resume-grace",
+        )
+    if hub.active_sessions + n > hub.max_concurrent_envs:
+        raise _capacity_refusal(hub, n)
+    if token is None:
+        snapshot, step_count = await hub.run(session.snapshot, inbox=inbox)
+    else:
+        snapshot, step_count = hub.snapshots.find(token)
+        if snapshot.world is not session.service.world:
+            raise FrameError(
+                "VALIDATION_ERROR",
+                f"snapshot {token!r} was taken of another world than this session serves",
+            )
+    try:
+        instances = await hub.run(snapshot.restore_many, n, inbox=inbox)
+    except seahaven.SeahavenError as error:
+        raise FrameError("EXECUTION_ERROR", f"fork failed: {error}") from None
+    if hub.active_sessions + n > hub.max_concurrent_envs:
+        # Other connections took the room while the branches were made.
+        for instance in instances:
+            await hub.run(instance.destroy)
+        raise _capacity_refusal(hub, n)
+    grace = resumables.grace
+    sessions = []
+    for instance in instances:
+        branch = session.service.session()
+        branch.adopt(instance, step_count)
+        record = resumables.open_detached(branch)
+        sessions.append({**record.credentials(grace), "episode_id": instance.id})
+    return {"sessions": sessions, "step_count": step_count, "call_count": snapshot.call_count}
+
+
 def _reset_work(data: Any) -> str | None:
     """The kind of work a reset is; ``setup_sql`` may run for seconds, so it is never inline.
 
@@ -1240,6 +1363,9 @@ def _reset_work(data: Any) -> str | None:
     usually runs ``setup_sql``.
     """
     if not isinstance(data, dict) or data.get("setup_sql") is not None:
+        return None
+    if data.get("from_snapshot") is not None:
+        # A restore writes every store's file.
         return None
     if any(data.get(key) is not None for key in SCENARIO_KEYS):
         return None

@@ -21,13 +21,14 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 import seahaven
+from seahaven import Snapshot
 from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
 from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.scenarios import (
@@ -49,6 +50,7 @@ __all__ = [
     "RESET_KEYS",
     "RESET_TYPES",
     "SCENARIO_KEYS",
+    "SNAPSHOT_RESET_KEYS",
     "Failure",
     "FrameError",
     "Outcome",
@@ -73,7 +75,11 @@ RESET_KEYS: tuple[str, ...] = (
     "split",
     "index",
     "storage",
+    "from_snapshot",
 )
+# The keys a reset from a snapshot takes besides ``from_snapshot``: the rest say how an
+# episode starts, and a snapshot says that itself.
+SNAPSHOT_RESET_KEYS: frozenset[str] = frozenset({"from_snapshot", "episode_id"})
 # The keys that bind a session to a scenario: ``scenario``, or ``split`` and ``index``.
 SCENARIO_KEYS: tuple[str, ...] = ("scenario", "split", "index")
 # The keys that say where an episode starts, which a scenario sets itself.
@@ -199,11 +205,21 @@ class Session:
 
     # --- frames -----------------------------------------------------------------------------
 
-    def reset(self, data: Any) -> dict[str, Any]:
-        """Make the session's instance from a reset frame's ``data``; answer the observation."""
+    def reset(
+        self, data: Any, snapshots: Callable[[Any], tuple[Snapshot, int]] | None = None
+    ) -> dict[str, Any]:
+        """Make the session's instance from a reset frame's ``data``; answer the observation.
+
+        ``snapshots`` finds the snapshot and step count a ``from_snapshot`` token
+        names (raising ``FrameError`` when none is kept); without it, such a
+        reset is refused.
+        """
         with self._lock:
             self._check_open()
             arguments, episode_id, chosen = self._reset_arguments(data)
+            token = data.get("from_snapshot")
+            if token is not None:
+                return self._reset_from(data, token, episode_id, snapshots)
             self.last_activity = time.monotonic()
             self._destroy_instance()
             self.step_count = 0
@@ -247,13 +263,7 @@ class Session:
             self.pack = None if chosen is None else chosen[0]
             self.last_activity = time.monotonic()
             self.episode_id = episode_id if episode_id is not None else instance.id
-            metadata: dict[str, Any] = {
-                "fixture": instance.fixture,
-                "now": instance.clock.iso(),
-                "clock_mode": instance.clock.mode,
-                "tools": len(self.service.tools()) + (0 if trial is None else 1),
-                "episode_id": self.episode_id,
-            }
+            metadata = self._metadata(instance)
             if trial is not None and chosen is not None:
                 metadata.update(
                     scenario=f"{chosen[0].name}/{trial.scenario.id}",
@@ -269,6 +279,42 @@ class Session:
                 "done": False,
                 "metadata": metadata,
             }
+
+    def snapshot(self) -> tuple[Snapshot, int]:
+        """``Instance.snapshot()`` of this session's instance, and its ``step_count``."""
+        with self._lock:
+            self._check_open()
+            self._check_not_lost()
+            instance = self.instance
+            if instance is None:
+                raise FrameError(
+                    "SESSION_ERROR",
+                    "this session holds no episode to snapshot; send a reset first",
+                )
+            if self.trial is not None:
+                raise FrameError(
+                    "VALIDATION_ERROR",
+                    "an episode bound to a scenario is not snapshotted: its budget and grading "
+                    "are the scenario's, and a snapshot holds only the instance; snapshot an "
+                    "episode reset without scenario, split or index",
+                )
+            self.last_activity = time.monotonic()
+            try:
+                return instance.snapshot(), self.step_count
+            except SeahavenError as error:
+                message = clip(client_message(error), MAX_MESSAGE_CHARACTERS)
+                raise FrameError("EXECUTION_ERROR", f"snapshot failed: {message}") from None
+
+    def adopt(self, instance: seahaven.Instance, step_count: int) -> None:
+        """Make ``instance`` (restored from a snapshot) this fresh session's episode."""
+        with self._lock:
+            self._check_open()
+            self._destroy_instance()
+            self.instance = instance
+            self.episode_id = instance.id
+            self.step_count = step_count
+            self.lost = None
+            self.last_activity = time.monotonic()
 
     def step(self, data: Any) -> dict[str, Any]:
         """Run a step frame's action (``call_tool`` or ``list_tools``); answer the observation."""
@@ -396,6 +442,80 @@ class Session:
 
     # --- internals --------------------------------------------------------------------------
 
+    def _metadata(self, instance: seahaven.Instance) -> dict[str, Any]:
+        return {
+            "fixture": instance.fixture,
+            "now": instance.clock.iso(),
+            "clock_mode": instance.clock.mode,
+            "tools": len(self.service.tools()) + (0 if self.trial is None else 1),
+            "episode_id": self.episode_id,
+        }
+
+    def _reset_from(
+        self,
+        data: dict[str, Any],
+        token: str,
+        episode_id: str | None,
+        snapshots: Callable[[Any], tuple[Snapshot, int]] | None,
+    ) -> dict[str, Any]:
+        """A reset whose instance is restored from the snapshot ``token`` names."""
+        others = sorted(
+            key
+            for key, value in data.items()
+            if key not in SNAPSHOT_RESET_KEYS
+            and key not in IGNORED_RESET_KEYS
+            and value is not None
+        )
+        if others:
+            raise FrameError(
+                "VALIDATION_ERROR",
+                f"a reset from_snapshot takes no {listed(others)}: the snapshot says how its "
+                "episode goes on (fixture, seed, clock and all); it takes episode_id beside "
+                "from_snapshot, nothing else",
+            )
+        if snapshots is None:
+            raise FrameError(
+                "VALIDATION_ERROR", "this route keeps no snapshots; reset from_snapshot on /ws"
+            )
+        snapshot, step_count = snapshots(token)
+        if snapshot.world is not self.service.world:
+            raise FrameError(
+                "VALIDATION_ERROR",
+                f"snapshot {clip(token)!r} was taken of world {snapshot.world.name!r}, and this "
+                f"session serves {self.service.name!r}",
+            )
+        self.last_activity = time.monotonic()
+        self._destroy_instance()
+        self.step_count = 0
+        self.episode_id = None
+        self.lost = None
+        try:
+            instance = snapshot.restore()
+        except Exception as error:
+            if descriptors.exhausted(error, needed=self.service.descriptors_per_session):
+                raise FrameError(
+                    "CAPACITY_REACHED",
+                    "the server has no file descriptors left for another instance; try again "
+                    "when a session ends",
+                ) from None
+            if isinstance(error, SeahavenError):
+                message = clip(client_message(error), MAX_MESSAGE_CHARACTERS)
+                raise FrameError("EXECUTION_ERROR", f"reset failed: {message}") from None
+            raise FrameError("EXECUTION_ERROR", _internal(error, "reset")) from None
+        self.instance = instance
+        self.step_count = step_count
+        self.episode_id = episode_id if episode_id is not None else instance.id
+        self.last_activity = time.monotonic()
+        metadata = self._metadata(instance)
+        metadata["from_snapshot"] = clip(token)
+        metadata["step_count"] = step_count
+        return {
+            "observation": {"metadata": metadata},
+            "reward": None,
+            "done": False,
+            "metadata": metadata,
+        }
+
     def _check_open(self) -> None:
         if self.closed:
             raise FrameError("SESSION_ERROR", "the session has ended; open a new connection")
@@ -456,7 +576,9 @@ class Session:
         arguments = {
             key: data[key]
             for key in RESET_KEYS
-            if key in data and key != "episode_id" and key not in SCENARIO_KEYS
+            if key in data
+            and key not in ("episode_id", "from_snapshot")
+            and key not in SCENARIO_KEYS
         }
         return arguments, data.get("episode_id"), self._chosen_scenario(data)
 
@@ -646,6 +768,7 @@ RESET_TYPES: dict[str, str] = {
     "split": "a string (a split of the served pack)",
     "index": "a whole number (a task's place in its split, 0 first)",
     "storage": "a string (memory or disk)",
+    "from_snapshot": "a string (a token a snapshot frame answered)",
 }
 # The most pydantic-style entries an error frame's ``errors`` lists.
 MAX_ERRORS = 20
@@ -670,6 +793,7 @@ class _ResetData(_Strict):
     split: str | None = None
     index: int | None = None
     storage: str | None = None
+    from_snapshot: str | None = None
     control_tools: Any = None
 
 
