@@ -7,7 +7,9 @@ by key, updates it, comments on it, reads the state document once and ends the
 instance. Each case runs both storages in alternating rounds, so both see the
 same machine noise, and prints medians with the ratio memory / disk:
 
-* create + destroy: the instance alone, no call;
+* create + destroy: the instance alone, no call; again for a ledger world
+  whose fixture, frozen by the benchmark into a temporary directory, is at
+  least 3 MB;
 * episode in process: ``world.instance(...)``, three ``inst.call``, one
   ``inst.state_json()``, ``destroy()``;
 * episode over the wire: the same over one WebSocket of ``seahaven serve``
@@ -217,8 +219,91 @@ def case_idle_memory(count: int, rounds: int) -> dict[str, float]:
     return figures
 
 
+LEDGER_SCHEMA = """
+CREATE TABLE accounts (id TEXT PRIMARY KEY, name TEXT NOT NULL, profile TEXT NOT NULL) STRICT;
+CREATE TABLE entries (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    cents INTEGER NOT NULL,
+    memo TEXT NOT NULL,
+    tags TEXT NOT NULL
+) STRICT;
+CREATE INDEX entries_by_account ON entries (account_id);
+CREATE TABLE events (n INTEGER PRIMARY KEY, entry_id TEXT NOT NULL, payload TEXT NOT NULL) STRICT;
+"""
+THREE_MB = 3 * 1024 * 1024
+
+
+def three_megabyte_world(directory: Path) -> tuple[seahaven.World, int]:
+    """A ledger world whose fixture ``big`` is frozen into ``directory``: at least 3 MB.
+
+    Three tables and an index of JSON-heavy rows, grown until the frozen file
+    passes 3 MB; answers the world and the file's size.
+    """
+    world = seahaven.World(
+        name="bench_ledger",
+        version="1.0.0",
+        schema=LEDGER_SCHEMA,
+        state_format="seahaven.state/1",
+        fixtures_dir=directory,
+    )
+    with world.instance(now="2026-06-01T09:00:00.000Z", storage="disk") as inst:
+        with inst.bulk() as ctx:
+            ctx.db.executemany(
+                "INSERT INTO accounts (id, name, profile) VALUES (?, ?, ?)",
+                [
+                    (f"acct_{n:04d}", f"Account {n}", json.dumps({"tier": n % 5, "n": n}))
+                    for n in range(400)
+                ],
+            )
+            ctx.db.executemany(
+                "INSERT INTO entries (id, account_id, cents, memo, tags) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        f"ent_{n:06d}",
+                        f"acct_{n % 400:04d}",
+                        (n * 7919) % 100_000,
+                        f"Invoice {n} for services rendered in period {n % 12}",
+                        json.dumps(["ops", f"q{n % 4}", f"region-{n % 7}"]),
+                    )
+                    for n in range(16_000)
+                ],
+            )
+            ctx.db.executemany(
+                "INSERT INTO events (entry_id, payload) VALUES (?, ?)",
+                [
+                    (
+                        f"ent_{n:06d}",
+                        json.dumps({"kind": "posted", "by": f"user{n % 50}", "seq": n}),
+                    )
+                    for n in range(16_000)
+                ],
+            )
+        fixture = inst.freeze("big", "The storage benchmark's ledger of at least 3 MB.")
+    size = fixture.state_path.stat().st_size
+    if size < THREE_MB:
+        raise SystemExit(f"the benchmark's fixture is {size} bytes, under 3 MB: grow it")
+    return world, size
+
+
+def case_create_3mb(count: int, rounds: int) -> dict[str, float]:
+    """Making and destroying an instance of a fixture of at least 3 MB, nothing else."""
+    with tempfile.TemporaryDirectory(prefix="seahaven-bench-") as tmp:
+        world, size = three_megabyte_world(Path(tmp))
+        print(f"  (the ledger fixture is {size / 2**20:.2f} MiB)", flush=True)
+
+        def make(storage: str) -> Callable[[int], None]:
+            def create(index: int) -> None:
+                world.instance("big", seed=index, storage=storage).destroy()  # type: ignore[arg-type]
+
+            return create
+
+        return _median_rounds({storage: make(storage) for storage in STORAGES}, count, rounds)
+
+
 CASES: dict[str, tuple[Callable[[int, int], dict[str, float]], int, str, str]] = {
     "create": (case_create, 100, "create + destroy, agency (2.4 MB)", "ms"),
+    "create3": (case_create_3mb, 100, "create + destroy, a 3 MB ledger fixture", "ms"),
     "episode": (case_episode, 60, "episode in process, agency", "ms"),
     "wire": (case_wire, 40, "episode over the wire, agency", "ms"),
     "idle": (case_idle_memory, 200, "RSS per idle company instance (acme)", "KiB"),
