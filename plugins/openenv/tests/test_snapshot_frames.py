@@ -7,6 +7,7 @@ Every server is real uvicorn on 127.0.0.1; every client a real WebSocket or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import urllib.request
@@ -27,13 +28,15 @@ def capacity(server: serve.RunningServer) -> dict[str, int]:
     return found
 
 
-def attach(server: serve.RunningServer, session: dict[str, Any]) -> Wire:
-    """A raw connection attached to a fork's session; its first frame says it resumed."""
+def attach(
+    server: serve.RunningServer, session: dict[str, Any], stack: contextlib.ExitStack
+) -> Wire:
+    """A raw connection attached to a fork's session, closed with ``stack``; it resumed."""
     url = (
         server.base_url.replace("http://", "ws://")
         + f"/ws?session_id={session['session_id']}&resume={session['token']}"
     )
-    branch = Wire(connect(url, compression=None, open_timeout=10))
+    branch = Wire(stack.enter_context(connect(url, compression=None, open_timeout=10)))
     first = branch.receive()
     assert first == {"type": "resumed", "data": {"session_id": session["session_id"]}}
     return branch
@@ -63,8 +66,8 @@ def test_branches_of_a_fork_end_as_the_original_does(
     assert len(sessions) == 2 and answer["data"]["step_count"] == 2
     assert len(instance_dirs(beacon_world)) == 3
     assert capacity(server)["active_sessions"] == 3
-    branches = [attach(server, session) for session in sessions]
-    try:
+    with contextlib.ExitStack() as stack:
+        branches = [attach(server, session, stack) for session in sessions]
         results = [peer.call("add_note", text="third")["data"] for peer in (original, *branches)]
         assert results[0] == results[1] == results[2]
         documents = [peer.state() for peer in (original, *branches)]
@@ -76,9 +79,6 @@ def test_branches_of_a_fork_end_as_the_original_does(
         branches[0].call("add_note", text="only here")
         assert without_ids(branches[1].state()) == without_ids(original.state())
         assert without_ids(branches[0].state()) != without_ids(original.state())
-    finally:
-        for branch in branches:
-            branch.connection.close()
     wait_until(lambda: len(instance_dirs(beacon_world)) == 1)
 
 
