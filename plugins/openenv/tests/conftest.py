@@ -6,9 +6,11 @@ background thread, on a free port of 127.0.0.1, stopped when the test ends.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
+import resource
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -156,3 +158,27 @@ def wait_until(condition: Callable[[], Any], timeout: float = 30) -> None:
         if time.monotonic() > deadline:
             pytest.fail("the condition did not come true in time")
         time.sleep(0.05)
+
+
+def post_mcp(host: str, port: int, request: dict[str, Any]) -> dict[str, Any]:
+    """``POST /mcp`` with one JSON-RPC request; the answer, which must come with a 200."""
+    connection = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        connection.request(
+            "POST", "/mcp", body=json.dumps(request), headers={"Content-Type": "application/json"}
+        )
+        response = connection.getresponse()
+        assert response.status == 200
+        answer: dict[str, Any] = json.loads(response.read())
+        return answer
+    finally:
+        connection.close()
+
+
+def allow_open_files(wanted: int) -> None:
+    """Raise this process's open-file limit to ``wanted``; fail when the machine allows fewer."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < wanted:
+        if hard != resource.RLIM_INFINITY and hard < wanted:
+            pytest.fail(f"the load needs {wanted} open files and this machine allows {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))

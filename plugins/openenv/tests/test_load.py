@@ -8,12 +8,12 @@ and closes. The load is bounded: it fails after five minutes rather than hang.
 
 from __future__ import annotations
 
-import resource
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import allow_open_files
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -26,12 +26,7 @@ SESSIONS = 1000
 @pytest.fixture(autouse=True)
 def enough_file_descriptors() -> None:
     """Each session holds a socket on both ends and three files in the server."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 8 * SESSIONS
-    if soft < wanted:
-        if hard != resource.RLIM_INFINITY and hard < wanted:
-            pytest.fail(f"the load needs {wanted} open files and this machine allows {hard}")
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    allow_open_files(8 * SESSIONS)
 
 
 def test_a_thousand_sessions_at_once(tmp_path: Path) -> None:

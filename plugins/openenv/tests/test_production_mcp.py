@@ -9,30 +9,18 @@ instance, whichever transport carried it.
 from __future__ import annotations
 
 import asyncio
-import http.client
-import json
 from typing import Any
 
 import payments_world
 import pytest
-from conftest import wait_until
+from conftest import post_mcp, wait_until
 from openenv.core.mcp_client import MCPToolClient
 
 from seahaven.openenv import serve
 
 
 def post(server: Any, request: dict[str, Any]) -> dict[str, Any]:
-    connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
-    try:
-        connection.request(
-            "POST", "/mcp", body=json.dumps(request), headers={"Content-Type": "application/json"}
-        )
-        response = connection.getresponse()
-        assert response.status == 200
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-    finally:
-        connection.close()
+    return post_mcp(server.host, server.port, request)
 
 
 def rpc(server: Any, method: str, request_id: int = 1, **params: Any) -> dict[str, Any]:

@@ -13,7 +13,6 @@ import http.client
 import json
 import os
 import re
-import resource
 import signal
 import socket
 import subprocess
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import allow_open_files, post_mcp
 from openenv.core.mcp_client import MCPToolClient
 from seahaven_openenv import pool, runner, workers
 from websockets.sync.client import connect
@@ -43,12 +43,7 @@ SESSIONS = 400
 
 @pytest.fixture(autouse=True)
 def enough_file_descriptors() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 8 * SESSIONS
-    if soft < wanted:
-        if hard != resource.RLIM_INFINITY and hard < wanted:
-            pytest.fail(f"the load needs {wanted} open files and this machine allows {hard}")
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    allow_open_files(8 * SESSIONS)
 
 
 def alive(pid: int) -> bool:
@@ -101,17 +96,7 @@ def two_workers(tmp_path: Path, *extra: str) -> Iterator[Server]:
 
 
 def post(server: Server, request: dict[str, Any]) -> dict[str, Any]:
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-    try:
-        connection.request(
-            "POST", "/mcp", body=json.dumps(request), headers={"Content-Type": "application/json"}
-        )
-        response = connection.getresponse()
-        assert response.status == 200
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-    finally:
-        connection.close()
+    return post_mcp("127.0.0.1", server.port, request)
 
 
 def rpc(server: Server, method: str, **params: Any) -> dict[str, Any]:
