@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TextIO, TypedDict, Unpack
+from typing import TextIO, TypedDict, Unpack, cast
 
 import uvicorn
 from fastapi import FastAPI
@@ -229,10 +229,18 @@ def _serve_with_workers(
     def prepare() -> None:
         _tune_garbage_collection()
 
+    own = cast(ServerSettings, {key: value for key, value in settings.items() if key != "workers"})
+
+    def build_worker(port: int) -> tuple[FastAPI, uvicorn.Server]:
+        worker_settings = ServerSettings(**own)
+        worker_settings["port"] = port
+        _, application, server = build(chosen, **worker_settings)
+        return application, server
+
     serve_workers(
-        chosen,
+        build_worker,
         workers,
-        {key: value for key, value in settings.items() if key != "workers"},
+        own,
         out=out,
         announce=lambda bound: addresses(chosen, host, bound, console=console, packs=packs),
         prepare=prepare,

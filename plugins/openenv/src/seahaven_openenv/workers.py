@@ -38,12 +38,15 @@ import time
 import traceback
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import seahaven
 from seahaven.errors import WorldBug
 from seahaven_openenv import pool, runner
 from seahaven_openenv.server import MAX_MCP_BODY_BYTES
+
+if TYPE_CHECKING:
+    import uvicorn
+    from fastapi import FastAPI
 
 __all__ = [
     "MAX_RESTARTS",
@@ -575,7 +578,7 @@ async def _serve_handed(server: Any, control: socket.socket, seat: pool.Seat) ->
 
 
 def serve_workers(
-    worlds: Sequence[seahaven.World],
+    build: Callable[[int], tuple[FastAPI, uvicorn.Server]],
     workers: int,
     settings: Mapping[str, Any],
     *,
@@ -583,13 +586,13 @@ def serve_workers(
     announce: Callable[[int], Sequence[str]],
     prepare: Callable[[], None],
 ) -> None:
-    """Serve ``worlds`` from ``workers`` processes behind one port until stopped.
+    """Serve from ``workers`` processes behind one port until stopped.
 
-    ``settings`` are ``serve``'s; ``announce(port)`` the lines to print once every
-    worker is up; ``prepare()`` runs in each worker before it serves (logging, GC).
+    ``build(port)`` makes a worker's app and uvicorn server, in the worker;
+    ``settings`` are ``serve``'s (its host and port are read here);
+    ``announce(port)`` the lines to print once every worker is up; ``prepare()``
+    runs in each worker before it serves (logging, GC).
     """
-    from seahaven_openenv.serve import build
-
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise WorldBug(f"workers is a whole number of processes, 1 or more, not {workers!r}")
     host, port = settings.get("host", "127.0.0.1"), settings.get("port", 8000)
@@ -600,7 +603,7 @@ def serve_workers(
 
     def run_worker(seat: pool.Seat, control: socket.socket) -> int:
         _die_with_parent()
-        _, application, server = build(worlds, **{**settings, "port": bound})
+        application, server = build(bound)
         application.state.hub.join_pool(seat)
         application.add_middleware(CloseAfterResponse)
         prepare()
