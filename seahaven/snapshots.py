@@ -38,7 +38,7 @@ from seahaven.errors import SeahavenError, WorldBug
 from seahaven.ids import sql_stream
 from seahaven.instance import Instance, InstanceParts
 from seahaven.runtime import NodeRuntime
-from seahaven.storage import Storage, check_storage
+from seahaven.storage import Storage, check_storage, rollback_image
 from seahaven.workdir import instance_directory
 
 if TYPE_CHECKING:
@@ -56,11 +56,7 @@ __all__ = [
     "take",
 ]
 
-# Bytes 18 and 19 of a database header: the file format's write and read versions,
-# 2 for a file in write-ahead-log mode. An image with them at 2 names a log that is not
-# part of it, and SQLite cannot open it in memory; 1 (rollback journal) holds everything.
-_FORMAT_VERSION_BYTES = slice(18, 20)
-_LEGACY_FORMAT = b"\x01\x01"
+# Every SQLite database image starts with these bytes; a damaged snapshot's may not.
 _HEADER = b"SQLite format 3\x00"
 
 
@@ -213,22 +209,12 @@ def _capture_store(runtime: NodeRuntime) -> StoreImage:
         ) from None
     return StoreImage(
         path=runtime.path,
-        image=_rollback_journal_image(image),
+        # Marked for a rollback journal, so it opens in memory and as a file alike.
+        image=rollback_image(image or b""),
         ids_state=runtime.ids.random.getstate(),
         sql_state=None if stream is None else stream.getstate(),
         node_state=node_state,
     )
-
-
-def _rollback_journal_image(image: bytes | None) -> bytes:
-    """The image as a file in rollback-journal mode, which opens as a file and in memory alike."""
-    if not image:
-        return b""
-    if image[_FORMAT_VERSION_BYTES] == _LEGACY_FORMAT:
-        return image
-    fixed = bytearray(image)
-    fixed[_FORMAT_VERSION_BYTES] = _LEGACY_FORMAT
-    return bytes(fixed)
 
 
 def restore(
