@@ -794,6 +794,7 @@ class MatchesSolution(Grader):
 
     def __init__(self, ignore: Iterable[str] = ()) -> None:
         self.ignore = tuple(ignore)
+        self._ignored_by_table: dict[tuple[str, str], frozenset[str]] = {}
         for name in self.ignore:
             if not isinstance(name, str) or not name or len(name.split(".")) > 3:
                 raise WorldBug(
@@ -812,28 +813,53 @@ class MatchesSolution(Grader):
             elif len(parts) == 2:
                 yield Reference(table=parts[0], columns=(parts[1],))
 
-    def _ignored(self, change: NetChange, column: str) -> bool:
-        return (
-            column in self.ignore
-            or f"{change.table}.{column}" in self.ignore
-            or f"{change.world}.{change.table}.{column}" in self.ignore
-        )
+    def _ignored(self, world: str, table: str) -> frozenset[str]:
+        """The columns of ``world.table`` left out, worked out once per table and kept."""
+        found = self._ignored_by_table.get((world, table))
+        if found is None:
+            columns = set()
+            for name in self.ignore:
+                *scope, column = name.split(".")
+                if scope in ([], [table], [world, table]):
+                    columns.add(column)
+            found = self._ignored_by_table[(world, table)] = frozenset(columns)
+        return found
 
     def _form(self, change: NetChange) -> tuple[Any, ...]:
-        values = change.values()
+        ignored = self._ignored(change.world, change.table)
         kept = tuple(
             sorted(
                 (column, canonical(value))
-                for column, value in values.items()
-                if not self._ignored(change, column)
+                for column, value in change.values().items()
+                if column not in ignored
             )
         )
         return (change.world, change.table, change.op, kept)
+
+    def _raw_form(self, change: NetChange) -> tuple[Any, ...]:
+        ignored = self._ignored(change.world, change.table)
+        kept = tuple(sorted(item for item in change.values().items() if item[0] not in ignored))
+        return (change.world, change.table, change.op, kept)
+
+    def _same_as_written(self, episode: Episode) -> bool:
+        """Whether the net changes match value for value, before any value is canonicalised.
+
+        Equal values have equal canonical forms, so a match here is a match; the
+        usual passing episode is decided without canonicalising a value.
+        """
+        try:
+            wanted = Counter(self._raw_form(change) for change in episode.solution)
+            return wanted == Counter(self._raw_form(change) for change in episode.changes)
+        except TypeError:  # a value that does not hash, which canonical forms handle
+            return False
 
     def grade(self, episode: Episode) -> Grade:
         title = "the same net changes as the reference solution"
         if self.ignore:
             title += f" (ignoring {', '.join(self.ignore)})"
+        if self._same_as_written(episode):
+            count = len(episode.solution)
+            return Grade.of(Check(title, True, f"both changed the same {_rows_word(count)}"))
         wanted = Counter(self._form(change) for change in episode.solution)
         got = Counter(self._form(change) for change in episode.changes)
         if wanted == got:
