@@ -275,7 +275,7 @@ class _Working:
         activation = calls.slot.activation
         self._outer = activation is None
         if activation is None:
-            activation = Activation(calls, recording=True)
+            activation = Activation(calls, recording=calls.net is None)
             self._resumed: list[NodeRuntime] = []
             self._ordinal_before: int | None = None
         else:
@@ -345,6 +345,7 @@ class Calls:
 
     __slots__ = (
         "_formatting",
+        "_log",
         "_route_cache",
         "call_log",
         "clock",
@@ -353,7 +354,7 @@ class Calls:
         "diverged",
         "info",
         "lock",
-        "log",
+        "net",
         "runtimes",
         "slot",
         "stopping",
@@ -379,8 +380,9 @@ class Calls:
         """One runtime per store, root first, in the composition's node order."""
         self.call_log: list[CallRecord] = []
         """Every dispatched call, in dispatch order, so ``[i]`` is call ``i``."""
-        self.log = ChangeLog()
-        """The change log, each record with its JSON text."""
+        self._log = ChangeLog()
+        self.net: Activation | None = None
+        """The recorder of an open ``record_net()`` block, or ``None`` outside one."""
         self.control = control
         """The deprecated control tool, or ``None`` when it is not callable."""
         self.destroyed = False
@@ -400,6 +402,16 @@ class Calls:
     @activation.setter
     def activation(self, activation: Activation | None) -> None:
         self.slot.activation = activation
+
+    @property
+    def log(self) -> ChangeLog:
+        """The change log, each record with its JSON text; refused inside ``record_net()``."""
+        if self.net is not None:
+            raise WorldBug(
+                "the change log of a record_net() block is written when the block ends; read the "
+                "log, the state document or a snapshot after it"
+            )
+        return self._log
 
     # --- whether the instance may be used ---------------------------------------------------
 
@@ -547,7 +559,7 @@ class Calls:
         """
         started = time.perf_counter()
         try:
-            activation = Activation(self, recording=True)
+            activation = Activation(self, recording=self.net is None)
             _local.depth += 1
             try:
                 self.slot.activation = activation
@@ -586,7 +598,14 @@ class Calls:
         left_open = []
         unrecorded: WorldBug | None = None
         try:
-            for runtime, _ in activation.sessions.values():
+            # A call that records nothing of its own (in a record_net() block) may have
+            # left a transaction open on any store.
+            runtimes = (
+                [runtime for runtime, _ in activation.sessions.values()]
+                if activation.recording
+                else self.runtimes
+            )
+            for runtime in runtimes:
                 if runtime.conn.in_transaction:
                     roll_back_quietly(runtime.conn)
                     left_open.append(runtime.path)
@@ -597,7 +616,7 @@ class Calls:
             if activation.records:
                 # An outer call's activation records under its one ordinal.
                 assert activation.ordinal is not None
-                self.log.extend_call(activation.ordinal, activation.records, activation.texts)
+                self._log.extend_call(activation.ordinal, activation.records, activation.texts)
         finally:
             self.diverged = self.diverged or activation.diverged
             activation.end()
@@ -711,6 +730,8 @@ class Calls:
         self.refuse_inside("bulk() cannot run inside a call or another bulk() block")
         with self.lock:
             self.check_callable()
+            if self.net is not None:
+                raise WorldBug("bulk() cannot run inside a record_net() block; end the block first")
             runtimes = self.runtimes
             # A reader may be asked for inside the block, and switching a store to the
             # journal a reader needs cannot happen once its transaction is open.
@@ -751,6 +772,42 @@ class Calls:
                 activation.end()
                 self.activation = None
 
+    @contextmanager
+    def record_net(self) -> Iterator[None]:
+        """Record the block's calls together: one net change per row, logged when it ends.
+
+        Each call runs as usual (its call record, its clock tick, its transaction)
+        but opens no change-capture session of its own: one session per store
+        covers the whole block, and its net changes join the change log at the end
+        with no call ordinal, as a ``bulk()`` block's do. The instance is this
+        thread's for the block.
+        """
+        self.check_usable()
+        self.refuse_inside("record_net() cannot start inside a call or a bulk() block")
+        with self.lock:
+            self.check_callable()
+            if self.net is not None:
+                raise WorldBug("record_net() blocks do not nest; this instance is in one already")
+            recorder = Activation(self, recording=True)
+            try:
+                for runtime in self.runtimes:
+                    recorder.touch(runtime)
+            except BaseException:
+                recorder.end()
+                raise
+            self.net = recorder
+            try:
+                yield
+            finally:
+                self.net = None
+                try:
+                    if not self.destroyed:
+                        recorder.flush()
+                        self._log.extend(recorder.records, recorder.texts)
+                finally:
+                    self.diverged = self.diverged or recorder.diverged
+                    recorder.end()
+
     def _commit_bulk(self, records: list[LogRecord], texts: list[str]) -> None:
         # One node at a time, the root last; a failed commit keeps what committed before it.
         ordered = [*self.runtimes[1:], self.runtimes[0]]
@@ -766,10 +823,10 @@ class Calls:
                     for record, text in zip(records, texts, strict=True)
                     if record.world in committed
                 ]
-                self.log.extend([record for record, _ in kept], [text for _, text in kept])
+                self._log.extend([record for record, _ in kept], [text for _, text in kept])
                 raise db_error(error) from error
             committed.add(runtime.path)
-        self.log.extend(records, texts)
+        self._log.extend(records, texts)
 
     def run_startup(self, hooks: Callable[[Activation], None]) -> None:
         """Run ``hooks`` in the startup activation: every node's transaction open, nothing logged.

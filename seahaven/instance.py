@@ -259,6 +259,22 @@ class Instance:
         with self.calls.bulk() as ctx:
             yield ctx
 
+    @contextmanager
+    def record_net(self) -> Iterator[None]:
+        """Run the block's calls with their changes recorded as one net change per row.
+
+        For work whose end state is all that matters (replaying a reference
+        solution, scripted set-up): each call is dispatched, logged in the call
+        log and ticks the clock as usual, but the change log gets the block's
+        net change per row when the block ends, with no call ordinal (as
+        ``bulk()``'s rows), instead of each call's own records. That skips the
+        per-call change capture, the larger part of a short call's cost. Inside
+        the block the change log, the state document and snapshots are refused
+        (they would miss the block's changes), and so is ``bulk()``.
+        """
+        with self.calls.record_net():
+            yield
+
     def freeze(self, id: str, description: str) -> Fixture:
         """Mint a fixture from the current state, into the world's fixtures directory."""
         from seahaven.freezing import freeze_instance
