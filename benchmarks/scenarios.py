@@ -2,7 +2,7 @@
 
 Every round times, in turn on the same machine, a ten-call company episode from
 the ``acme`` fixture (make the instance, make the calls, read the change log,
-destroy it) four ways:
+destroy it) five ways:
 
 * **episode**: the calls alone, on a plain instance: the baseline;
 * **checks**: the same episode as a scenario's trial, graded by row checks
@@ -10,6 +10,10 @@ destroy it) four ways:
 * **replay**: graded by ``matches_solution`` too, with a seed never seen before,
   so the solution is replayed every time (a second episode: the worst case; an
   eval replays once per seed and scenario, and trials of one seed share it);
+  the solution is the episode's ten calls, as scripted, and is replayed in a
+  ``record_net()`` block, as ``matches_solution`` always replays;
+* **short replay**: the same, with a solution of only the two calls that write,
+  as an author would write it to solve the task;
 * **eval**: ``seahaven.evaluation.evaluate`` over a pack of that scenario with the
   scripted solution policy, reported as trials per second;
 * **eval, company pack**: ``evaluate`` over the shipped ``company`` pack (every
@@ -66,6 +70,9 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_company_summary", {}),
 ]
 
+# The calls of the ten that change a row: a solution written to solve the task makes just these.
+WRITING_TOOLS = {"invoice_customer", "approve_expense"}
+
 CHECKS = grading.all_of(
     grading.changed(
         "invoices", {"customer_email": "ap@cyberdyne.test"}, to={"status": "paid"}, op="insert"
@@ -90,14 +97,21 @@ CHECKS = grading.all_of(
 )
 
 
-def scenario(grader: grading.Grader) -> Scenario:
+WRITES = [(tool, arguments) for tool, arguments in CALLS if tool in WRITING_TOOLS]
+
+
+def scenario(
+    grader: grading.Grader,
+    solution: list[tuple[str, dict[str, Any]]] = CALLS,
+    clock_mode: str = "tick",
+) -> Scenario:
     return Scenario(
         id="bench",
         world=company_world.world,
         instructions="Invoice Cyberdyne and approve the submitted expense.",
-        start={"fixture": "acme", "clock_mode": "tick", "startup": PRINCIPAL},
+        start={"fixture": "acme", "clock_mode": clock_mode, "startup": PRINCIPAL},
         grader=grader,
-        solution=[{"tool": tool, "arguments": arguments} for tool, arguments in CALLS],
+        solution=[{"tool": tool, "arguments": arguments} for tool, arguments in solution],
         budget=20,
     )
 
@@ -141,15 +155,21 @@ def main(argv: list[str]) -> int:
 
     checked = scenario(CHECKS)
     replayed = scenario(grading.all_of(CHECKS, grading.matches_solution(ignore=["id"])))
-    # Both graders pass on the scripted calls, or the figures would time a failing path.
+    # Two calls reach the rows at other ticks than the ten do: a fixed clock keeps the times alike.
+    short = scenario(
+        grading.all_of(CHECKS, grading.matches_solution(ignore=["id"])), WRITES, "fixed"
+    )
+    # The graders pass on the scripted calls, or the figures would time a failing path.
     assert graded_episode(checked, 1).passed
     assert graded_episode(replayed, 2).passed, graded_episode(replayed, 2).summary()
+    assert graded_episode(short, 3).passed, graded_episode(short, 3).summary()
     pack = ScenarioSet("bench", "1", [checked])
     seeds = itertools.count(1000)
 
     plain: list[float] = []
     checks: list[float] = []
     replay: list[float] = []
+    short_replay: list[float] = []
     rates: list[float] = []
     company_rates: list[float] = []
     company = load_pack("company")
@@ -158,6 +178,9 @@ def main(argv: list[str]) -> int:
         plain.append(timed(plain_episode, options.episodes, seeds))
         checks.append(timed(lambda seed: graded_episode(checked, seed), options.episodes, seeds))
         replay.append(timed(lambda seed: graded_episode(replayed, seed), options.episodes, seeds))
+        short_replay.append(
+            timed(lambda seed: graded_episode(short, seed), options.episodes, seeds)
+        )
         started = time.perf_counter()
         summary, _ = evaluate(pack, solution_policy, trials=options.trials)
         rates.append(options.trials / (time.perf_counter() - started))
@@ -180,6 +203,12 @@ def main(argv: list[str]) -> int:
             statistics.median(replay),
             statistics.median(replay) / base,
             "<= 2.00",
+        ),
+        (
+            "the same, the solution being its two writing calls, replayed",
+            statistics.median(short_replay),
+            statistics.median(short_replay) / base,
+            "-",
         ),
     ]
     rate = statistics.median(rates)
