@@ -75,13 +75,14 @@ class AnswerHead:
 
 
 def _add_route(router: APIRouter, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
-    """``router.add_api_route``, showing no description in the OpenAPI document.
+    """``router.add_api_route``, naming the route as its endpoint without a leading ``_``.
 
-    FastAPI publishes an endpoint's docstring as its description; the endpoints'
-    docstrings here are for the code's reader, and the document stays as it was.
+    FastAPI publishes an endpoint's docstring as the route's description, which
+    the routes here never had: so the endpoints in the OpenAPI document are
+    private methods with a comment instead, registered under their old names,
+    and the document is the one the server always served.
     """
-    router.add_api_route(path, endpoint, **options)
-    router.routes[-1].description = ""  # type: ignore[attr-defined]
+    router.add_api_route(path, endpoint, name=endpoint.__name__.removeprefix("_"), **options)
 
 
 def worlds_listing(services: Sequence[WorldService]) -> list[dict[str, Any]]:
@@ -108,8 +109,8 @@ class WorldsRoutes:
         self.services = services
         self.listing = worlds_listing(services)
 
-    async def worlds(self) -> list[dict[str, Any]]:
-        """The worlds this server serves."""
+    async def _worlds(self) -> list[dict[str, Any]]:
+        # The worlds this server serves.
         return self.listing
 
     async def index(self) -> Response:
@@ -126,7 +127,7 @@ def worlds_router(services: Sequence[WorldService], *, console: bool) -> APIRout
     _add_route(
         router,
         "/worlds",
-        routes.worlds,
+        routes._worlds,
         methods=["GET"],
         tags=["Environment Info"],
         summary="The worlds this server serves",
@@ -142,27 +143,32 @@ class PoolRoutes:
     def __init__(self, hub: SessionPool) -> None:
         self.hub = hub
 
-    async def health(self) -> dict[str, Any]:
-        """Health check."""
+    async def _health(self) -> dict[str, Any]:
+        # Health check.
         return pool.health_document(self.hub.seat)
 
-    async def capacity(self) -> dict[str, int]:
-        """Active and maximum sessions."""
+    async def _capacity(self) -> dict[str, int]:
+        # Active and maximum sessions.
         return self.hub.capacity()
 
-    async def metrics(self) -> dict[str, Any]:
-        """Sessions, capacity and worker processes."""
+    async def _metrics(self) -> dict[str, Any]:
+        # Sessions, capacity and worker processes.
         return self.hub.metrics()
 
     def add_to(self, router: APIRouter) -> None:
         """Add the three routes to ``router``."""
         _add_route(
-            router, "/health", self.health, methods=["GET"], tags=["Health"], summary="Health check"
+            router,
+            "/health",
+            self._health,
+            methods=["GET"],
+            tags=["Health"],
+            summary="Health check",
         )
         _add_route(
             router,
             "/capacity",
-            self.capacity,
+            self._capacity,
             methods=["GET"],
             tags=["Health"],
             summary="Active and maximum sessions",
@@ -170,7 +176,7 @@ class PoolRoutes:
         _add_route(
             router,
             "/metrics",
-            self.metrics,
+            self._metrics,
             methods=["GET"],
             tags=["Health"],
             summary="Sessions, capacity and worker processes",
@@ -238,18 +244,18 @@ class WorldRoutes(PoolRoutes):
         self._card: list[dict[str, Any]] = []
         self.http_sessions = mcp_sessions.HttpSessions(service, hub, work.call_work)
 
-    async def metadata(self) -> dict[str, Any]:
-        """The world's name, version and card, made once."""
+    async def _metadata(self) -> dict[str, Any]:
+        # The world's name, version and card, made once.
         if not self._card:
             self._card.append(await self.hub.run(card.world_card, self.service.world))
         return self._card[0]
 
-    async def schema(self) -> dict[str, Any]:
-        """The action, observation and state models."""
+    async def _schema(self) -> dict[str, Any]:
+        # The action, observation and state models.
         return schema_document()
 
-    async def fixtures(self) -> list[dict[str, Any]]:
-        """The fixtures a reset can name."""
+    async def _fixtures(self) -> list[dict[str, Any]]:
+        # The fixtures a reset can name.
         listed = await self.hub.run(listed_fixtures, self.service.world)
         return [
             {
@@ -261,8 +267,8 @@ class WorldRoutes(PoolRoutes):
             for fixture in listed
         ]
 
-    async def mcp_http(self, request: Request) -> Response:
-        """``POST /mcp``: OpenEnv's production MCP; anything else is refused."""
+    async def _mcp_http(self, request: Request) -> Response:
+        # ``POST /mcp``: OpenEnv's production MCP; anything else is refused.
         body = await _bounded_body(request, MAX_MCP_BODY_BYTES)
         if body is None:
             return JSONResponse(
@@ -311,7 +317,7 @@ def world_router(service: WorldService, hub: SessionPool, *, console: bool) -> A
     _add_route(
         router,
         "/metadata",
-        routes.metadata,
+        routes._metadata,
         methods=["GET"],
         tags=["Environment Info"],
         summary="The world's name, version and card",
@@ -319,7 +325,7 @@ def world_router(service: WorldService, hub: SessionPool, *, console: bool) -> A
     _add_route(
         router,
         "/schema",
-        routes.schema,
+        routes._schema,
         methods=["GET"],
         tags=["Schema"],
         summary="The action, observation and state models",
@@ -327,7 +333,7 @@ def world_router(service: WorldService, hub: SessionPool, *, console: bool) -> A
     _add_route(
         router,
         "/fixtures",
-        routes.fixtures,
+        routes._fixtures,
         methods=["GET"],
         tags=["Environment Info"],
         summary="The fixtures a reset can name",
@@ -345,7 +351,7 @@ def world_router(service: WorldService, hub: SessionPool, *, console: bool) -> A
     _add_route(
         router,
         "/mcp",
-        routes.mcp_http,
+        routes._mcp_http,
         methods=["POST"],
         tags=["MCP"],
         summary="OpenEnv's production MCP (openenv/session/create, then requests naming it); "
