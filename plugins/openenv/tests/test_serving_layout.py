@@ -31,6 +31,7 @@ NEW_MODULES = [
     "seahaven_openenv.frames",
     "seahaven_openenv.close_codes",
     "seahaven_openenv.inbox",
+    "seahaven_openenv.accept_failures",
     "seahaven_openenv.session_pool",
     "seahaven_openenv.work",
     "seahaven_openenv.fork",

@@ -2,15 +2,15 @@
 
 The capacity count, the two pools of worker threads, the scheduler that runs
 a frame's work on the event loop while that kind of work is quick and on a
-worker once it is not, the idle reaper, and the event loop's handler for
-connections it cannot accept. ``SessionPool`` was ``seahaven_openenv.server.Hub``.
+worker once it is not, and the idle reaper; it installs the event loop's
+handler for connections it cannot accept (``seahaven_openenv.accept_failures``).
+``SessionPool`` was ``seahaven_openenv.server.Hub``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import gc
 import logging
 import secrets
@@ -29,6 +29,7 @@ from seahaven import sandbox
 from seahaven.concurrency import concurrency
 from seahaven.errors import WorldBug
 from seahaven_openenv import pool, resume, snapframes
+from seahaven_openenv.accept_failures import AcceptFailures
 from seahaven_openenv.close_codes import CLOSE_REAPED
 from seahaven_openenv.inbox import Inbox
 from seahaven_openenv.session import Session
@@ -58,9 +59,6 @@ SESSION_WORKERS = 32
 MAX_KINDS = 1000
 # The shortest time between two collections asked for by sessions whose instances outlived them.
 COLLECT_INTERVAL_SECONDS = 5.0
-# How often, at most, the log says connections cannot be accepted.
-ACCEPT_WARNING_SECONDS = 10.0
-_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 T = TypeVar("T")
 
@@ -147,7 +145,7 @@ class SessionPool:
         # A collection asked for after a session whose instance outlived its end.
         self._collection: asyncio.TimerHandle | None = None
         self._collected_at = -COLLECT_INTERVAL_SECONDS
-        self._accept_failures = _AcceptFailures()
+        self._accept_failures = AcceptFailures()
         #: This process's place among a server's workers (``seahaven serve --workers``).
         self.seat: pool.Seat | None = None
 
@@ -393,49 +391,6 @@ class _Job(Generic[T]):
             self._abandoned = True
             if self._thread is not None:
                 sandbox.interrupt_thread(self._thread)
-
-
-class _AcceptFailures:
-    """The event loop's error handler, saying once in a while that it cannot accept connections.
-
-    asyncio reports every ``accept()`` that fails for want of descriptors, with a
-    traceback, and retries a hundred times a tick: out of descriptors, a server
-    would write megabytes of log a second. One warning per interval is enough.
-    """
-
-    def __init__(self) -> None:
-        self.refused = 0
-        self._warned_at = -ACCEPT_WARNING_SECONDS
-
-    def handler(
-        self, previous: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None
-    ) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
-        """A handler for ``loop.set_exception_handler``, passing on what it does not own."""
-
-        def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-            error = context.get("exception")
-            if (
-                isinstance(error, OSError)
-                and error.errno in _OUT_OF_RESOURCES
-                and "accept" in str(context.get("message", ""))
-            ):
-                self.refused += 1
-                now = time.monotonic()
-                if now - self._warned_at >= ACCEPT_WARNING_SECONDS:
-                    self._warned_at = now
-                    _log.warning(
-                        "cannot accept a connection: %s; new connections wait until sessions "
-                        "end (said once every %g s)",
-                        error.strerror,
-                        ACCEPT_WARNING_SECONDS,
-                    )
-                return
-            if previous is not None:
-                previous(loop, context)
-            else:
-                loop.default_exception_handler(context)
-
-        return handle
 
 
 def __getattr__(name: str) -> Any:
