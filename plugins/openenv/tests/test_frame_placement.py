@@ -6,7 +6,7 @@ import logging
 
 import pytest
 from conftest import instance_dirs
-from seahaven_openenv.server import Hub
+from seahaven_openenv.session_pool import SessionPool as Hub
 
 from seahaven.concurrency import concurrency, set_concurrency
 

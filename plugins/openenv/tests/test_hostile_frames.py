@@ -16,7 +16,7 @@ import pytest
 from conftest import Wire
 from openenv.core.env_server.types import WSErrorResponse
 from seahaven_openenv import frames
-from seahaven_openenv.session import FrameError
+from seahaven_openenv.frames import FrameError
 
 LONG = 1_000_000
 # An answer that repeats none of a long input fits in this, whatever the input.

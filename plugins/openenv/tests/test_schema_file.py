@@ -17,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 from seahaven_openenv import models
-from seahaven_openenv.server import schema_document
+from seahaven_openenv.routes import schema_document
 
 
 def test_the_shipped_schema_is_what_the_models_build() -> None:

@@ -24,8 +24,9 @@ from openenv.core.env_server.types import EnvironmentMetadata, Observation
 import seahaven
 from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import card
+from seahaven_openenv.frames import FrameError
 from seahaven_openenv.models import EpisodeEndObservation, SeahavenObservation, SeahavenState
-from seahaven_openenv.session import FrameError, Session, WorldService
+from seahaven_openenv.session import Session, WorldService
 from seahaven_openenv.tasks import ServedPack, TaskError, packs_for
 
 __all__ = ["SeahavenEnv"]

@@ -1,10 +1,12 @@
-"""The wire: reading a client's frame, and writing the server's.
+"""The wire: reading a client's frame into a ``Frame``, its ``FrameError``, and the replies.
 
 Frames are OpenEnv's: ``{"type": ..., "data": ...}`` text messages holding
-JSON. A frame that is not JSON, not an object, or of an unknown type is a
-``FrameError`` with OpenEnv's code for it. Replies are encoded compactly, and a
-tool result that plain JSON cannot hold (a pydantic model, a dataclass) is
-rendered the way pydantic renders it.
+JSON. ``read_frame`` is the one reader: it parses a message once into a typed
+``Frame``. A frame that is not JSON, not an object, or of an unknown type is a
+``FrameError`` with OpenEnv's code for it; so is a ``state`` or ``snapshot``
+frame whose data such a frame cannot take (``state_data``, ``snapshot_data``).
+Replies are encoded compactly, and a tool result that plain JSON cannot hold
+(a pydantic model, a dataclass) is rendered the way pydantic renders it.
 
 Any frame may carry an ``id`` (a number, or a string of at most
 ``MAX_FRAME_ID_CHARACTERS``): its answer, error frames included, carries the
@@ -17,23 +19,28 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from seahaven.state_formats import encode_values
 from seahaven_openenv.echo import listed, shown
-from seahaven_openenv.session import FrameError
 
 __all__ = [
     "ERROR_CODES",
     "FRAME_TYPES",
     "MAX_FRAME_DEPTH",
     "MAX_FRAME_ID_CHARACTERS",
+    "Frame",
+    "FrameError",
     "encode",
     "error_frame",
     "observation_frame",
     "parse",
     "parse_frame",
+    "read_frame",
     "read_json",
+    "snapshot_data",
+    "state_data",
     "state_frame",
     "state_frame_text",
     "with_id",
@@ -75,25 +82,46 @@ _FRAME_KEYS: dict[str, frozenset[str]] = {
 MAX_FRAME_ID_CHARACTERS = 128
 
 
-def parse(text: str | bytes) -> tuple[str, Any]:
-    """A client frame's type and data; ``FrameError`` for a frame that is not one.
+class FrameError(Exception):
+    """A frame the session refuses: sent as ``{"type": "error", "data": {"code", "message"}}``.
+
+    ``extra`` holds more keys of the error frame's data, such as the ``errors``
+    of a malformed step.
+    """
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+        #: The ``id`` of the frame refused, echoed by the refusal; set where it is known.
+        self.request_id: str | int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One client frame, read: its ``type``, its ``data`` and its ``id`` (``None`` if it has none).
+
+    ``data`` is the frame's JSON value as sent (``{}`` when a frame of its type
+    may leave it out); what a frame of each type may hold in it is checked by
+    whoever answers that type.
+    """
+
+    type: str
+    data: Any
+    id: str | int | None = None
+
+
+def read_frame(raw: str | bytes) -> Frame:
+    """A client message read as a ``Frame``; ``FrameError`` for a message that is not one.
 
     Every byte is the client's: a frame nested too deeply to read, or holding a
     string that is not Unicode (half of a surrogate pair), is refused as
     ``INVALID_JSON`` like any other text that is not a frame, and the session
-    goes on.
+    goes on. A ``FrameError`` raised for a frame whose ``id`` was read carries it
+    as ``request_id``, so the refusal echoes it too.
     """
-    kind, data, _ = parse_frame(text)
-    return kind, data
-
-
-def parse_frame(text: str | bytes) -> tuple[str, Any, str | int | None]:
-    """``parse``, with the frame's ``id`` (``None`` when it has none).
-
-    A ``FrameError`` raised for a frame whose ``id`` was read carries it as
-    ``request_id``, so the refusal echoes it too.
-    """
-    frame = read_json(text)
+    frame = read_json(raw)
     if not isinstance(frame, dict):
         raise FrameError("VALIDATION_ERROR", 'a frame is a JSON object, {"type": ..., "data": ...}')
     request_id = _frame_id(frame.get("id"))
@@ -102,7 +130,44 @@ def parse_frame(text: str | bytes) -> tuple[str, Any, str | int | None]:
     except FrameError as error:
         error.request_id = request_id
         raise
-    return kind, data, request_id
+    return Frame(kind, data, request_id)
+
+
+def state_data(data: Any) -> bool:
+    """A ``state`` frame's data, checked: whether it allows a connection holding no episode."""
+    if not isinstance(data, dict) or any(key != "allow_no_episode" for key in data):
+        raise FrameError(
+            "VALIDATION_ERROR",
+            'a state frame\'s data is {} or {"allow_no_episode": true}, nothing else',
+        )
+    allowed = data.get("allow_no_episode", False)
+    if not isinstance(allowed, bool):
+        raise FrameError("VALIDATION_ERROR", "a state frame's allow_no_episode is true or false")
+    return allowed
+
+
+def snapshot_data(data: Any) -> None:
+    """A ``snapshot`` frame's data, checked: ``{}``, nothing else."""
+    if not isinstance(data, dict) or data:
+        raise FrameError("VALIDATION_ERROR", "a snapshot frame's data is {}, nothing else")
+
+
+def parse(text: str | bytes) -> tuple[str, Any]:
+    """A client frame's type and data; ``FrameError`` for a frame that is not one.
+
+    Every byte is the client's: a frame nested too deeply to read, or holding a
+    string that is not Unicode (half of a surrogate pair), is refused as
+    ``INVALID_JSON`` like any other text that is not a frame, and the session
+    goes on. ``read_frame``'s ``Frame`` as a pair.
+    """
+    frame = read_frame(text)
+    return frame.type, frame.data
+
+
+def parse_frame(text: str | bytes) -> tuple[str, Any, str | int | None]:
+    """``read_frame``'s ``Frame`` as a triple: type, data and ``id`` (``None`` when it has none)."""
+    frame = read_frame(text)
+    return frame.type, frame.data, frame.id
 
 
 def _frame_id(value: Any) -> str | int | None:

@@ -21,7 +21,8 @@ from typing import Any
 
 from seahaven.tool_results import error_result, value_result
 from seahaven_openenv.echo import clip
-from seahaven_openenv.session import FrameError, Outcome, Session, internal_error_id
+from seahaven_openenv.frames import FrameError
+from seahaven_openenv.session import Outcome, Session, internal_error_id
 
 __all__ = [
     "MAX_ID_CHARACTERS",

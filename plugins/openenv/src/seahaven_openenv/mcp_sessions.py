@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from seahaven_openenv import mcp_frames
 from seahaven_openenv.echo import clip
-from seahaven_openenv.session import FrameError, Session, WorldService
+from seahaven_openenv.frames import FrameError
+from seahaven_openenv.session import Session, WorldService
 
 if TYPE_CHECKING:
-    from seahaven_openenv.server import Hub
+    from seahaven_openenv.session_pool import SessionPool
 
 __all__ = ["CLOSE", "CREATE", "MAX_REMEMBERED_LOST", "HttpSession", "HttpSessions", "handles"]
 
@@ -75,8 +76,8 @@ class HttpSessions:
     def __init__(
         self,
         service: WorldService,
-        hub: Hub,
-        call_work: Callable[[Any, Hub, Session], str | None],
+        hub: SessionPool,
+        call_work: Callable[[Any, SessionPool, Session], str | None],
     ) -> None:
         self.service = service
         self.hub = hub

@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from seahaven.errors import WorldBug
 from seahaven_openenv.echo import clip
-from seahaven_openenv.session import FrameError, Session
+from seahaven_openenv.frames import FrameError
+from seahaven_openenv.session import Session
 
 if TYPE_CHECKING:
-    from seahaven_openenv.server import Hub
+    from seahaven_openenv.session_pool import SessionPool
 
 __all__ = [
     "DEFAULT_RESUME_GRACE_SECONDS",
@@ -115,7 +116,7 @@ class Resumable:
 class Resumables:
     """Every resumable ``/ws`` session of one server, attached or waiting for its client."""
 
-    def __init__(self, hub: Hub, grace: float) -> None:
+    def __init__(self, hub: SessionPool, grace: float) -> None:
         self.hub = hub
         self.grace = check_grace(grace)
         self._live: dict[str, Resumable] = {}

@@ -27,7 +27,8 @@ from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import runner, snapframes
 from seahaven_openenv.guard import bound_hosts
 from seahaven_openenv.resume import DEFAULT_RESUME_GRACE_SECONDS
-from seahaven_openenv.server import Hub, app_for_worlds
+from seahaven_openenv.server import app_for_worlds
+from seahaven_openenv.session_pool import SessionPool
 
 # Allocations between two collections of the youngest generation (Python's default is 700).
 GC_FIRST_THRESHOLD = 20_000
@@ -97,9 +98,9 @@ class RunningServer:
         return f"http://{shown}:{self.port}"
 
     @property
-    def hub(self) -> Hub:
+    def hub(self) -> SessionPool:
         """What the server's sessions share: its capacity and live sessions."""
-        hub: Hub = self.app.state.hub
+        hub: SessionPool = self.app.state.hub
         return hub
 
 

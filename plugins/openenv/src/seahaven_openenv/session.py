@@ -4,7 +4,8 @@ A session owns at most one instance. Its methods take a frame's ``data`` and
 answer the ``data`` of the reply, as plain JSON-ready dicts; they run on a
 worker thread and never touch the network, so the server, the OpenEnv
 ``Environment`` adapter and the tests all drive the same code. A refused frame
-raises ``FrameError``, which the server sends as OpenEnv's error frame.
+raises ``FrameError`` (``seahaven_openenv.frames``; importable from here too), which the server
+sends as OpenEnv's error frame.
 
 Everything a reset does is ``world.instance(...)``: the session only checks the
 frame's keys, makes the instance, and keeps the episode id the caller chose. A
@@ -43,6 +44,7 @@ from seahaven.state import document_json, document_without_instance
 from seahaven.state_formats import encode_json
 from seahaven_openenv import descriptors
 from seahaven_openenv.echo import clip, json_type, listed, shown
+from seahaven_openenv.frames import FrameError
 from seahaven_openenv.tasks import ServedPack, TaskError, find_for_reset
 
 __all__ = [
@@ -90,22 +92,6 @@ IGNORED_RESET_KEYS: frozenset[str] = frozenset({"control_tools"})
 MAX_EPISODE_ID_LENGTH = 255
 
 # The wire's encoding of a state document, as ``frames.encode`` writes it.
-
-
-class FrameError(Exception):
-    """A frame the session refuses: sent as ``{"type": "error", "data": {"code", "message"}}``.
-
-    ``extra`` holds more keys of the error frame's data, such as the ``errors``
-    of a malformed step.
-    """
-
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.extra = extra
-        #: The ``id`` of the frame refused, echoed by the refusal; set where it is known.
-        self.request_id: str | int | None = None
 
 
 def internal_error_id() -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from seahaven import Snapshot, SnapshotRefused, SnapshotStore, UnknownSnapshot
 from seahaven.errors import WorldBug
 from seahaven_openenv.echo import clip
-from seahaven_openenv.session import FrameError
+from seahaven_openenv.frames import FrameError
 
 __all__ = [
     "DEFAULT_SNAPSHOT_AGE_SECONDS",

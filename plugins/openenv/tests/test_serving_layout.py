@@ -1,0 +1,203 @@
+"""The serving plugin laid out by concern: old paths and names warn and give the new objects."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import seahaven_openenv
+from seahaven_openenv import (
+    close_codes,
+    connection,
+    frames,
+    inbox,
+    routes,
+    server,
+    session,
+    session_pool,
+)
+from seahaven_openenv.http import launch, messages
+from seahaven_openenv.http import server as http_app
+
+PACKAGE = Path(seahaven_openenv.__file__).parent
+
+# The modules the split made, each of which must import first in a fresh interpreter.
+NEW_MODULES = [
+    "seahaven_openenv.frames",
+    "seahaven_openenv.close_codes",
+    "seahaven_openenv.inbox",
+    "seahaven_openenv.accept_failures",
+    "seahaven_openenv.session_pool",
+    "seahaven_openenv.work",
+    "seahaven_openenv.fork",
+    "seahaven_openenv.connection",
+    "seahaven_openenv.routes",
+    "seahaven_openenv.server",
+    "seahaven_openenv.http",
+    "seahaven_openenv.http.messages",
+    "seahaven_openenv.http.server",
+    "seahaven_openenv.http.launch",
+]
+
+SERVER_MOVES = {
+    "Hub": (session_pool, "SessionPool"),
+    "Inbox": (inbox, "Inbox"),
+    "serve_connection": (connection, "serve_connection"),
+    "AnswerHead": (routes, "AnswerHead"),
+    "MAX_MCP_BODY_BYTES": (routes, "MAX_MCP_BODY_BYTES"),
+    "index_router": (routes, "index_router"),
+    "listed_fixtures": (routes, "listed_fixtures"),
+    "schema_document": (routes, "schema_document"),
+    "world_router": (routes, "world_router"),
+    "worlds_listing": (routes, "worlds_listing"),
+    "worlds_router": (routes, "worlds_router"),
+    "CLOSE_REAPED": (close_codes, "CLOSE_REAPED"),
+    "FrameError": (frames, "FrameError"),
+}
+
+
+@pytest.mark.parametrize("old", sorted(SERVER_MOVES))
+def test_a_name_moved_out_of_server_warns_and_gives_the_new_object(old: str) -> None:
+    module, new = SERVER_MOVES[old]
+    with pytest.warns(DeprecationWarning, match=rf"{module.__name__}\.{new}"):
+        found = getattr(server, old)
+    assert found is getattr(module, new)
+
+
+def test_hub_is_the_session_pool_under_its_old_name_in_its_new_module() -> None:
+    with pytest.warns(DeprecationWarning, match="SessionPool"):
+        assert session_pool.Hub is session_pool.SessionPool  # type: ignore[attr-defined]
+
+
+def test_the_app_factory_imports_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from seahaven_openenv.server import app, app_for_worlds, capacity_for
+
+    assert app is seahaven_openenv.app and app_for_worlds is seahaven_openenv.app_for_worlds
+    assert callable(capacity_for)
+
+
+def test_an_unknown_name_of_server_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        server.nothing_of_the_kind  # noqa: B018
+
+
+def test_frame_error_lives_in_frames_and_session_gives_the_same_class() -> None:
+    assert session.FrameError is frames.FrameError
+
+
+def test_read_frame_reads_a_typed_frame_and_the_old_readers_agree() -> None:
+    frame = frames.read_frame('{"type": "step", "data": {"type": "list_tools"}, "id": 7}')
+    assert frame == frames.Frame("step", {"type": "list_tools"}, 7)
+    assert frames.parse_frame('{"type": "close"}') == ("close", {}, None)
+    assert frames.parse('{"type": "state"}') == ("state", {})
+    with pytest.raises(frames.FrameError) as refused:
+        frames.read_frame('{"type": "nope", "id": "a"}')
+    assert refused.value.code == "UNKNOWN_TYPE" and refused.value.request_id == "a"
+
+
+def test_http_server_warns_on_import_and_gives_the_new_objects() -> None:
+    sys.modules.pop("seahaven_openenv.http_server", None)
+    with pytest.warns(DeprecationWarning, match=r"seahaven_openenv\.http\.server"):
+        old = importlib.import_module("seahaven_openenv.http_server")
+    assert old.HttpWorldApp is http_app.HttpWorldApp
+    assert old.RESET_OPTION_KEYS is http_app.RESET_OPTION_KEYS
+    assert old.check_reset_options is http_app.check_reset_options
+    assert old.RunningHttpServer is launch.RunningHttpServer
+    assert old.serve_forever is launch.serve_forever
+    assert old.run_in_background is launch.run_in_background
+    assert old.command_line is launch.command_line
+    with pytest.raises(AttributeError):
+        old.nothing_of_the_kind  # noqa: B018
+
+
+def test_the_http_package_keeps_its_public_face() -> None:
+    import seahaven_openenv.http as package
+
+    import seahaven.http
+
+    assert seahaven.http is package
+    assert package.HttpRequest is messages.HttpRequest
+    assert package.HttpResponse is messages.HttpResponse
+    assert package.HttpWorldApp is http_app.HttpWorldApp  # type: ignore[attr-defined]
+    assert sorted(package.__all__) == [
+        "DEFAULT_MAX_BODY_BYTES",
+        "DEFAULT_MAX_INSTANCES",
+        "HttpHandler",
+        "HttpRequest",
+        "HttpResponse",
+        "app",
+        "main",
+        "running",
+        "serve",
+    ]
+
+
+@pytest.mark.parametrize("module", NEW_MODULES)
+def test_each_new_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
+    # Imported first, a module caught in a cycle finds a half-made module and fails.
+    subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", f"import {module}"],
+        check=True,
+        timeout=120,
+    )
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (types only, never run)."""
+    nodes: list[ast.AST] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        nodes.append(node)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            pending.extend(node.orelse)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _imports(path: Path) -> set[str]:
+    """The ``seahaven_openenv`` modules ``path`` imports when it runs, at any level of the file."""
+    found: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.startswith("seahaven_openenv.")}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_module_of_the_plugin_imports_itself_back_through_others() -> None:
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {
+        name: {n for n in _imports(path) if n in modules} - {name} for name, path in modules.items()
+    }
+
+    def cycle_from(start: str) -> list[str] | None:
+        stack = [(start, [start])]
+        seen: set[str] = set()
+        while stack:
+            name, trail = stack.pop()
+            for target in graph[name]:
+                if target == start:
+                    return [*trail, start]
+                if target not in seen:
+                    seen.add(target)
+                    stack.append((target, [*trail, target]))
+        return None
+
+    cycles = {name: cycle_from(name) for name in modules}
+    assert {name: found for name, found in cycles.items() if found} == {}
