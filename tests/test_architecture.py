@@ -95,6 +95,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.cli",
                 "seahaven.cli_support",
                 "seahaven.discovery",
+                "seahaven.episode_files",
+                "seahaven.episodes",
                 "seahaven.evaluation",
                 "seahaven.extras",
                 "seahaven.hookspecs",
