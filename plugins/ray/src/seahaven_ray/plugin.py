@@ -1,4 +1,4 @@
-"""The hooks seahaven loads through the ``seahaven.plugins`` entry point: the Ray episode runner."""
+"""The Ray plugin's hook: the runner behind ``seahaven episodes run --ray ADDRESS``."""
 
 from __future__ import annotations
 
