@@ -12,6 +12,7 @@ the instance can refuse what world code may not do.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Activation",
     "ThreadState",
-    "bypasses_gate",
-    "entered",
+    "WorldCodeScope",
     "in_call",
     "in_world_code",
+    "takes_no_call_slot",
     "thread_state",
 ]
 
@@ -62,12 +63,12 @@ def in_world_code() -> bool:
     return _local.depth > 0 or _local.bulk > 0
 
 
-def bypasses_gate() -> bool:
-    """Nested calls, and calls made inside ``bulk()``, do not take the concurrency gate."""
+def takes_no_call_slot() -> bool:
+    """Whether a call made now takes no call slot: nested calls and those inside ``bulk()``."""
     return in_world_code()
 
 
-class entered:
+class WorldCodeScope:
     """Mark this thread as inside world code (or a ``bulk()`` block) for a ``with`` block."""
 
     __slots__ = ("_bulk",)
@@ -286,3 +287,19 @@ def _by_path(taken: tuple[NodeRuntime, bytes]) -> str:
 
 def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
     return sort_key(item[0], item[2])
+
+
+# Names this module had until 0.x, kept one release: each warns and gives the new object.
+_RENAMED = {"entered": "WorldCodeScope", "bypasses_gate": "takes_no_call_slot"}
+
+
+def __getattr__(name: str) -> object:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module 'seahaven.activation' has no attribute {name!r}")
+    warnings.warn(
+        f"seahaven.activation.{name} is now seahaven.activation.{new}; import that name instead",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return globals()[new]

@@ -1,10 +1,11 @@
-"""What holds for every instance of a process: the concurrency gate, and stopping them all.
+"""What holds for every instance of a process: its call slots, and stopping them all.
 
-The gate bounds how many tool calls run at once across all instances in the
-process. It never rejects: extra calls queue, and they are served first come,
-first served. A released slot is handed straight to the longest waiter, so a
-thread that releases and immediately asks again goes to the back of the queue
-instead of barging ahead. Nested calls and ``bulk()`` bypass the gate.
+The call slots (``CallSlots``, the process's own from ``call_slots()``) bound
+how many tool calls run at once across all instances in the process. They never
+reject: extra calls queue, and they are served first come, first served. A
+released slot is handed straight to the longest waiter, so a thread that
+releases and immediately asks again goes to the back of the queue instead of
+barging ahead. Nested calls and ``bulk()`` take no slot.
 
 ``interrupt_all()`` stops the statement every instance of the process is running,
 those still being made (their ``setup_sql``) included: what a server calls when it
@@ -15,13 +16,22 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 import weakref
 from collections import deque
 from typing import Protocol
 
 from seahaven.errors import WorldBug
 
-__all__ = ["concurrency", "default_concurrency", "interrupt_all", "set_concurrency", "watch"]
+__all__ = [
+    "CallSlots",
+    "call_slots",
+    "concurrency",
+    "default_concurrency",
+    "interrupt_all",
+    "set_concurrency",
+    "watch",
+]
 
 
 class Interruptible(Protocol):
@@ -63,7 +73,7 @@ def default_concurrency() -> int:
 
 
 class _Ticket:
-    """One queued call: woken with a slot already counted for it, or with the gate removed."""
+    """One queued call: woken with a slot already counted for it, or with the slots removed."""
 
     __slots__ = ("counted", "event")
 
@@ -72,8 +82,8 @@ class _Ticket:
         self.counted = False
 
 
-class FairGate:
-    """A counting gate with a FIFO queue and direct hand-off of released slots."""
+class CallSlots:
+    """A number of call slots, with a FIFO queue and direct hand-off of released slots."""
 
     __slots__ = ("_capacity", "_in_use", "_lock", "_waiters")
 
@@ -85,7 +95,7 @@ class FairGate:
 
     @property
     def capacity(self) -> int:
-        """The size in force; 0 means no gate."""
+        """The number of slots in force; 0 means calls take none and never wait."""
         return self._capacity
 
     def acquire(self) -> bool:
@@ -129,21 +139,37 @@ class FairGate:
             ticket.event.set()
 
 
-_gate = FairGate(default_concurrency())
+_slots = CallSlots(default_concurrency())
 
 
-def gate() -> FairGate:
-    """The gate in force for this process."""
-    return _gate
+def call_slots() -> CallSlots:
+    """The call slots in force for this process."""
+    return _slots
 
 
 def concurrency() -> int:
-    """The gate's size, or 0 when there is no gate."""
-    return _gate.capacity
+    """How many call slots the process has, or 0 when calls take none."""
+    return _slots.capacity
 
 
 def set_concurrency(size: int) -> None:
-    """Resize the gate; 0 removes it. Calls already running are not affected."""
+    """Set how many call slots there are; 0 removes them. Calls already running keep theirs."""
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise WorldBug(f"set_concurrency takes a whole number of slots, 0 or more, not {size!r}")
-    _gate.resize(size)
+    _slots.resize(size)
+
+
+# Names this module had until 0.x, kept one release: each warns and gives the new object.
+_RENAMED = {"FairGate": "CallSlots", "gate": "call_slots"}
+
+
+def __getattr__(name: str) -> object:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module 'seahaven.concurrency' has no attribute {name!r}")
+    warnings.warn(
+        f"seahaven.concurrency.{name} is now seahaven.concurrency.{new}; import that name instead",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return globals()[new]

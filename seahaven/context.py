@@ -5,8 +5,7 @@ their own world's store, and ``ctx.call`` is always the call that layer holds.
 A world handle belongs to one activation (the outermost call, a ``bulk()``
 block, or instance startup) and refuses every use once that activation ends or
 from another thread. Handles are handed their node and their activation, and
-make nested calls through the activation, so this module imports nothing of
-dispatch's or the instance's at run time.
+make nested calls through the activation.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ agent's call (``Calls.call``), a world handle's nested call
 all run here; nothing calls back into ``Instance`` on the way, which only
 delegates to this object.
 
-A call is a short stack of steps: the concurrency gate's slot, the instance
+A call is a short stack of steps: a call slot (``seahaven.concurrency``), the instance
 lock, the call's record (and its log line), and the activation it works in.
 A call made inside ``bulk()`` enters them as named context managers
 (``_Logged``, ``_Working``); an agent's ordinary call, the hot loop, runs the
@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from seahaven.activation import Activation, entered, in_call, thread_state
+from seahaven.activation import Activation, WorldCodeScope, in_call, thread_state
 from seahaven.changelog import CallRecord, ChangeLog, LogRecord
 from seahaven.composition import Composition, SurfaceEntry
-from seahaven.concurrency import FairGate, gate
+from seahaven.concurrency import CallSlots, call_slots
 from seahaven.context import Ctx, InstanceInfo
 from seahaven.db import db_error, run_cleanup
 from seahaven.errors import ToolError, UnknownTool, WorldBug
@@ -523,10 +523,10 @@ class Calls:
         else:
             self.routes()  # a tree that no longer seals is refused first, as for any call
             raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
-        # The gate's slot, for an outermost call; nested calls and bulk() take none.
-        held: FairGate | None = None
+        # A call slot, for an outermost call; nested calls and bulk() take none.
+        held: CallSlots | None = None
         if not (_local.depth or _local.bulk):
-            taken = gate()
+            taken = call_slots()
             if taken.acquire():
                 held = taken
         try:
@@ -745,7 +745,7 @@ class Calls:
                         runtime.conn.execute("BEGIN")
                         begun.append(runtime)
                         activation.touch(runtime)
-                    with entered(bulk=True):
+                    with WorldCodeScope(bulk=True):
                         yield activation.ctx(runtimes[0], None)
                 except BaseException:
                     activation.discard()
@@ -841,7 +841,7 @@ class Calls:
             for runtime in runtimes:
                 runtime.conn.execute("BEGIN")
                 begun.append(runtime)
-            with entered():
+            with WorldCodeScope():
                 hooks(activation)
             for runtime in [*runtimes[1:], runtimes[0]]:
                 runtime.conn.execute("COMMIT")

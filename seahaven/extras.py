@@ -45,7 +45,7 @@ EXTRAS: dict[str, Extra] = {
         ),
         Extra("seahaven.http", "seahaven_openenv.http", "seahaven-openenv", "serve"),
         Extra("seahaven.mcp", "seahaven_mcp", "seahaven-mcp", "mcp", ("mcp",)),
-        Extra("seahaven.ray", "seahaven_ray", "seahaven-ray", "ray", ("episodes",)),
+        Extra("seahaven.ray", "seahaven_ray", "seahaven-ray", "ray"),
     )
 }
 

@@ -7,10 +7,9 @@ copied: before the first copy a process makes of a file, the file is hashed
 against its ``file_sha256`` and its schema read (read-only, as an immutable
 file) against the ``schema_hash`` its sidecar records. A new fixture is written
 through ``FixtureWriter``, into a pending directory published whole or not at all.
-
-This module sits below the instance, which copies fixtures through ``prepare``
-and ``copy_state_file``; freezing, which needs an instance, is
-``seahaven.freezing``. ``seahaven.fixtures`` is the public face of both.
+An instance is made from a fixture through ``prepare`` and ``copy_state_file``;
+freezing one from an instance is ``seahaven.freezing``, and
+``seahaven.fixtures`` holds the public names of both.
 """
 
 from __future__ import annotations

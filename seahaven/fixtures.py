@@ -1,11 +1,10 @@
 """``seahaven.fixtures``: frozen starting states, for tools that work on fixture directories.
 
 A fixture is a directory holding one frozen SQLite file per node and a
-``fixture.yaml`` sidecar. This module is the public face of two layers:
-reading, verifying and writing fixtures on disk is ``seahaven.fixture_store``
-(below the instance, which copies fixtures when it is made), and minting one
-from a live instance is ``seahaven.freezing`` (above it). Import these names
-from here; the modules beneath may change.
+``fixture.yaml`` sidecar. This module holds the public names of both halves:
+reading, verifying and writing fixtures on disk (``seahaven.fixture_store``),
+and minting one from a live instance (``seahaven.freezing``). Import these
+names from here; the modules behind them may change.
 """
 
 from __future__ import annotations

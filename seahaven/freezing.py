@@ -1,11 +1,11 @@
 """Freezing: minting a fixture from a live instance.
 
-Freezing sits above the instance, because it reads one: under the instance's
-lock it checks every store still has its world's schema, checkpoints each
-store and copies it with ``VACUUM INTO`` into a ``FixtureWriter``'s pending
-directory, then writes the sidecar and publishes the fixture in one rename.
-What touches the disk is ``seahaven.fixture_store``'s; what is read from the
-instance is its documented interface (``lock``, ``check_usable``, ``runtimes``).
+Under the instance's lock, freezing checks every store still has its world's
+schema, checkpoints each store and copies it with ``VACUUM INTO`` into a
+``FixtureWriter``'s pending directory, then writes the sidecar and publishes
+the fixture in one rename. What touches the disk is ``seahaven.fixture_store``'s;
+what is read from the instance is its documented interface (``lock``,
+``check_usable``, ``runtimes``).
 
 ``rebuild`` freezes a fixture again over an existing one and keeps the old one
 when the two differ only in ``created_at``, so rebuilding unchanged fixtures

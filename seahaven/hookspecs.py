@@ -9,12 +9,13 @@ published under the ``seahaven.plugins`` entry-point group::
 The framework's own implementations are registered the same way (see
 ``seahaven.plugins.DEFAULT_PLUGINS``). Hooks are added only when something
 real uses them: ``seahaven_worlds`` feeds the registry, ``seahaven_cli`` builds
-the command line, and ``seahaven_lint_rules`` feeds ``seahaven check``.
+the command line, ``seahaven_lint_rules`` feeds ``seahaven check``, and
+``seahaven_episode_file_runner`` runs a file of episodes elsewhere (``--ray``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -22,7 +23,18 @@ import pluggy
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["hookimpl", "hookspec"]
+    from seahaven.episodes import EpisodeResult
+
+__all__ = ["EpisodeFileRunner", "hookimpl", "hookspec"]
+
+EpisodeFileRunner = Callable[..., Iterator["EpisodeResult"]]
+"""``runner(episodes, *, workers, instances_per_worker, max_attempts, episode_timeout)``.
+
+It yields one ``EpisodeResult`` for each ``Episode`` it is given, as each
+finishes, and is closed (``.close()`` on the generator) when the run is
+interrupted; ``workers`` may be ``None`` (the runner's own default) and
+``episode_timeout`` ``None`` (no limit).
+"""
 
 hookspec = pluggy.HookspecMarker("seahaven")
 hookimpl = pluggy.HookimplMarker("seahaven")
@@ -66,3 +78,17 @@ def seahaven_lint_rules() -> Iterable[Any]:
     built-in one.
     """
     return ()
+
+
+@hookspec(firstresult=True)
+def seahaven_episode_file_runner(address: str) -> EpisodeFileRunner | None:
+    """The runner ``seahaven episodes run --ray ADDRESS`` hands its episodes to, or ``None``.
+
+    ``address`` is what ``--ray`` was given (``local``, ``auto``, a cluster
+    address). The first plugin that returns a runner (an ``EpisodeFileRunner``)
+    runs the file; the command has already checked the file, the world and its
+    fixtures, and it writes each result as the runner yields it. A plugin that
+    cannot run there (its own dependency missing) returns ``None``, and with no
+    runner the command fails naming the extra to install. Called once a run.
+    """
+    return None

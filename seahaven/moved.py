@@ -12,6 +12,8 @@ __all__ = ["MOVED", "alias_module"]
 MOVED: dict[str, str] = {
     "seahaven.helpers": "seahaven.sql_tools",
     "seahaven.instances": "seahaven.concurrency",
+    "seahaven_ray.episodes": "seahaven.episodes",
+    "seahaven_ray.files": "seahaven.episode_files",
 }
 """Old module path to new, for every module that moved; the old ones go in the next release."""
 

@@ -36,7 +36,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "seahaven.cli.worlds",
     "seahaven.cli.fixture",
     "seahaven.cli.docs",
-    "seahaven.cli.episode",
+    "seahaven.cli.episodes",
     "seahaven.cli.new",
     "seahaven.cli.scenarios",
     "seahaven.check.plugin",

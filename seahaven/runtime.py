@@ -2,8 +2,7 @@
 
 A runtime is what dispatch, the context and the state document hold for a
 store. It is handed everything it needs when the instance is made (the clock,
-the instance's info, the connections registry that closes it), so no layer
-below the instance names the instance to use one.
+the instance's info, the connections registry that closes it).
 
 A store lives in a file of the instance's directory (storage "disk") or in
 its connection's memory (storage "memory"). The connections that see every

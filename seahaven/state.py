@@ -1,10 +1,10 @@
 """The state document: the framework's envelope around a format's ``state``.
 
 The envelope is the same under every format; the built-in formats are
-``seahaven.state_formats``'. This module sits above the instance and reads it
-only through its public methods and the interface ``Instance`` documents for
-the framework (``lock``, ``runtimes``, ``formatting``, ...). A world's own
-formatter runs fenced off from writing.
+``seahaven.state_formats``'. The instance is read through its public methods
+and the interface ``Instance`` documents for the framework (``lock``,
+``runtimes``, ``formatting``, ...). A world's own formatter runs fenced off
+from writing.
 """
 
 from __future__ import annotations

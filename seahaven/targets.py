@@ -11,7 +11,15 @@ import importlib
 
 from seahaven.errors import WorldBug
 
-__all__ = ["import_target"]
+__all__ = ["import_target", "split_target"]
+
+
+def split_target(target: str) -> tuple[str, str] | None:
+    """``module:attr`` as ``(module, attr)``, or ``None`` when either side is empty or missing."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        return None
+    return module_name, attribute
 
 
 def import_target(
@@ -33,11 +41,12 @@ def import_target(
     A module that raises while importing is reported with its exception.
     """
     prefix = f"{label}: " if label else ""
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
+    split = split_target(target)
+    if split is None:
         raise WorldBug(
             f"{prefix}{target!r} does not name {what}; write module:attr, such as {example}"
         )
+    module_name, attribute = split
     try:
         found: object = importlib.import_module(module_name)
     except ImportError as error:

@@ -1,4 +1,4 @@
-"""The running seahaven's version, in a module of its own so any layer can read it.
+"""The running seahaven's version, ``VERSION``, in a module that imports nothing.
 
 ``seahaven.__version__`` is the public spelling; the framework's own modules
 read ``VERSION`` from here, which imports nothing, instead of importing the

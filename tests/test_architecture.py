@@ -8,6 +8,10 @@ each a one-line delegation. The same reading checks that no module imports a
 private name of another, and that only ``seahaven.instance`` reaches into an
 instance's private attributes: the rest of the framework uses the interface
 ``Instance`` documents for it.
+
+The first-party plugins are read the same way: ``PLUGIN_LAYOUTS`` gives each
+its own layers and the core modules it may import, and ``docs/architecture.md``
+shows both in its section on the plugins.
 """
 
 from __future__ import annotations
@@ -95,6 +99,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.cli",
                 "seahaven.cli_support",
                 "seahaven.discovery",
+                "seahaven.episode_files",
+                "seahaven.episodes",
                 "seahaven.evaluation",
                 "seahaven.extras",
                 "seahaven.hookspecs",
@@ -484,3 +490,265 @@ def test_docs_architecture_places_every_module_in_its_layer() -> None:
     placed = {member.removeprefix("seahaven.") for _, members in LAYERS for member in members}
     assert {name: documented.get(name) for name in expected} == expected
     assert set(documented) - set(expected) <= placed
+
+
+# --- the first-party plugins ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PluginLayout:
+    """A first-party plugin's layers (bottom first) and the core modules it may import."""
+
+    package: str
+    # (layer, its modules), bottom first; a module is named without the package ("card"),
+    # the package itself as "__init__". A module may import its own layer and those before it.
+    layers: tuple[tuple[str, frozenset[str]], ...]
+    # Every core module the plugin's source imports, and none it does not.
+    core: frozenset[str]
+
+
+PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
+    "openenv": PluginLayout(
+        "seahaven_openenv",
+        (
+            (
+                "foundations",
+                frozenset(
+                    {
+                        "card",
+                        "console",
+                        "descriptors",
+                        "echo",
+                        "guard",
+                        "models",
+                        "pool",
+                        "runner",
+                        "wheelhouse",
+                    }
+                ),
+            ),
+            ("sessions", frozenset({"session", "tasks", "validation"})),
+            ("frames", frozenset({"frames", "mcp_frames", "snapframes"})),
+            ("the server", frozenset({"mcp_sessions", "resume", "server", "workers"})),
+            (
+                "clients and other doors",
+                frozenset(
+                    {"client", "environment", "harness", "http", "http_server", "hub", "remote"}
+                ),
+            ),
+            ("commands", frozenset({"__init__", "plugin", "serve"})),
+        ),
+        frozenset(
+            {
+                "seahaven",
+                "seahaven.cli.support",
+                "seahaven.clock",
+                "seahaven.concurrency",
+                "seahaven.context",
+                "seahaven.discovery",
+                "seahaven.errors",
+                "seahaven.evaluation",
+                "seahaven.fixtures",
+                "seahaven.hookspecs",
+                "seahaven.names",
+                "seahaven.sandbox",
+                "seahaven.scenarios",
+                "seahaven.state",
+                "seahaven.state_formats",
+                "seahaven.tool_results",
+                "seahaven.world",
+            }
+        ),
+    ),
+    "mcp": PluginLayout(
+        "seahaven_mcp",
+        (
+            ("foundations", frozenset({"jsonrpc", "options"})),
+            ("transport", frozenset({"stdio"})),
+            ("the server", frozenset({"server"})),
+            ("commands", frozenset({"__init__", "plugin"})),
+        ),
+        frozenset(
+            {
+                "seahaven",
+                "seahaven.cli.support",
+                "seahaven.errors",
+                "seahaven.hookspecs",
+                "seahaven.tool_results",
+                "seahaven.world",
+            }
+        ),
+    ),
+    "ray": PluginLayout(
+        "seahaven_ray",
+        (
+            ("foundations", frozenset({"episodes", "files", "trial_worker"})),
+            ("the pool", frozenset({"cluster"})),
+            ("runners", frozenset({"plugin", "trials"})),
+            ("the package", frozenset({"__init__"})),
+        ),
+        frozenset(
+            {
+                "seahaven",
+                "seahaven.episode_files",
+                "seahaven.episodes",
+                "seahaven.evaluation",
+                "seahaven.hookspecs",
+                "seahaven.moved",
+                "seahaven.registry",
+                "seahaven.scenarios",
+            }
+        ),
+    ),
+}
+"""Each first-party plugin's layout, by its directory under ``plugins/``."""
+
+FIRST_PARTY_PACKAGES = frozenset(layout.package for layout in PLUGIN_LAYOUTS.values())
+
+
+def plugin_modules(plugin: str) -> dict[str, Path]:
+    """Every module of a plugin's package by dotted name (the package by its own name)."""
+    layout = PLUGIN_LAYOUTS[plugin]
+    source = ROOT / "plugins" / plugin / "src"
+    found = {}
+    for path in sorted((source / layout.package).rglob("*.py")):
+        parts = list(path.relative_to(source).with_suffix("").parts)
+        if "__pycache__" in parts:
+            continue
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _short(package: str, module: str) -> str:
+    """A plugin module as its layout names it: without the package, the package as __init__."""
+    return "__init__" if module == package else module.removeprefix(f"{package}.")
+
+
+def plugin_layer(plugin: str, module: str) -> int:
+    """The position of a plugin module's layer; a subpackage's modules live in its layer."""
+    layout = PLUGIN_LAYOUTS[plugin]
+    name = _short(layout.package, module)
+    for candidate in (name, name.split(".")[0]):
+        for position, (_, members) in enumerate(layout.layers):
+            if candidate in members:
+                return position
+    raise AssertionError(
+        f"{module} is in no layer of PLUGIN_LAYOUTS[{plugin!r}]; place it in one, here and in "
+        "docs/architecture.md"
+    )
+
+
+def _plugin_targets(found: Import, modules: dict[str, Path]) -> set[str]:
+    """The plugin's own modules an import runs, as ``targets`` finds the core's."""
+    if not found.names:
+        return {found.source} if found.source in modules else set()
+    hit = set()
+    for name in found.names:
+        submodule = f"{found.source}.{name}"
+        if submodule in modules:
+            hit.add(submodule)
+        elif found.source in modules:
+            hit.add(found.source)
+    return hit
+
+
+def plugin_imports(plugin: str) -> Iterator[tuple[Import, Path]]:
+    """Every import in the plugin's source, read as the core's are, with the file it is in."""
+    for module, path in plugin_modules(plugin).items():
+        for found in imports_of(module, path):
+            yield found, path
+
+
+PLUGIN_NAMES = sorted(PLUGIN_LAYOUTS)
+HAS_PLUGINS = all((ROOT / "plugins" / plugin / "src").is_dir() for plugin in PLUGIN_NAMES)
+needs_plugins = pytest.mark.skipif(
+    not HAS_PLUGINS, reason="the first-party plugins are not in this checkout"
+)
+
+
+@needs_plugins
+@pytest.mark.parametrize("plugin", PLUGIN_NAMES)
+def test_every_plugin_module_sits_in_exactly_one_layer(plugin: str) -> None:
+    layout = PLUGIN_LAYOUTS[plugin]
+    placed = [name for _, members in layout.layers for name in members]
+    assert len(placed) == len(set(placed)), f"{plugin}: a module is in two layers"
+    names = {_short(layout.package, module) for module in plugin_modules(plugin)}
+    tops = {name.split(".")[0] for name in names}
+    assert set(placed) <= names | tops, f"{plugin}: placed but not in the code"
+    for module in plugin_modules(plugin):
+        plugin_layer(plugin, module)
+
+
+@needs_plugins
+@pytest.mark.parametrize("plugin", PLUGIN_NAMES)
+def test_plugin_imports_reach_only_their_own_layer_or_below(plugin: str) -> None:
+    modules = plugin_modules(plugin)
+    problems = []
+    for found, path in plugin_imports(plugin):
+        if found.type_checking:
+            continue
+        for target in _plugin_targets(found, modules):
+            if plugin_layer(plugin, target) > plugin_layer(plugin, found.module):
+                problems.append(
+                    f"{path.relative_to(ROOT)}:{found.line} {found.module} imports {target}, "
+                    "a layer above it"
+                )
+    assert problems == []
+
+
+@needs_plugins
+@pytest.mark.parametrize("plugin", PLUGIN_NAMES)
+def test_a_plugin_imports_exactly_the_core_modules_its_layout_lists(plugin: str) -> None:
+    layout = PLUGIN_LAYOUTS[plugin]
+    used: set[str] = set()
+    problems = []
+    for found, path in plugin_imports(plugin):
+        root = found.source.split(".")[0]
+        if root in FIRST_PARTY_PACKAGES and root != layout.package:
+            problems.append(
+                f"{path.relative_to(ROOT)}:{found.line} imports {found.source}, another plugin"
+            )
+        if root != "seahaven":
+            continue
+        reached = targets(found) or {found.source}
+        used |= reached
+        problems.extend(
+            f"{path.relative_to(ROOT)}:{found.line} imports {target}, which PLUGIN_LAYOUTS"
+            f"[{plugin!r}] does not list among the core modules it may import"
+            for target in sorted(reached - layout.core)
+        )
+    assert problems == []
+    assert layout.core - used == set(), f"{plugin}: listed, but no longer imported"
+
+
+def _documented_plugins() -> dict[str, dict[str, str]]:
+    """Plugin to module-to-layer, ``(core)`` for its core modules, from docs/architecture.md."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## The plugins", 1)[1].split("\n## ", 1)[0]
+    documented: dict[str, dict[str, str]] = {}
+    for part in section.split("\n### ")[1:]:
+        heading, _, body = part.partition("\n")
+        plugin = heading.strip().strip("`").removeprefix("plugins/")
+        rows = documented.setdefault(plugin, {})
+        for line in body.splitlines():
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if len(cells) < 2 or not cells[1].startswith("`"):
+                continue
+            for name in cells[1].replace("`", "").split(","):
+                rows[name.strip().rstrip("/")] = cells[0]
+    return documented
+
+
+@needs_plugins
+def test_docs_architecture_shows_each_plugins_layout() -> None:
+    documented = _documented_plugins()
+    expected = {
+        plugin: {
+            **{name: layer for layer, members in layout.layers for name in members},
+            **dict.fromkeys(layout.core, "(core)"),
+        }
+        for plugin, layout in PLUGIN_LAYOUTS.items()
+    }
+    assert documented == expected

@@ -42,7 +42,8 @@ def test_help_lists_the_commands_in_their_order_with_whole_summaries() -> None:
     ]
     # Every command is listed, the built-in ones in their deliberate order (not by name).
     assert names == [name for name in COMMAND_ORDER if name in names]
-    assert names.index("worlds") < names.index("episode") < names.index("docs")
+    assert names.index("worlds") < names.index("episodes") < names.index("docs")
+    assert "episode" not in names  # the old name runs, warning, but is not listed
     assert "..." not in listing
     # A summary is its command's whole first paragraph, wrapped rather than cut.
     assert (
@@ -189,7 +190,6 @@ def test_a_first_party_plugins_command_without_the_plugin_names_the_install(
     for argv, plugin, extra in (
         (["serve", "--world", "payments", "--port", "9"], "seahaven-openenv", "serve"),
         (["mcp", "--fixture", "x"], "seahaven-mcp", "mcp"),
-        (["episodes", "run", "company"], "seahaven-ray", "ray"),
     ):
         result = CliRunner().invoke(app, argv)
         assert result.exit_code == 1, result.output

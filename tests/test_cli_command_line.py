@@ -62,11 +62,11 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         ["fixture", "verify"],
         ["fixture", "verify", "small_shop"],
         ["check"],
-        ["episode", "empty", "--clock-mode", "fixed", "--now", NOW, "--seed", "3"],
+        ["episodes", "run", "empty", "--clock-mode", "fixed", "--now", NOW, "--seed", "3"],
     ],
 )
 def test_a_world_argument_and_the_world_option_are_the_same_command(rest: list[str]) -> None:
-    command, tail = rest[:2] if rest[0] in {"worlds", "fixture"} else rest[:1], rest
+    command, tail = rest[:2] if rest[0] in {"worlds", "fixture", "episodes"} else rest[:1], rest
     tail = rest[len(command) :]
     positional = run(*command, "payments", *tail, stdin="[]")
     option = run(*command, "--world", "payments", *tail, stdin="[]")
@@ -118,7 +118,7 @@ def test_freeze_fork_and_create_take_the_world_either_way(module: str, tmp_path:
             "--description",
             "d",
         ],
-        ["episode", "payments", "empty", "--world", "chat"],
+        ["episodes", "run", "payments", "empty", "--world", "chat"],
         ["check", "payments", "--world", "chat"],
         ["mcp", "payments", "--world", "chat"],
         ["serve", "payments", "--world", "chat"],
@@ -203,7 +203,7 @@ def test_a_reader_that_stops_reading_gets_no_error(
 ) -> None:
     # A real pipe here may hold more than any command prints, so the reader's leaving is
     # played by a stream that refuses the first write, as a closed pipe does.
-    for argv in (["worlds", "show", "company"], ["episode", "payments", "empty"]):
+    for argv in (["worlds", "show", "company"], ["episodes", "run", "payments", "empty"]):
         monkeypatch.setattr(sys, "stdin", io.StringIO("[]"))
         monkeypatch.setattr(sys, "stdout", ClosedPipe())
         status = cli.main(argv)

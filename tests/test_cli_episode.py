@@ -1,4 +1,4 @@
-"""``seahaven episode``: a scripted episode, its printed outcomes and the document's summary."""
+"""``seahaven episodes run`` with a script: its printed outcomes and the summary of its document."""
 
 from __future__ import annotations
 
@@ -78,7 +78,9 @@ def test_an_episode_prints_every_call_and_goes_on_after_a_product_error(module: 
         ("add_checked", {"id": "b", "body": "far too long to file"}),
         ("add_ledger_lines", {"id": "c", "body": "plain"}),
     )
-    result = run("episode", f"{module}:world", "--clock-mode", "tick", "--seed", "4", stdin=calls)
+    result = run(
+        "episodes", "run", f"{module}:world", "--clock-mode", "tick", "--seed", "4", stdin=calls
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == '[0] add_checked(id="a", body="short") -> {"id":"a","state":"none"}'
@@ -91,7 +93,7 @@ def test_an_episode_prints_every_call_and_goes_on_after_a_product_error(module: 
 
 def test_startup_keywords_reach_the_hooks_and_json_values_are_parsed(module: str) -> None:
     calls = script(("add_checked", {"id": "a", "body": "x"}))
-    result = run("episode", f"{module}:world", "--startup", "shelf=top", stdin=calls)
+    result = run("episodes", "run", f"{module}:world", "--startup", "shelf=top", stdin=calls)
     assert result.exit_code == 0, result.output
     assert '"state":"top"' in result.stdout
 
@@ -99,7 +101,7 @@ def test_startup_keywords_reach_the_hooks_and_json_values_are_parsed(module: str
 def test_the_document_is_written_whole_when_asked(module: str, tmp_path: Path) -> None:
     target = tmp_path / "document.json"
     calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
-    result = run("episode", f"{module}:world", "--document", str(target), stdin=calls)
+    result = run("episodes", "run", f"{module}:world", "--document", str(target), stdin=calls)
     assert result.exit_code == 0, result.output
     document = json.loads(target.read_text())
     assert document["format"] == "seahaven.state/1"
@@ -111,20 +113,20 @@ def test_the_episode_id_names_the_document(module: str, tmp_path: Path) -> None:
     target = tmp_path / "document.json"
     calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
     result = run(
-        "episode", f"{module}:world", "--episode-id", "refunds-017", "--document", str(target),
-        stdin=calls,
+        "episodes", "run", f"{module}:world", "--episode-id", "refunds-017",
+        "--document", str(target), stdin=calls,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     document = json.loads(target.read_text())
     assert document["episode_id"] == "refunds-017"
     # Without it, the document carries the instance's id, as before.
-    run("episode", f"{module}:world", "--document", str(target), stdin=calls)
+    run("episodes", "run", f"{module}:world", "--document", str(target), stdin=calls)
     assert json.loads(target.read_text())["episode_id"].startswith("inst-")
 
 
 @pytest.mark.parametrize("value", ["", "x" * 256])
 def test_an_episode_id_a_server_would_refuse_is_a_usage_error(module: str, value: str) -> None:
-    result = run("episode", f"{module}:world", "--episode-id", value, stdin="[]")
+    result = run("episodes", "run", f"{module}:world", "--episode-id", value, stdin="[]")
     assert result.exit_code == 2
     assert "--episode-id" in result.stderr and "at most 255 characters" in result.stderr
 
@@ -132,7 +134,7 @@ def test_an_episode_id_a_server_would_refuse_is_a_usage_error(module: str, value
 def test_a_script_file_is_read_from_disk(module: str, tmp_path: Path) -> None:
     path = tmp_path / "calls.json"
     path.write_text(script(("add_ledger_lines", {"id": "f", "body": "from a file"})))
-    result = run("episode", f"{module}:world", "--calls", str(path))
+    result = run("episodes", "run", f"{module}:world", "--calls", str(path))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("[0] add_ledger_lines(")
 
@@ -150,21 +152,21 @@ def test_a_malformed_script_fails_in_one_line_as_a_bad_episode_file_does(
     module: str, stdin: str, complaint: str
 ) -> None:
     # The script is read, not parsed off the command line: exit 1, as for episodes run.
-    result = run("episode", f"{module}:world", stdin=stdin)
+    result = run("episodes", "run", f"{module}:world", stdin=stdin)
     assert result.exit_code == 1
     assert result.stderr.startswith("error: ") and complaint in result.stderr
     assert result.stderr.count("\n") == 1
 
 
 def test_a_missing_script_file_fails_in_one_line(module: str) -> None:
-    result = run("episode", f"{module}:world", "--calls", "nowhere.json")
+    result = run("episodes", "run", f"{module}:world", "--calls", "nowhere.json")
     assert result.exit_code == 1
     assert result.stderr.startswith("error: cannot read --calls nowhere.json")
     assert result.stderr.count("\n") == 1
 
 
 def test_an_author_mistake_fails_in_one_line_without_a_traceback(module: str) -> None:
-    result = run("episode", f"{module}:world", "--startup", "shlef=top", stdin="[]")
+    result = run("episodes", "run", f"{module}:world", "--startup", "shlef=top", stdin="[]")
     assert result.exit_code == 1
     assert "unknown startup keyword 'shlef'" in result.stderr
     assert "Traceback" not in result.output
@@ -176,7 +178,7 @@ def test_a_tool_that_raises_is_blamed_on_the_worlds_line_in_one_line(
     calls = script(
         ("add_checked", {"id": "a", "body": "short"}), ("file_on_shelf", {"shelf": "top"})
     )
-    result = run("episode", f"{module}:world", stdin=calls)
+    result = run("episodes", "run", f"{module}:world", stdin=calls)
     assert result.exit_code == 1
     assert result.stdout.startswith("[0] add_checked(")
     source = (tmp_path / module / "__init__.py").read_text(encoding="utf-8").splitlines()
@@ -191,7 +193,7 @@ def test_a_tool_that_raises_is_blamed_on_the_worlds_line_in_one_line(
 
 
 def test_an_unknown_tool_is_a_product_error_like_any_other(module: str) -> None:
-    result = run("episode", f"{module}:world", stdin=script(("no_such_tool", {})))
+    result = run("episodes", "run", f"{module}:world", stdin=script(("no_such_tool", {})))
     assert result.exit_code == 0, result.output
     assert "[-] no_such_tool() -> unknown_tool: unknown tool: no_such_tool" in result.stdout
 
@@ -231,7 +233,7 @@ def test_the_storage_option_changes_nothing_the_document_holds(module: str, tmp_
     for storage in ("memory", "disk"):
         target = tmp_path / f"{storage}.json"
         result = run(
-            "episode", f"{module}:world", "--storage", storage, "--seed", "2",
+            "episodes", "run", f"{module}:world", "--storage", storage, "--seed", "2",
             "--clock-mode", "fixed", "--episode-id", "same", "--document", str(target),
             stdin=calls,
         )  # fmt: skip
@@ -241,6 +243,68 @@ def test_the_storage_option_changes_nothing_the_document_holds(module: str, tmp_
         document.pop("now")
         documents[storage] = document
     assert documents["memory"] == documents["disk"]
-    result = run("episode", f"{module}:world", "--storage", "tape", stdin=calls)
+    result = run("episodes", "run", f"{module}:world", "--storage", "tape", stdin=calls)
     assert result.exit_code == 1
     assert "storage must be 'memory' or 'disk'" in result.output
+
+
+FIXED = ("--seed", "4", "--clock-mode", "fixed", "--now", "2026-06-01T09:00:00.000Z")
+
+
+def test_the_old_name_still_runs_a_script_and_warns_on_stderr(module: str) -> None:
+    calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
+    new = run("episodes", "run", f"{module}:world", *FIXED, stdin=calls)
+    old = run("episode", f"{module}:world", *FIXED, stdin=calls)
+    assert new.exit_code == old.exit_code == 0, old.output
+    assert old.stdout == new.stdout
+    assert "seahaven episode is now seahaven episodes run" in old.stderr
+    assert "is now" not in new.stderr
+
+
+def test_a_file_option_without_episodes_is_a_usage_error(module: str, tmp_path: Path) -> None:
+    result = run("episodes", "run", f"{module}:world", "--out", str(tmp_path / "o"), stdin="[]")
+    assert result.exit_code == 2
+    assert "--out" in result.stderr and "--episodes FILE" in result.stderr
+
+
+def test_a_script_option_with_episodes_is_a_usage_error(module: str, tmp_path: Path) -> None:
+    episodes = tmp_path / "in.jsonl"
+    episodes.write_text('{"calls": []}\n')
+    result = run(
+        "episodes", "run", f"{module}:world", "--episodes", str(episodes),
+        "--out", str(tmp_path / "out.jsonl"), "--seed", "3",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--seed" in result.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_file_of_episodes_runs_in_process_without_the_ray_plugin(
+    module: str, tmp_path: Path
+) -> None:
+    episodes = tmp_path / "in.jsonl"
+    line = {"calls": [{"tool": "add_ledger_lines", "arguments": {"id": "z", "body": "kept"}}]}
+    episodes.write_text(json.dumps({"episode_id": "one", **line}) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = run(
+        "episodes", "run", f"{module}:world", "--episodes", str(episodes), "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"1 episodes run (1 ok, 0 failed); results in {out}"
+    [written] = [json.loads(text) for text in out.read_text().splitlines()]
+    assert written["episode_id"] == "one" and written["status"] == "ok"
+
+
+def test_ray_without_a_runner_names_the_extra_to_install(module: str, tmp_path: Path) -> None:
+    from seahaven.extras import EXTRAS
+
+    episodes = tmp_path / "in.jsonl"
+    episodes.write_text('{"calls": []}\n')
+    out = tmp_path / "out.jsonl"
+    result = run(
+        "episodes", "run", f"{module}:world", "--episodes", str(episodes), "--out", str(out),
+        "--ray", "local",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert EXTRAS["seahaven.ray"].install_command in result.stderr
+    assert not out.exists()

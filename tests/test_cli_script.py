@@ -441,7 +441,14 @@ def test_episode_runs_a_script_file_against_a_fixture(installed: Installed, tmp_
     document = tmp_path / "state.json"
 
     result = installed.run(
-        "episode", installed.company, "acme", "--calls", str(script), "--document", str(document)
+        "episodes",
+        "run",
+        installed.company,
+        "acme",
+        "--calls",
+        str(script),
+        "--document",
+        str(document),
     )
 
     assert result.returncode == 0, result.stderr
@@ -459,5 +466,5 @@ def test_episode_fails_in_one_line_for_an_unknown_world(
 ) -> None:
     script = tmp_path / "calls.json"
     script.write_text("[]")
-    result = installed.run("episode", "no-such-world", "--calls", str(script))
+    result = installed.run("episodes", "run", "no-such-world", "--calls", str(script))
     assert_one_line_failure(result, "no-such-world")

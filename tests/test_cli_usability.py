@@ -58,7 +58,7 @@ def test_episode_numbers_dispatched_calls_as_the_state_document_does(
         ("add_slips", {"id": "b", "body": "two"}),
     )
     result = run(
-        "episode", f"{module}:world", "--document", str(target), "--clock-mode", "fixed",
+        "episodes", "run", f"{module}:world", "--document", str(target), "--clock-mode", "fixed",
         stdin=calls,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -75,7 +75,7 @@ def test_episode_numbers_dispatched_calls_as_the_state_document_does(
 
 def test_the_summary_says_one_call_and_one_record(module: str) -> None:
     result = run(
-        "episode", f"{module}:world", stdin=script(("add_slips", {"id": "a", "body": "x"}))
+        "episodes", "run", f"{module}:world", stdin=script(("add_slips", {"id": "a", "body": "x"}))
     )
     assert result.exit_code == 0, result.output
     assert ", 1 call, " in result.stdout
@@ -87,13 +87,13 @@ def test_the_summary_says_one_call_and_one_record(module: str) -> None:
 
 
 def test_a_bad_clock_mode_is_a_usage_error(module: str) -> None:
-    result = run("episode", f"{module}:world", "--clock-mode", "slow", stdin="[]")
+    result = run("episodes", "run", f"{module}:world", "--clock-mode", "slow", stdin="[]")
     assert result.exit_code == 2
     assert "slow" in result.output and "fixed" in result.output
 
 
 def test_a_bad_now_is_a_usage_error(module: str) -> None:
-    result = run("episode", f"{module}:world", "--now", "yesterday", stdin="[]")
+    result = run("episodes", "run", f"{module}:world", "--now", "yesterday", stdin="[]")
     assert result.exit_code == 2
 
 
@@ -102,15 +102,15 @@ def test_an_unwritable_document_is_refused_before_the_episode_runs(
 ) -> None:
     calls = script(("add_slips", {"id": "a", "body": "x"}))
     result = run(
-        "episode", f"{module}:world", "--document", str(tmp_path / "nowhere" / "state.json"),
-        stdin=calls,
+        "episodes", "run", f"{module}:world",
+        "--document", str(tmp_path / "nowhere" / "state.json"), stdin=calls,
     )  # fmt: skip
     # A path that cannot be written is a failure of the work (1), found before any call runs.
     assert result.exit_code == 1
     assert "add_slips" not in result.stdout
     assert result.stderr.startswith("error: --document ") and result.stderr.count("\n") == 1
     assert "nowhere" in result.stderr and "create" in result.stderr
-    result = run("episode", f"{module}:world", "--document", str(tmp_path), stdin=calls)
+    result = run("episodes", "run", f"{module}:world", "--document", str(tmp_path), stdin=calls)
     assert result.exit_code == 1
     assert "is a directory" in result.stderr
 
@@ -126,7 +126,7 @@ def test_episode_reading_a_terminal_says_what_it_waits_for(
     module: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(sys, "stdin", TerminalInput("[]"))
-    status = cli.main(["episode", f"{module}:world"])
+    status = cli.main(["episodes", "run", f"{module}:world"])
     captured = capsys.readouterr()
     assert status == 0, captured.err
     assert "reading the calls from standard input" in captured.err
@@ -302,7 +302,7 @@ def test_every_help_text_uses_one_notation() -> None:
     app = cli.build_app(plugins.make_plugin_manager(entry_points=False))
     group = typer.main.get_command(app)
     commands = list(every_command(group))
-    assert ("episode",) in commands and ("fixture", "verify") in commands
+    assert ("episodes", "run") in commands and ("fixture", "verify") in commands
     for path in commands:
         text = run(*path, "--help").stdout
         usage = text.splitlines()[0]

@@ -427,7 +427,7 @@ def test_an_uncaught_child_error_reaches_the_agent_as_it_was_raised() -> None:
 # --- rule 4: a nested call is part of the same in-flight call -------------------------------------
 
 
-def test_a_nested_call_does_not_take_the_concurrency_gate() -> None:
+def test_a_nested_call_takes_no_call_slot() -> None:
     host = _company()
 
     @host.tool
@@ -450,7 +450,7 @@ def test_a_nested_call_does_not_take_the_concurrency_gate() -> None:
                 worker.join(timeout=10)
     finally:
         set_concurrency(previous)
-    assert not deadlocked, "a nested call waited for the gate its own outer call holds"
+    assert not deadlocked, "a nested call waited for the call slot its own outer call holds"
     assert results[0]["amount"] == 1
 
 

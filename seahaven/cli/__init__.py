@@ -3,7 +3,7 @@
 The app itself holds only ``--version``: every command, the framework's own
 included, is added by a plugin through the ``seahaven_cli`` hook. The
 framework's are this package's modules, one per command group (``worlds``,
-``fixture``, ``docs``, ``episode``; ``check`` is ``seahaven.check.plugin``),
+``fixture``, ``docs``, ``episodes``; ``check`` is ``seahaven.check.plugin``),
 listed in ``seahaven.plugins.DEFAULT_PLUGINS``. What every command shares,
 the session and failure reporting, is ``seahaven.cli.support``, which is
 also the import path for a plugin's own commands.

@@ -1,4 +1,4 @@
-"""``seahaven episode``: run a scripted episode against a world and summarise what it changed.
+"""A scripted episode (``seahaven episodes run --calls``): run it, and summarise what it changed.
 
 The script is JSON: a list of calls, each ``{"tool": name, "arguments": {...}}``
 (a JSON-lines file of such objects works too). Every call is printed with its
@@ -24,8 +24,6 @@ import typer
 from pydantic_core import to_jsonable_python
 
 from seahaven.cli.support import (
-    WorldFirstCommand,
-    WorldOption,
     check_clock_mode_option,
     check_instant_option,
     fail,
@@ -37,7 +35,6 @@ from seahaven.cli.support import (
 )
 from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
-from seahaven.hookspecs import hookimpl
 from seahaven.scenarios.model import read_calls
 from seahaven.storage import check_storage
 
@@ -45,7 +42,20 @@ if TYPE_CHECKING:
     from seahaven.clock import ClockMode
     from seahaven.world import World
 
-__all__ = ["seahaven_cli", "summarise", "world_frame"]
+__all__ = [
+    "SCRIPT_OPTIONS",
+    "CallsOption",
+    "ClockModeOption",
+    "DocumentOption",
+    "EpisodeIdOption",
+    "NowOption",
+    "SeedOption",
+    "StartupOption",
+    "StorageOption",
+    "run_script",
+    "summarise",
+    "world_frame",
+]
 
 _PREVIEW = 110
 
@@ -118,84 +128,89 @@ def _check_episode_id(value: str | None) -> str | None:
     return value
 
 
-def episode(
+CallsOption = Annotated[
+    str,
+    typer.Option(
+        "--calls", metavar="FILE", help="The script: a JSON list of calls, or - for stdin."
+    ),
+]
+SeedOption = Annotated[int | None, typer.Option("--seed", metavar="INT", help="The caller seed.")]
+NowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--now",
+        metavar="TS",
+        callback=check_instant_option,
+        help="Where the clock starts, such as 2026-06-01T09:00:00.000Z.",
+    ),
+]
+ClockModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--clock-mode",
+        metavar="MODE",
+        callback=check_clock_mode_option,
+        help=f"How the clock moves: {', '.join(CLOCK_MODES)}.",
+    ),
+]
+StartupOption = Annotated[
+    list[str] | None,
+    typer.Option("--startup", metavar="KEY=VALUE", help="A startup keyword (repeatable)."),
+]
+StorageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--storage",
+        metavar="WHERE",
+        help="Where the instance keeps its stores: memory or disk (default: "
+        "SEAHAVEN_STORAGE, else memory).",
+    ),
+]
+DocumentOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--document",
+        metavar="PATH",
+        help="Write the whole state document here.",
+    ),
+]
+EpisodeIdOption = Annotated[
+    str | None,
+    typer.Option(
+        "--episode-id",
+        metavar="ID",
+        callback=_check_episode_id,
+        help="The state document's episode_id (default: the instance's id).",
+        show_default=False,
+    ),
+]
+SCRIPT_OPTIONS = (
+    "calls",
+    "seed",
+    "now",
+    "clock_mode",
+    "startup",
+    "storage",
+    "document_path",
+    "episode_id",
+)
+"""The parameters only a scripted episode (no ``--episodes``) takes."""
+
+
+def run_script(
     ctx: typer.Context,
-    first: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="[WORLD]",
-            help="The world, as --world takes it: a registered name or module:attr (default: "
-            "the project's own world).",
-            show_default=False,
-        ),
-    ] = None,
-    second: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="[FIXTURE]",
-            help="The fixture to start from; omit for a blank instance.",
-            show_default=False,
-        ),
-    ] = None,
-    world_option: WorldOption = None,
-    calls: Annotated[
-        str,
-        typer.Option(
-            "--calls", metavar="FILE", help="The script: a JSON list of calls, or - for stdin."
-        ),
-    ] = "-",
-    seed: Annotated[
-        int | None, typer.Option("--seed", metavar="INT", help="The caller seed.")
-    ] = None,
-    now: Annotated[
-        str | None,
-        typer.Option(
-            "--now",
-            metavar="TS",
-            callback=check_instant_option,
-            help="Where the clock starts, such as 2026-06-01T09:00:00.000Z.",
-        ),
-    ] = None,
-    clock_mode: Annotated[
-        str | None,
-        typer.Option(
-            "--clock-mode",
-            metavar="MODE",
-            callback=check_clock_mode_option,
-            help=f"How the clock moves: {', '.join(CLOCK_MODES)}.",
-        ),
-    ] = None,
-    startup: Annotated[
-        list[str] | None,
-        typer.Option("--startup", metavar="KEY=VALUE", help="A startup keyword (repeatable)."),
-    ] = None,
-    storage: Annotated[
-        str | None,
-        typer.Option(
-            "--storage",
-            metavar="WHERE",
-            help="Where the instance keeps its stores: memory or disk (default: "
-            "SEAHAVEN_STORAGE, else memory).",
-        ),
-    ] = None,
-    document_path: Annotated[
-        Path | None,
-        typer.Option(
-            "--document",
-            metavar="PATH",
-            help="Write the whole state document here.",
-        ),
-    ] = None,
-    episode_id: Annotated[
-        str | None,
-        typer.Option(
-            "--episode-id",
-            metavar="ID",
-            callback=_check_episode_id,
-            help="The state document's episode_id (default: the instance's id).",
-            show_default=False,
-        ),
-    ] = None,
+    first: str | None,
+    second: str | None,
+    world_option: str | None,
+    *,
+    calls: str,
+    seed: int | None,
+    now: str | None,
+    clock_mode: str | None,
+    startup: list[str] | None,
+    storage: str | None,
+    document_path: Path | None,
+    episode_id: str | None,
 ) -> None:
     """Run a scripted episode and summarise the state document it leaves."""
     world, (fixture,) = split_world((first, second), world_option, takes=("FIXTURE",), required=0)
@@ -322,9 +337,3 @@ def _read(path: str) -> str:
         fail(f"cannot read --calls {path}: {error.strerror or error}")
     except UnicodeDecodeError:
         fail(f"cannot read --calls {path}: it is not UTF-8 text")
-
-
-@hookimpl
-def seahaven_cli(app: typer.Typer) -> None:
-    """Add ``seahaven episode``."""
-    app.command("episode", cls=WorldFirstCommand)(episode)

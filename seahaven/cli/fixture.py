@@ -45,7 +45,7 @@ from seahaven.fixture_store import (
 )
 from seahaven.hookspecs import hookimpl
 from seahaven.names import check_fixture_id
-from seahaven.targets import import_target
+from seahaven.targets import import_target, split_target
 
 if TYPE_CHECKING:
     from seahaven.composition import Composition
@@ -77,8 +77,7 @@ def _checked_id(value: str | None, name: str) -> str:
 
 
 def _check_run(value: str) -> str:
-    module, _, function = value.partition(":")
-    if not module or not function:
+    if split_target(value) is None:
         raise typer.BadParameter(
             f"{value!r} does not name a generator; write module:function, such as "
             "fixtures_src.generate:empty"

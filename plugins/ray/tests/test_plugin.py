@@ -27,3 +27,30 @@ def test_seahaven_lists_the_episodes_command(capsys: pytest.CaptureFixture[str])
     shown = capsys.readouterr().out
     for option in ("--episodes", "--out", "--ray", "--resume", "--workers"):
         assert option in shown
+
+
+def test_the_plugin_gives_the_episode_file_runner_and_no_command_of_its_own() -> None:
+    import seahaven_ray.plugin
+
+    manager = make_plugin_manager()
+    runner = manager.hook.seahaven_episode_file_runner(address="local")
+    assert callable(runner)
+    # The command is the core's: the plugin only runs the file elsewhere.
+    assert not hasattr(seahaven_ray.plugin, "seahaven_cli")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("seahaven_ray.episodes", "seahaven.episodes"),
+        ("seahaven_ray.files", "seahaven.episode_files"),
+    ],
+)
+def test_each_moved_module_path_warns_and_gives_the_core_module(old: str, new: str) -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=new):
+        moved = importlib.import_module(old)
+    assert moved is importlib.import_module(new)

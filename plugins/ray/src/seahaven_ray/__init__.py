@@ -3,8 +3,10 @@
 Episodes are data (``Episode``), and so are their results
 (``EpisodeResult``). ``run_episodes`` runs them on a Ray cluster's actors and
 streams the results back as they finish; ``run_episode`` and
-``run_in_process`` run them here, with the same code, and so the same state
-documents. The ``seahaven episodes run`` command does either from the shell.
+``run_in_process`` (the core's ``seahaven.episodes``, re-exported here) run
+them here, with the same code, and so the same state documents. The core's
+``seahaven episodes run`` command does either from the shell: this plugin
+gives it the Ray runner, through the ``seahaven_episode_file_runner`` hook.
 
 ``trial_runner`` is the runner ``seahaven eval --ray`` uses: an eval's trials
 on the same pool of actors, each graded as in process
@@ -15,14 +17,8 @@ Importing this package does not import Ray; running on Ray does.
 
 from __future__ import annotations
 
-from seahaven_ray.cluster import (
-    ACTOR_NAME_PREFIX,
-    TRIAL_ACTOR_PREFIX,
-    EpisodeWorker,
-    PoolWorker,
-    run_episodes,
-)
-from seahaven_ray.episodes import (
+from seahaven.episode_files import EpisodeFileError, read_done, read_episodes
+from seahaven.episodes import (
     CallError,
     CallOutcome,
     Episode,
@@ -35,7 +31,13 @@ from seahaven_ray.episodes import (
     run_episode,
     run_in_process,
 )
-from seahaven_ray.files import EpisodeFileError, read_done, read_episodes
+from seahaven_ray.cluster import (
+    ACTOR_NAME_PREFIX,
+    TRIAL_ACTOR_PREFIX,
+    EpisodeWorker,
+    PoolWorker,
+    run_episodes,
+)
 from seahaven_ray.trials import RayTrialRunner, trial_runner
 
 __version__ = "0.1.0"

@@ -3,7 +3,7 @@
 A pool of actors (``PoolWorker``) runs the work of one run. Each actor loads a
 world once, by the name the work gives, from the registry of the packages
 installed where it runs, and makes a fresh instance for every episode or
-trial, with the in-process code (``seahaven_ray.episodes.run_episode``,
+trial, with the in-process code (``seahaven.episodes.run_episode``,
 ``seahaven.evaluation.run_trial``), so the answer is the same as in process.
 The driver keeps every actor busy, hands out the next item as each result
 comes back, and yields results in the order they finish.
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from seahaven import SeahavenError, WorldBug
-from seahaven_ray.episodes import (
+from seahaven.episodes import (
     Episode,
     EpisodeError,
     EpisodeResult,

@@ -1,7 +1,7 @@
-"""The process-wide concurrency gate: bounds calls in flight, queues the rest fairly, drops none.
+"""The process's call slots: they bound calls in flight, queue the rest fairly, drop none.
 
-Every test that resizes the gate restores it, through the ``resize`` fixture.
-The gate's own ``waiting()`` count is read only to know when a thread has
+Every test that resizes the slots restores them, through the ``resize`` fixture.
+The slots' own ``waiting()`` count is read only to know when a thread has
 queued, so the tests synchronise on facts rather than on sleeps.
 """
 
@@ -41,8 +41,8 @@ def wait_until(condition: Callable[[], bool], what: str) -> None:
 
 
 def queued() -> int:
-    """How many calls wait at the gate."""
-    return concurrency.gate().waiting()
+    """How many calls wait for a call slot."""
+    return concurrency.call_slots().waiting()
 
 
 class Worker:
@@ -160,7 +160,7 @@ def release(key: str) -> None:
 
 
 def hold_slot(inst: seahaven.Instance, key: str) -> Worker:
-    """Start a call that stays in the gate until ``release(key)``."""
+    """Start a call that holds its call slot until ``release(key)``."""
     before = inside["now"]
     worker = Worker(lambda: inst.call("hold", key=key))
     wait_until(lambda: inside["now"] > before, f"{key} is inside its call")
@@ -183,7 +183,7 @@ def test_the_default_follows_cpu_affinity_capped_at_sixteen(
     assert concurrency.default_concurrency() == 16
 
 
-def test_a_fresh_process_starts_with_the_default_gate() -> None:
+def test_a_fresh_process_starts_with_the_default_slots() -> None:
     code = (
         "from seahaven import concurrency; "
         "print(concurrency.concurrency(), concurrency.default_concurrency())"
@@ -202,7 +202,7 @@ def test_a_bad_size_is_refused(resize: Callable[[int], None], size: Any) -> None
     assert concurrency.concurrency() == before
 
 
-def test_resizing_reports_the_new_size_and_zero_removes_the_gate(
+def test_resizing_reports_the_new_size_and_zero_removes_the_slots(
     resize: Callable[[int], None],
 ) -> None:
     resize(3)
@@ -212,7 +212,7 @@ def test_resizing_reports_the_new_size_and_zero_removes_the_gate(
     instances_ = [world.instance() for _ in range(6)]
     try:
         workers = [hold_slot(inst, f"free{n}") for n, inst in enumerate(instances_)]
-        assert inside["now"] == 6  # with no gate, all six are in at once
+        assert inside["now"] == 6  # with no call slots, all six are in at once
         for n in range(6):
             release(f"free{n}")
         assert [worker.join() for worker in workers] == [f"free{n}" for n in range(6)]
@@ -224,7 +224,7 @@ def test_resizing_reports_the_new_size_and_zero_removes_the_gate(
 # --- bounding, queueing, never rejecting ---------------------------------------------------
 
 
-def test_the_gate_bounds_calls_in_flight_and_queues_the_rest(
+def test_the_call_slots_bound_calls_in_flight_and_queues_the_rest(
     resize: Callable[[int], None],
 ) -> None:
     resize(2)
@@ -243,7 +243,7 @@ def test_the_gate_bounds_calls_in_flight_and_queues_the_rest(
             inst.destroy()
 
 
-def test_growing_the_gate_lets_queued_calls_in(resize: Callable[[int], None]) -> None:
+def test_more_call_slots_let_queued_calls_in(resize: Callable[[int], None]) -> None:
     resize(1)
     instances_ = [world.instance() for _ in range(3)]
     try:
@@ -259,7 +259,7 @@ def test_growing_the_gate_lets_queued_calls_in(resize: Callable[[int], None]) ->
             inst.destroy()
 
 
-def test_removing_the_gate_lets_every_queued_call_in(resize: Callable[[int], None]) -> None:
+def test_removing_the_call_slots_lets_every_queued_call_in(resize: Callable[[int], None]) -> None:
     resize(1)
     instances_ = [world.instance() for _ in range(3)]
     try:
@@ -270,7 +270,7 @@ def test_removing_the_gate_lets_every_queued_call_in(resize: Callable[[int], Non
         release("drop")
         for worker in workers:
             worker.join()
-        # Putting a gate back afterwards starts from an empty one.
+        # Putting slots back afterwards starts with none in use.
         resize(1)
         assert instances_[0].call("ping") == 1
     finally:
@@ -278,10 +278,10 @@ def test_removing_the_gate_lets_every_queued_call_in(resize: Callable[[int], Non
             inst.destroy()
 
 
-# --- what bypasses the gate -----------------------------------------------------------------
+# --- what takes no call slot -----------------------------------------------------------------
 
 
-def test_a_nested_call_does_not_take_the_gate_again(resize: Callable[[int], None]) -> None:
+def test_a_nested_call_takes_no_second_call_slot(resize: Callable[[int], None]) -> None:
     resize(1)
     with parent.instance() as inst:
         # The outer call holds the only slot; a nested call that queued would wait forever.
@@ -292,7 +292,7 @@ def test_a_nested_call_does_not_take_the_gate_again(resize: Callable[[int], None
         ]
 
 
-def test_bulk_and_a_call_inside_it_do_not_take_the_gate(resize: Callable[[int], None]) -> None:
+def test_bulk_and_a_call_inside_it_take_no_call_slot(resize: Callable[[int], None]) -> None:
     resize(1)
     with world.instance() as busy, world.instance() as inst:
         holder = hold_slot(busy, "busy")
@@ -311,7 +311,7 @@ def test_bulk_and_a_call_inside_it_do_not_take_the_gate(resize: Callable[[int], 
         holder.join()
 
 
-def test_creation_listing_and_reading_do_not_take_the_gate(resize: Callable[[int], None]) -> None:
+def test_creation_listing_and_reading_take_no_call_slot(resize: Callable[[int], None]) -> None:
     resize(1)
     with world.instance() as busy:
         holder = hold_slot(busy, "busy")
@@ -370,8 +370,8 @@ def test_queued_calls_are_served_first_come_first_served(resize: Callable[[int],
                 inst.destroy()
 
 
-def test_no_thread_starves_when_many_share_a_small_gate(resize: Callable[[int], None]) -> None:
-    # Eight threads loop calls through a gate of two for a fixed time. A gate
+def test_no_thread_starves_when_many_share_few_slots(resize: Callable[[int], None]) -> None:
+    # Eight threads loop calls through two call slots for a fixed time. Slots
     # that let a releasing thread barge back in would serve a few threads
     # thousands of times and the rest hardly at all; a fair one keeps turns.
     resize(2)
@@ -403,3 +403,26 @@ def test_no_thread_starves_when_many_share_a_small_gate(resize: Callable[[int], 
     # like thousands to one.
     assert min(counts) > 0
     assert max(counts) <= 3 * min(counts), counts
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("seahaven.concurrency", "FairGate", "CallSlots"),
+        ("seahaven.concurrency", "gate", "call_slots"),
+        ("seahaven.activation", "bypasses_gate", "takes_no_call_slot"),
+        ("seahaven.activation", "entered", "WorldCodeScope"),
+    ],
+)
+def test_each_old_name_warns_and_gives_the_new_object(module: str, old: str, new: str) -> None:
+    import importlib
+
+    imported = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=f"{module}.{new}"):
+        found = getattr(imported, old)
+    assert found is getattr(imported, new)
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        concurrency.no_such_name  # noqa: B018
