@@ -515,11 +515,14 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "foundations",
                 frozenset(
                     {
+                        "accept_failures",
                         "card",
+                        "close_codes",
                         "console",
                         "descriptors",
                         "echo",
                         "guard",
+                        "http.messages",
                         "models",
                         "pool",
                         "runner",
@@ -527,16 +530,21 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                     }
                 ),
             ),
-            ("sessions", frozenset({"session", "tasks", "validation"})),
-            ("frames", frozenset({"frames", "mcp_frames", "snapframes"})),
-            ("the server", frozenset({"mcp_sessions", "resume", "server", "workers"})),
+            ("the wire", frozenset({"client", "frames", "http.server", "inbox", "tasks"})),
             (
-                "clients and other doors",
-                frozenset(
-                    {"client", "environment", "harness", "http", "http_server", "hub", "remote"}
-                ),
+                "the session",
+                frozenset({"http.launch", "remote", "session", "snapframes", "validation"}),
             ),
-            ("commands", frozenset({"__init__", "plugin", "serve"})),
+            (
+                "what sessions speak and keep",
+                frozenset({"environment", "harness", "http", "hub", "mcp_frames", "resume"}),
+            ),
+            ("the session pool", frozenset({"mcp_sessions", "session_pool"})),
+            ("frame work", frozenset({"fork", "work"})),
+            ("the connection", frozenset({"connection"})),
+            ("the routes", frozenset({"routes"})),
+            ("the app", frozenset({"server", "workers"})),
+            ("commands", frozenset({"__init__", "http_server", "plugin", "serve"})),
         ),
         frozenset(
             {
