@@ -24,7 +24,7 @@ reader). The first three run each statement through the one mechanism here:
   sandbox reads it.
 * ``ReaderAuthorizer``, the eval's reader: any table and function, but no schema
   change, ATTACH, pragma that sets something, or transaction control.
-* ``fts5_tables`` and ``catalog`` (``seahaven.sandbox.catalog``), what a connection
+* ``fts5_tables`` and ``catalog`` (``seahaven.sandbox.connection_catalog``), what a connection
   holds; ``StatementFailed`` (``seahaven.sandbox.wording``), why a statement failed.
 """
 
@@ -33,9 +33,8 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-from seahaven.sandbox import catalog as _catalog_module
-from seahaven.sandbox import limits, policy, statement, wording
-from seahaven.sandbox.catalog import Catalog, Fts5Tables, catalog, fts5_tables
+from seahaven.sandbox import connection_catalog, limits, policy, statement, wording
+from seahaven.sandbox.connection_catalog import Catalog, Fts5Tables, catalog, fts5_tables
 from seahaven.sandbox.limits import (
     MAX_RESULT_BYTES,
     MAX_SQL_BYTES,
@@ -99,7 +98,7 @@ __all__ = [
 # limit (or a function a test replaces) reaches the code that reads it.
 _HOMES: dict[str, ModuleType] = {
     name: module
-    for module in (_catalog_module, limits, policy, statement, wording)
+    for module in (connection_catalog, limits, policy, statement, wording)
     for name in module.__all__
     if name in __all__
 }

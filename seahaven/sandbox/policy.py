@@ -20,7 +20,7 @@ from typing import Literal, get_args
 import apsw
 
 from seahaven.errors import WorldBug
-from seahaven.sandbox.catalog import NO_FTS5, TABLE_FUNCTIONS, Fts5Tables
+from seahaven.sandbox.connection_catalog import NO_FTS5, TABLE_FUNCTIONS, Fts5Tables
 
 __all__ = [
     "ALLOWED_FUNCTIONS",

@@ -26,7 +26,7 @@ from seahaven.changelog import json_value
 from seahaven.db import INTERRUPTED, Db, db_error, is_closing, run_cleanup, value_error
 from seahaven.errors import DbError, WorldBug
 from seahaven.sandbox import limits
-from seahaven.sandbox.catalog import Catalog, catalog
+from seahaven.sandbox.connection_catalog import Catalog, catalog
 from seahaven.sandbox.limits import Deadline, check_limits
 from seahaven.sandbox.policy import Authorizer, Refused
 from seahaven.sandbox.wording import StatementFailed, agent_error
