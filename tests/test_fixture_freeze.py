@@ -347,9 +347,9 @@ def test_the_sidecar_model_renders_every_shipped_sidecar_byte_for_byte() -> None
     import yaml
 
     root = Path(__file__).resolve().parent.parent
-    sidecars = sorted(root.glob("worlds/*/src/*/fixtures/*/fixture.yaml"))
-    assert len(sidecars) >= 5
-    for path in sidecars:
+    shipped = sorted(root.glob("worlds/*/src/*/fixtures/*/fixture.yaml"))
+    assert len(shipped) >= 5
+    for path in shipped:
         text = path.read_text(encoding="utf-8")
         sidecar = sidecars.Sidecar.model_validate(yaml.safe_load(text))
         assert sidecar.render() == text, path
