@@ -71,11 +71,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # A module that moved, read as an attribute of the package: warn, and give the new one.
-    from seahaven.moved import MOVED, alias_module
+    # A module that moved or was split, read as an attribute of the package: warn, give the new.
+    import importlib
+
+    from seahaven.moved import MOVED, SPLIT, alias_module
 
     if f"{__name__}.{name}" in MOVED:
         module = alias_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    if f"{__name__}.{name}" in SPLIT:
+        # The old module's own file gathers the names and warns.
+        module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

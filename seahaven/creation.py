@@ -27,7 +27,7 @@ from seahaven.concurrency import watch
 from seahaven.context import InstanceInfo
 from seahaven.db import open_connection, run_script, use_memory_journal
 from seahaven.errors import WorldBug
-from seahaven.fixture_store import PreparedFixture, copy_state_file, prepare
+from seahaven.fixtures.preparation import PreparedFixture, copy_state_file, prepare
 from seahaven.ids import check_seed, derive_seed, node_seed
 from seahaven.instance import Instance, InstanceParts, live_instances
 from seahaven.names import check_fixture_id

@@ -33,7 +33,7 @@ from seahaven.storage import Storage
 from seahaven.workdir import remove_directory
 
 if TYPE_CHECKING:
-    from seahaven.fixture_store import Fixture
+    from seahaven.fixtures.sidecar import Fixture
     from seahaven.snapshots import Snapshot
     from seahaven.world import World
 
@@ -277,7 +277,7 @@ class Instance:
 
     def freeze(self, id: str, description: str) -> Fixture:
         """Mint a fixture from the current state, into the world's fixtures directory."""
-        from seahaven.freezing import freeze_instance
+        from seahaven.fixtures.freezing import freeze_instance
 
         return freeze_instance(self, id, description)
 

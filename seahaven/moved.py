@@ -7,15 +7,28 @@ import sys
 import warnings
 from types import ModuleType
 
-__all__ = ["MOVED", "alias_module"]
+__all__ = ["MOVED", "SPLIT", "alias_module", "gather_module"]
 
 MOVED: dict[str, str] = {
+    "seahaven.fixtures_dir": "seahaven.fixtures.location",
+    "seahaven.freezing": "seahaven.fixtures.freezing",
     "seahaven.helpers": "seahaven.sql_tools",
     "seahaven.instances": "seahaven.concurrency",
     "seahaven_ray.episodes": "seahaven.episodes",
     "seahaven_ray.files": "seahaven.episode_files",
 }
-"""Old module path to new, for every module that moved; the old ones go in the next release."""
+"""Old module path to new, for every module that moved whole; the old ones go next release."""
+
+SPLIT: dict[str, tuple[str, ...]] = {
+    "seahaven.fixture_store": (
+        "seahaven.fixtures.sidecar",
+        "seahaven.fixtures.listing",
+        "seahaven.fixtures.verification",
+        "seahaven.fixtures.preparation",
+        "seahaven.fixtures.writing",
+    ),
+}
+"""Old module path to the new modules its names went to, for every module split in several."""
 
 
 def alias_module(old: str) -> ModuleType:
@@ -29,6 +42,30 @@ def alias_module(old: str) -> ModuleType:
     sys.modules[old] = module
     warnings.warn(
         f"{old} is now {new}; import {new} instead (the old path goes in the next release)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return module
+
+
+def gather_module(old: str) -> ModuleType:
+    """Give the module at ``old`` every public name of the modules it was split into, warning.
+
+    The names are the very same objects, so ``from old import name`` keeps
+    working; a module attribute set through the old path no longer reaches the
+    code, which reads it in its new module.
+    """
+    module = sys.modules[old]
+    gathered: list[str] = []
+    for new in SPLIT[old]:
+        part = importlib.import_module(new)
+        for name in getattr(part, "__all__", ()):
+            setattr(module, name, getattr(part, name))
+            gathered.append(name)
+    module.__all__ = sorted(gathered)  # type: ignore[attr-defined]
+    warnings.warn(
+        f"{old} is split into {', '.join(SPLIT[old])}; import each name from its new module "
+        "(the old path goes in the next release)",
         DeprecationWarning,
         stacklevel=3,
     )

@@ -10,7 +10,7 @@ makes n independent branches. ``SnapshotStore`` keeps snapshots by token
 under limits on their count, their bytes and their age, for a server that
 hands tokens to its clients.
 
-Freezing (``seahaven.freezing``) is the durable cousin: a fixture on disk,
+Freezing (``seahaven.fixtures.freezing``) is the durable cousin: a fixture on disk,
 with a sidecar and hashes, that starts an episode afresh. A snapshot lives in
 this process only, and carries the episode on.
 """

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from seahaven.errors import WorldBug
+from seahaven.sandbox import WRITE_ACTIONS
 from seahaven.state_formats import BUILTIN_FORMATS, BUILTIN_JSON, encode_json
 from seahaven.version import VERSION
 
@@ -189,28 +190,6 @@ def run_formatter(
     return state
 
 
-_WRITE_ACTIONS = frozenset(
-    {
-        apsw.SQLITE_INSERT,
-        apsw.SQLITE_UPDATE,
-        apsw.SQLITE_DELETE,
-        apsw.SQLITE_ALTER_TABLE,
-        apsw.SQLITE_CREATE_TABLE,
-        apsw.SQLITE_CREATE_INDEX,
-        apsw.SQLITE_CREATE_TRIGGER,
-        apsw.SQLITE_CREATE_VIEW,
-        apsw.SQLITE_CREATE_VTABLE,
-        apsw.SQLITE_DROP_TABLE,
-        apsw.SQLITE_DROP_INDEX,
-        apsw.SQLITE_DROP_TRIGGER,
-        apsw.SQLITE_DROP_VIEW,
-        apsw.SQLITE_DROP_VTABLE,
-        apsw.SQLITE_ATTACH,
-        apsw.SQLITE_DETACH,
-    }
-)
-
-
 class _ReadOnlyGuard:
     """An authorizer on every node's connection for the length of one formatter run."""
 
@@ -229,7 +208,7 @@ class _ReadOnlyGuard:
         schema: str | None,
         trigger: str | None,
     ) -> int:
-        if action in _WRITE_ACTIONS:
+        if action in WRITE_ACTIONS:
             self.refused = True
             return apsw.SQLITE_DENY
         return apsw.SQLITE_OK

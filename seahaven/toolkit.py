@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from seahaven.errors import ArgumentError, DbError, ToolError, WorldBug
-from seahaven.freezing import rebuild
+from seahaven.fixtures.freezing import rebuild
 
 if TYPE_CHECKING:
     from seahaven.context import Ctx
     from seahaven.db import Db
-    from seahaven.fixture_store import Fixture
+    from seahaven.fixtures.sidecar import Fixture
     from seahaven.tool import Call
     from seahaven.world import Handler, Middleware, World
 
@@ -267,7 +267,7 @@ def rebuild_fixtures(
     Each requested fixture is built again in place of its folder, and a line
     naming it and its file hash is printed; one whose rebuild is the same in
     every byte but the sidecar's ``created_at`` keeps its folder as it was
-    (``seahaven.freezing.rebuild``), so unchanged fixtures never churn. An
+    (``seahaven.fixtures.freezing.rebuild``), so unchanged fixtures never churn. An
     unknown name returns 2, and a world whose fixtures resolve somewhere else
     than ``into`` (installed rather than editable, say) returns 1; each says
     why on standard error and changes nothing.

@@ -21,7 +21,7 @@ from seahaven.clock import ClockMode, check_clock_mode
 from seahaven.composition import Composition, seal
 from seahaven.context import Ctx
 from seahaven.errors import WorldBug
-from seahaven.fixtures_dir import default_fixtures_dir
+from seahaven.fixtures.location import default_fixtures_dir
 from seahaven.names import (
     check_child_name,
     check_state_format_name,
@@ -32,7 +32,7 @@ from seahaven.state_formats import BUILTIN_FORMATS
 from seahaven.tool import Call, Tool
 
 if TYPE_CHECKING:
-    from seahaven.fixture_store import Fixture
+    from seahaven.fixtures.sidecar import Fixture
     from seahaven.instance import Instance
     from seahaven.storage import Storage
 
@@ -618,7 +618,7 @@ class World:
 
     def fixtures(self) -> list[Fixture]:
         """Every fixture in this world's fixtures directory, sorted by id."""
-        from seahaven.fixture_store import world_fixtures
+        from seahaven.fixtures.listing import world_fixtures
 
         return world_fixtures(self)
 

@@ -22,8 +22,9 @@ from typer.testing import CliRunner, Result
 from world_packages import NOW, composite, fresh_module, write_module, write_world
 
 import seahaven
-from seahaven import cli, fixture_store, fixtures, plugins
+from seahaven import cli, fixtures, plugins
 from seahaven.discovery import import_world
+from seahaven.fixtures import preparation
 
 runner = CliRunner()
 
@@ -507,7 +508,7 @@ def test_create_leaves_nothing_behind_when_a_copy_fails(
     def copy_until_the_disk_fills(source: Path, target: Path) -> None:
         if copied:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
-        fixture_store.copy_state_file(source, target)
+        preparation.copy_state_file(source, target)
         copied.append(target)
 
     monkeypatch.setattr(seahaven.cli.fixture, "copy_state_file", copy_until_the_disk_fills)

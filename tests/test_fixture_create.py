@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven import fixture_store, fixtures
+from seahaven import fixtures
+from seahaven.fixtures import preparation, verification
 
 NOW = "2026-06-01T09:00:00.000Z"
 LATER = "2026-07-01T00:00:00.000Z"
@@ -43,14 +44,14 @@ def freeze_one(world: seahaven.World, fixture_id: str, **instance_options: Any) 
 
 def counting_hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Record every file the fixture module hashes."""
-    real = fixture_store._hash_file
+    real = verification.hash_file
     calls: list[Path] = []
 
     def counted(path: Path) -> str:
         calls.append(path)
         return real(path)
 
-    monkeypatch.setattr(fixture_store, "_hash_file", counted)
+    monkeypatch.setattr(verification, "hash_file", counted)
     return calls
 
 
@@ -399,7 +400,7 @@ def _big_file(path: Path) -> bytes:
 
 def test_copy_state_file_copies_every_byte(tmp_path: Path) -> None:
     data = _big_file(tmp_path / "source")
-    fixture_store.copy_state_file(tmp_path / "source", tmp_path / "target")
+    preparation.copy_state_file(tmp_path / "source", tmp_path / "target")
     assert (tmp_path / "target").read_bytes() == data
 
 
@@ -417,7 +418,7 @@ def test_copy_state_file_falls_back_to_a_plain_copy(
     monkeypatch.setattr(fcntl, "ioctl", no_reflink)
     monkeypatch.setattr(os, "copy_file_range", no_copy_file_range)
     data = _big_file(tmp_path / "source")
-    fixture_store.copy_state_file(tmp_path / "source", tmp_path / "target")
+    preparation.copy_state_file(tmp_path / "source", tmp_path / "target")
     assert (tmp_path / "target").read_bytes() == data
 
 
@@ -437,7 +438,7 @@ def test_copy_state_file_finishes_a_short_copy_file_range(
     monkeypatch.setattr(fcntl, "ioctl", no_reflink)
     monkeypatch.setattr(os, "copy_file_range", small_steps)
     data = _big_file(tmp_path / "source")
-    fixture_store.copy_state_file(tmp_path / "source", tmp_path / "target")
+    preparation.copy_state_file(tmp_path / "source", tmp_path / "target")
     assert (tmp_path / "target").read_bytes() == data
 
 
@@ -445,5 +446,5 @@ def test_copy_state_file_never_overwrites(tmp_path: Path) -> None:
     (tmp_path / "source").write_bytes(b"new")
     (tmp_path / "target").write_bytes(b"old")
     with pytest.raises(FileExistsError):
-        fixture_store.copy_state_file(tmp_path / "source", tmp_path / "target")
+        preparation.copy_state_file(tmp_path / "source", tmp_path / "target")
     assert (tmp_path / "target").read_bytes() == b"old"

@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven import fixture_store, fixtures
+from seahaven import fixtures
 from seahaven.clock import is_canonical, parse_instant
+from seahaven.fixtures import sidecar as sidecars
+from seahaven.fixtures import verification
 
 NOW = "2026-06-01T09:00:00.000Z"
 
@@ -209,7 +211,7 @@ def test_freeze_returns_what_load_reads_back(tmp_path: Path) -> None:
 
 
 def _fail_on_second_hash(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fixture_store._hash_file
+    real = verification.hash_file
     calls: list[Path] = []
 
     def flaky(path: Path) -> str:
@@ -218,7 +220,7 @@ def _fail_on_second_hash(monkeypatch: pytest.MonkeyPatch) -> None:
             raise OSError("disk went away")
         return real(path)
 
-    monkeypatch.setattr(fixture_store, "_hash_file", flaky)
+    monkeypatch.setattr(verification, "hash_file", flaky)
 
 
 def _fail_on_rename(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,7 +234,7 @@ def _fail_on_sidecar(monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(sidecar: Any) -> str:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fixture_store.Sidecar, "render", interrupted)
+    monkeypatch.setattr(sidecars.Sidecar, "render", interrupted)
 
 
 @pytest.mark.parametrize(
@@ -345,10 +347,10 @@ def test_the_sidecar_model_renders_every_shipped_sidecar_byte_for_byte() -> None
     import yaml
 
     root = Path(__file__).resolve().parent.parent
-    sidecars = sorted(root.glob("worlds/*/src/*/fixtures/*/fixture.yaml"))
-    assert len(sidecars) >= 5
-    for path in sidecars:
+    shipped = sorted(root.glob("worlds/*/src/*/fixtures/*/fixture.yaml"))
+    assert len(shipped) >= 5
+    for path in shipped:
         text = path.read_text(encoding="utf-8")
-        sidecar = fixture_store.Sidecar.model_validate(yaml.safe_load(text))
+        sidecar = sidecars.Sidecar.model_validate(yaml.safe_load(text))
         assert sidecar.render() == text, path
-        assert sidecar.fixture(path.parent) == fixture_store.load(path.parent)
+        assert sidecar.fixture(path.parent) == sidecars.load(path.parent)

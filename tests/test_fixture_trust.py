@@ -20,7 +20,9 @@ import pytest
 import yaml
 
 import seahaven
-from seahaven import fixture_store, fixtures, workdir
+from seahaven import fixtures, workdir
+from seahaven.fixtures import sidecar as sidecars
+from seahaven.fixtures import verification
 
 NOW = "2026-06-01T09:00:00.000Z"
 
@@ -48,7 +50,7 @@ def freeze_rows(world: seahaven.World, fixture_id: str, rows: int = 3) -> fixtur
 
 
 def rewrite_sidecar(fixture: fixtures.Fixture, **changes: Any) -> None:
-    sidecar = fixture.directory / fixture_store.SIDECAR
+    sidecar = fixture.directory / sidecars.SIDECAR
     fields = yaml.safe_load(sidecar.read_text(encoding="utf-8"))
     fields.update(changes)
     sidecar.write_text(yaml.safe_dump(fields, sort_keys=False), encoding="utf-8")
@@ -89,7 +91,7 @@ def test_a_forged_node_hash_is_noticed_after_the_file_was_verified_once(tmp_path
     fixture = freeze_rows(world, "shop")
     with world.instance("shop"):
         pass
-    sidecar = fixture.directory / fixture_store.SIDECAR
+    sidecar = fixture.directory / sidecars.SIDECAR
     fields = yaml.safe_load(sidecar.read_text(encoding="utf-8"))
     fields["nodes"][0]["file_sha256"] = "f" * 64
     sidecar.write_text(yaml.safe_dump(fields, sort_keys=False), encoding="utf-8")
@@ -135,13 +137,13 @@ def test_the_schema_is_read_once_and_remembered_with_the_hash(
     world = make_world(tmp_path)
     freeze_rows(world, "books")
     opened: list[str] = []
-    real = fixture_store.file_schema_hash
+    real = verification.file_schema_hash
 
     def counted(path: Path) -> str:
         opened.append(path.name)
         return real(path)
 
-    monkeypatch.setattr(fixture_store, "file_schema_hash", counted)
+    monkeypatch.setattr(verification, "file_schema_hash", counted)
     for _ in range(3):
         with world.instance("books"):
             pass
@@ -169,7 +171,7 @@ def test_a_symlinked_fixture_directory_is_refused(tmp_path: Path) -> None:
 def test_a_symlinked_sidecar_is_refused(tmp_path: Path) -> None:
     world = make_world(tmp_path)
     fixture = freeze_rows(world, "books")
-    sidecar = fixture.directory / fixture_store.SIDECAR
+    sidecar = fixture.directory / sidecars.SIDECAR
     kept = tmp_path / "kept.yaml"
     shutil.copyfile(sidecar, kept)
     sidecar.unlink()
@@ -276,13 +278,13 @@ def test_a_pending_directory_carries_the_mark_of_the_process_writing_it(
 ) -> None:
     world = make_world(tmp_path)
     seen: list[str] = []
-    real = fixture_store.Sidecar.render
+    real = sidecars.Sidecar.render
 
-    def spy(sidecar: fixture_store.Sidecar) -> str:
+    def spy(sidecar: sidecars.Sidecar) -> str:
         seen.extend(p.name for p in (tmp_path / "fixtures").iterdir())
         return real(sidecar)
 
-    monkeypatch.setattr(fixture_store.Sidecar, "render", spy)
+    monkeypatch.setattr(sidecars.Sidecar, "render", spy)
     freeze_rows(world, "books")
     [pending] = seen
     assert pending.startswith(f".pending-{workdir.process_mark()}-books-")

@@ -414,3 +414,25 @@ def test_the_roots_pin_decides_and_an_added_worlds_formats_are_not_reachable() -
     # On its own, the added world is a root, and its pin is what it answers in.
     with till.instance() as alone:
         assert alone.state()["state"] == {"journal": "what the till would say on its own"}
+
+
+@pytest.mark.parametrize("statement", ["REINDEX", "ANALYZE", "CREATE TEMP TABLE scratch (x)"])
+def test_a_formatter_that_changes_the_schema_is_refused_as_the_sandbox_classifies_it(
+    statement: str,
+) -> None:
+    # The fence takes its write actions from seahaven.sandbox.WRITE_ACTIONS: every schema
+    # change counts, the temporary schema's included. REINDEX used to get through.
+    world = make_world()
+
+    @world.state_format("memos.schema/1")
+    def schema_changer(world: seahaven.World, instance: seahaven.Instance | None) -> dict[str, Any]:
+        assert instance is not None
+        instance.db.execute(statement)
+        return {}
+
+    with world.instance() as inst:
+        inst.call("jot", id="m1")
+        with pytest.raises(seahaven.WorldBug, match="wrote to the instance"):
+            inst.state(format="memos.schema/1")
+        inst.call("jot", id="m2")
+        assert [record.key for record in inst.change_log()] == [{"id": "m1"}, {"id": "m2"}]

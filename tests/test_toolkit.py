@@ -318,7 +318,7 @@ def test_rebuilding_an_unchanged_fixture_keeps_it_created_at_and_all(
 
 
 def test_a_rebuild_that_changes_the_fixture_gets_a_new_created_at(tmp_path: Any) -> None:
-    from seahaven.freezing import rebuild
+    from seahaven.fixtures.freezing import rebuild
 
     into = tmp_path / "fixtures"
     world, (build, _) = _shelf_world(into)
@@ -339,7 +339,7 @@ def test_a_rebuild_that_changes_the_fixture_gets_a_new_created_at(tmp_path: Any)
 
 
 def test_a_rebuild_that_fails_leaves_the_committed_fixture_in_place(tmp_path: Any) -> None:
-    from seahaven.freezing import rebuild
+    from seahaven.fixtures.freezing import rebuild
 
     into = tmp_path / "fixtures"
     _, (build, _) = _shelf_world(into)

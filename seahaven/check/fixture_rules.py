@@ -1,7 +1,7 @@
 """SH401 to SH406: the fixture rules, making the checks instance creation makes, before a commit.
 
 Every sentence about a fixture's files, schema and shape is the one creation
-raises (``seahaven.fixture_store``), so the two can never disagree. SH401 goes
+raises (``seahaven.fixtures``), so the two can never disagree. SH401 goes
 first and alone: a sidecar that does not load has none of the fields the
 other rules read, so nothing else is said about that fixture.
 """
@@ -17,16 +17,9 @@ from seahaven.check.model import CheckContext, Finding, Rule
 from seahaven.clock import is_canonical
 from seahaven.composition import ROOT_PATH, Composition, Node
 from seahaven.errors import WorldBug
-from seahaven.fixture_store import (
-    COMPANION_SUFFIXES,
-    SIDECAR,
-    Fixture,
-    load,
-    refuse_links,
-    schema_problems,
-    shape_problems,
-    verify_file,
-)
+from seahaven.fixtures.preparation import schema_problems, shape_problems
+from seahaven.fixtures.sidecar import SIDECAR, Fixture, load
+from seahaven.fixtures.verification import COMPANION_SUFFIXES, refuse_links, verify_file
 
 __all__ = ["RULES"]
 

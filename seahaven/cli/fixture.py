@@ -31,25 +31,27 @@ from seahaven.cli.support import (
 )
 from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
-from seahaven.fixture_store import (
-    copy_state_file,
+from seahaven.fixtures.listing import (
     fixture_directory,
     fixture_ids,
-    load,
     other_worlds_fixtures,
+    shared_directory_note,
+)
+from seahaven.fixtures.preparation import (
+    copy_state_file,
     prepare,
     schema_problems,
     shape_problems,
-    shared_directory_note,
-    verify_file,
 )
+from seahaven.fixtures.sidecar import load
+from seahaven.fixtures.verification import verify_file
 from seahaven.hookspecs import hookimpl
 from seahaven.names import check_fixture_id
 from seahaven.targets import import_target, split_target
 
 if TYPE_CHECKING:
     from seahaven.composition import Composition
-    from seahaven.fixture_store import Fixture
+    from seahaven.fixtures.sidecar import Fixture
     from seahaven.world import World
 
 __all__ = ["seahaven_cli"]
