@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.fixtures_dir",
                 "seahaven.helpers",
                 "seahaven.ids",
+                "seahaven.instance_options",
                 "seahaven.instances",
                 "seahaven.moved",
                 "seahaven.concurrency",

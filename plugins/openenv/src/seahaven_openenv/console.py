@@ -8,9 +8,11 @@ can name, with their descriptions) and ``GET /metadata`` (the world's name and
 version). It finds all three relative to its own address, so the same files
 work for a world served at the root and for each world under ``/worlds/<name>/``.
 
-The assets are three files in the package's ``console/`` folder (HTML, CSS and
-one JavaScript module), served as they are: no build step, nothing fetched
-from another origin, and a content security policy that says so. Every response
+The assets are files in the package's ``console/`` folder, of three kinds: the
+HTML page, its CSS, and its script as ES modules (``console.js``, the page,
+imports ``app.js``, ``dom.js``, ``socket.js``, ``schema_form.js`` and
+``state_view.js``), served as they are: no build step, nothing fetched from
+another origin, and a content security policy that says so. Every response
 of the console carries that policy and ``nosniff``, its 404s and redirects too,
 and so does the index of worlds a server of several shows at ``/``.
 """
@@ -29,15 +31,26 @@ __all__ = [
     "ASSETS",
     "CONTENT_SECURITY_POLICY",
     "HEADERS",
+    "SCRIPTS",
     "console_redirect",
     "console_router",
     "worlds_index_page",
 ]
 
-# The files the page loads beside itself, and the media type each is served with.
-ASSETS = {
+# The page's script, as the ES modules it is split into: console.js (the page) imports the rest.
+SCRIPTS: tuple[str, ...] = (
+    "console.js",
+    "app.js",
+    "dom.js",
+    "socket.js",
+    "schema_form.js",
+    "state_view.js",
+)
+# The files the page loads beside itself, and the media type each is served with: the only
+# names /console/{name} answers, so no other path (and no traversal) reaches a file.
+ASSETS: Mapping[str, str] = {
     "console.css": "text/css; charset=utf-8",
-    "console.js": "text/javascript; charset=utf-8",
+    **dict.fromkeys(SCRIPTS, "text/javascript; charset=utf-8"),
 }
 # Everything comes from the server itself; the socket is the only connection the page opens.
 # 'self' in connect-src covers the page's own host over ws: and wss: too (CSP level 3), so
@@ -59,7 +72,7 @@ def _read(name: str) -> bytes:
 
 
 def console_router() -> APIRouter:
-    """The console's routes: the page at ``/console`` and its two assets under ``/console/``."""
+    """The console's routes: the page at ``/console`` and its assets under ``/console/``."""
     router = APIRouter()
 
     @router.get("/console", include_in_schema=False)

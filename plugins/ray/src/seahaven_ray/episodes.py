@@ -33,9 +33,11 @@ from pydantic_core import to_jsonable_python
 from seahaven import ToolError, World, WorldBug
 from seahaven.clock import ClockMode
 from seahaven.discovery import import_world
+from seahaven.instance_options import InstanceOptions, instance_option_names
 from seahaven.scenarios import ToolCall
 
 __all__ = [
+    "EPISODE_OPTION_FIELDS",
     "CallError",
     "CallOutcome",
     "Episode",
@@ -141,6 +143,22 @@ class Episode(BaseModel):
         if self.policy is not None and self.policy_name is None:
             object.__setattr__(self, "policy_name", _name_of(self.policy))
         return self
+
+    def instance_options(self) -> InstanceOptions:
+        """The options the episode's instance is made with, as ``seahaven.InstanceOptions``.
+
+        Its instance fields are the model's (``EPISODE_OPTION_FIELDS``); an empty
+        ``startup`` is no startup keywords.
+        """
+        given = {name: getattr(self, name) for name in EPISODE_OPTION_FIELDS}
+        given["startup"] = self.startup or None
+        return InstanceOptions.model_validate(given)
+
+
+# The fields of an Episode that are instance options, in the model's order.
+EPISODE_OPTION_FIELDS: tuple[str, ...] = tuple(
+    name for name in instance_option_names() if name in Episode.model_fields
+)
 
 
 def _name_of(policy: object) -> str:
@@ -314,15 +332,7 @@ def run_episode(
     failure: EpisodeError | None = None
     try:
         world = loader.load(episode.world)
-        instance = world.instance(
-            episode.fixture,
-            seed=episode.seed,
-            now=episode.now,
-            clock_mode=episode.clock_mode,
-            startup=episode.startup or None,
-            setup_sql=episode.setup_sql,
-            storage=episode.storage,
-        )
+        instance = world.instance(**episode.instance_options().keywords())
     except Exception as error:
         failure = EpisodeError(kind="world", message=_describe(error))
         instance = None
