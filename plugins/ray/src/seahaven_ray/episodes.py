@@ -33,7 +33,7 @@ from pydantic_core import to_jsonable_python
 from seahaven import ToolError, World, WorldBug
 from seahaven.clock import ClockMode
 from seahaven.discovery import import_world
-from seahaven.instance_options import InstanceOptions, instance_option_names
+from seahaven.instance_options import InstanceOptions, instance_option_names, option_problems
 from seahaven.scenarios import ToolCall
 
 __all__ = [
@@ -128,6 +128,18 @@ class Episode(BaseModel):
     policy_name: str | None = None
     # A policy that has not stopped after this many calls fails the episode.
     max_calls: int = Field(default=1000, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_of_their_json_types(cls, data: Any) -> Any:
+        # The instance fields take what seahaven.InstanceOptions takes, refused in its words
+        # (a string is not a seed); the constraints of this model's own come after.
+        if isinstance(data, Mapping):
+            given = {name: data[name] for name in EPISODE_OPTION_FIELDS if name in data}
+            problems = option_problems(given)
+            if problems:
+                raise ValueError("; ".join(problems))
+        return data
 
     @model_validator(mode="after")
     def _calls_or_policy(self) -> Episode:
