@@ -2,10 +2,11 @@
 
 The page is a client of the world's own ``/ws`` protocol and nothing else: it
 opens a session of its own, resets it, lists and calls tools, and reads the
-state document with ``state`` frames. Besides the socket it reads two routes
-the server already has, both read-only: ``GET /fixtures`` (the fixtures a reset
-can name, with their descriptions) and ``GET /metadata`` (the world's name and
-version). It finds all three relative to its own address, so the same files
+state document with ``state`` frames. Besides the socket it reads three routes
+the server already has, all read-only: ``GET /fixtures`` (the fixtures a reset
+can name, with their descriptions), ``GET /metadata`` (the world's name and
+version) and ``GET /schema`` (whose ``reset``, the schema of a reset's data, its
+episode form is made from). It finds them all relative to its own address, so the same files
 work for a world served at the root and for each world under ``/worlds/<name>/``.
 
 The assets are files in the package's ``console/`` folder, of three kinds: the
