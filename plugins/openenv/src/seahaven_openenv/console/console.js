@@ -237,7 +237,9 @@ function describeFixture() {
   $("fixture-description").textContent = fixture
     ? fixture.description || "This fixture has no description."
     : "A blank instance starts from the world's schema alone.";
-  $("reset-now").placeholder = fixture?.now ? `the fixture's: ${fixture.now}` : "the world's default";
+  // The field is made from the reset's schema, which may arrive after the fixtures.
+  const now = $("reset-now");
+  if (now) now.placeholder = fixture?.now ? `the fixture's: ${fixture.now}` : "the world's default";
   const text = $("fixture-description");
   text.classList.remove("open");
   $("fixture-more").textContent = "Read all";
@@ -268,7 +270,6 @@ function renderFormats() {
   note();
 }
 
-/** The reset frame's data, or null after saying what is wrong with the form. */
 /** The reset's data the episode form holds, or null (the problem shown) when it cannot be sent. */
 function readResetForm() {
   const { data, problem, control } = readResetFields(app.resetSchema);
@@ -291,6 +292,7 @@ async function loadResetForm() {
     return;
   }
   renderResetFields(app.resetSchema, $("reset-fields"), $("reset-more-fields"));
+  if (app.fixturesShown) describeFixture();
 }
 
 function sayResetProblem(message) {
