@@ -570,7 +570,8 @@ function optionType(property) {
 /** The words a blank control shows: what null means for the key, from its description. */
 function optionPlaceholder(property) {
   const parts = (property.description ?? "").split("; ");
-  return parts.find((part) => part.startsWith("null")) ?? "none";
+  const meaning = parts.find((part) => part.startsWith("null "));
+  return meaning ? `none (${meaning.slice("null ".length)})` : "none";
 }
 
 /** The control of one reset key: a choice of its examples, a text area, or one line. */
