@@ -28,6 +28,7 @@ from seahaven.fixtures import Fixture
 from seahaven.hookspecs import hookimpl
 from seahaven.ids import Ids
 from seahaven.instance import Instance
+from seahaven.instance_options import InstanceOptions
 from seahaven.schema import sql_files
 from seahaven.snapshots import Snapshot, SnapshotRefused, SnapshotStore, UnknownSnapshot
 from seahaven.tool import Call, Tool
@@ -48,6 +49,7 @@ __all__ = [
     "Ids",
     "Instance",
     "InstanceInfo",
+    "InstanceOptions",
     "LogRecord",
     "SeahavenError",
     "Snapshot",

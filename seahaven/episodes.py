@@ -33,11 +33,13 @@ from pydantic_core import to_jsonable_python
 
 from seahaven.clock import ClockMode
 from seahaven.errors import ToolError, WorldBug
+from seahaven.instance_options import InstanceOptions, instance_option_names, option_problems
 from seahaven.registry import import_world
 from seahaven.scenarios.model import ToolCall
 from seahaven.world import World
 
 __all__ = [
+    "EPISODE_OPTION_FIELDS",
     "CallError",
     "CallOutcome",
     "Episode",
@@ -129,6 +131,18 @@ class Episode(BaseModel):
     # A policy that has not stopped after this many calls fails the episode.
     max_calls: int = Field(default=1000, ge=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _options_of_their_json_types(cls, data: Any) -> Any:
+        # The instance fields take what seahaven.InstanceOptions takes, refused in its words
+        # (a string is not a seed); the constraints of this model's own come after.
+        if isinstance(data, Mapping):
+            given = {name: data[name] for name in EPISODE_OPTION_FIELDS if name in data}
+            problems = option_problems(given)
+            if problems:
+                raise ValueError("; ".join(problems))
+        return data
+
     @model_validator(mode="after")
     def _calls_or_policy(self) -> Episode:
         if self.calls is not None and (self.policy is not None or self.policy_name is not None):
@@ -143,6 +157,22 @@ class Episode(BaseModel):
         if self.policy is not None and self.policy_name is None:
             object.__setattr__(self, "policy_name", _name_of(self.policy))
         return self
+
+    def instance_options(self) -> InstanceOptions:
+        """The options the episode's instance is made with, as ``seahaven.InstanceOptions``.
+
+        Its instance fields are the model's (``EPISODE_OPTION_FIELDS``); an empty
+        ``startup`` is no startup keywords.
+        """
+        given = {name: getattr(self, name) for name in EPISODE_OPTION_FIELDS}
+        given["startup"] = self.startup or None
+        return InstanceOptions.model_validate(given)
+
+
+# The fields of an Episode that are instance options, in the model's order.
+EPISODE_OPTION_FIELDS: tuple[str, ...] = tuple(
+    name for name in instance_option_names() if name in Episode.model_fields
+)
 
 
 def _name_of(policy: object) -> str:
@@ -316,15 +346,7 @@ def run_episode(
     failure: EpisodeError | None = None
     try:
         world = loader.load(episode.world)
-        instance = world.instance(
-            episode.fixture,
-            seed=episode.seed,
-            now=episode.now,
-            clock_mode=episode.clock_mode,
-            startup=episode.startup or None,
-            setup_sql=episode.setup_sql,
-            storage=episode.storage,
-        )
+        instance = world.instance(**episode.instance_options().keywords())
     except Exception as error:
         failure = EpisodeError(kind="world", message=_describe(error))
         instance = None

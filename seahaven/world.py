@@ -22,6 +22,7 @@ from seahaven.composition import Composition, seal
 from seahaven.context import Ctx
 from seahaven.errors import WorldBug
 from seahaven.fixtures.location import default_fixtures_dir
+from seahaven.instance_options import instance_option_names
 from seahaven.names import (
     check_child_name,
     check_state_format_name,
@@ -59,18 +60,10 @@ StartupHook: TypeAlias = Callable[..., None]
 StateFormatter: TypeAlias = "Callable[[World, Instance | None], dict[str, Any]]"
 """A state format: ``(world, instance or None) -> the value of the document's state``."""
 
-INSTANCE_OPTIONS: tuple[str, ...] = (
-    "fixture",
-    "seed",
-    "now",
-    "clock_mode",
-    "state_format",
-    "startup",
-    "setup_sql",
-    "storage",
-)
+INSTANCE_OPTIONS: tuple[str, ...] = instance_option_names()
 """The keywords of ``World.instance()`` a caller in another process may set, in the order
-messages list them; ``control_tools`` is left to whoever runs the server."""
+messages list them: the fields of ``seahaven.InstanceOptions``; ``control_tools`` is left
+to whoever runs the server."""
 
 # A tool function, kept at its own type through ``@world.tool`` so typed calls stay typed.
 _Fn = TypeVar("_Fn", bound=Callable[..., Any])

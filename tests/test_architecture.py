@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.freezing",
                 "seahaven.helpers",
                 "seahaven.ids",
+                "seahaven.instance_options",
                 "seahaven.instances",
                 "seahaven.moved",
                 "seahaven.concurrency",

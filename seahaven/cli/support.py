@@ -29,6 +29,7 @@ from typer.core import TyperArgument, TyperCommand
 
 from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
 from seahaven.errors import SeahavenError, ToolError, WorldBug
+from seahaven.instance_options import check_instance_options
 from seahaven.world import INSTANCE_OPTIONS
 
 if TYPE_CHECKING:
@@ -451,6 +452,12 @@ ResetOptionsOption = Annotated[
     ),
 ]
 
+
+def _model_check(parsed: dict[str, Any]) -> dict[str, Any]:
+    """The options in ``parsed`` as ``seahaven.InstanceOptions`` takes them, or ``WorldBug``."""
+    return check_instance_options(parsed, source="--reset-options").keywords()
+
+
 _FLAGS = {"fixture": "--fixture", "seed": "--seed", "now": "--now", "clock_mode": "--clock-mode"}
 
 
@@ -458,15 +465,16 @@ def instance_options(
     reset_options: str | None,
     flags: Mapping[str, Any],
     *,
-    check: Callable[[dict[str, Any]], dict[str, Any]],
+    check: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The ``world.instance()`` keywords the options spell, or ``typer.BadParameter`` (exit 2).
 
     ``reset_options`` is ``--reset-options`` (JSON text) and ``flags`` the four
     convenience options by key, ``None`` when not given; the two ways are never
     merged. ``check`` is the server's own verdict on the parsed object, raising
-    ``WorldBug`` for a key or value it does not take. A ``clock_mode`` or ``now``
-    in the JSON is checked as its flag would be.
+    ``WorldBug`` for a key or value it does not take; without one, the object is
+    checked against ``seahaven.InstanceOptions``. A ``clock_mode`` or ``now`` in
+    the JSON is checked as its flag would be.
     """
     given = {key: value for key, value in flags.items() if value is not None}
     if reset_options is None:
@@ -492,7 +500,7 @@ def instance_options(
             param_hint="--reset-options",
         )
     try:
-        options = check(parsed)
+        options = _model_check(parsed) if check is None else check(parsed)
     except WorldBug as error:
         raise typer.BadParameter(str(error), param_hint="--reset-options") from None
     if isinstance(options.get("clock_mode"), str):

@@ -263,7 +263,7 @@ def test_put_creates_then_replaces_an_instance_with_the_options_laid_over_the_se
         (b"{not json", "not JSON"),
         (b'{"colour": "red"}', "does not take"),
         (b'{"control_tools": true}', "control_tools"),
-        (b'{"seed": "seven"}', "seed must be an integer"),
+        (b'{"seed": "seven"}', "seed must be a whole number"),
         (b'{"fixture": "no_such_fixture"}', "world.instance() refused"),
         (b'{"clock_mode": "sideways"}', "world.instance() refused"),
         (b'{"storage": "tape"}', "world.instance() refused"),
@@ -445,7 +445,7 @@ def test_stopping_the_server_destroys_every_instance(
         ({"colour": "red"}, "does not take"),
         ({"control_tools": True}, "never have them"),
         ({"fixture": "no_such_fixture"}, "reset options are refused"),
-        ({"seed": "7"}, "seed must be an integer"),
+        ({"seed": "7"}, "seed must be a whole number"),
     ],
 )
 def test_server_options_world_instance_would_refuse_are_refused_before_serving(

@@ -72,6 +72,6 @@ def test_a_server_answers_schema_without_importing_openenv() -> None:
     )
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert answer["openenv"] == []
-    assert answer["keys"] == ["action", "observation", "reset_observation", "state"]
+    assert answer["keys"] == ["action", "observation", "reset", "reset_observation", "state"]
     # A file read, not seconds of imports: well inside openenv validate's five seconds.
     assert answer["took"] < 2.0

@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from seahaven.errors import WorldBug
-from seahaven.world import INSTANCE_OPTIONS
+from seahaven.instance_options import check_instance_options, instance_option_names
 
 __all__ = ["CONVENIENCE_KEYS", "RESET_KEYS", "check_reset_options"]
 
-# Every keyword of world.instance() an MCP instance may be made with. control_tools is
-# not one: this server never has a control tool.
-RESET_KEYS: tuple[str, ...] = INSTANCE_OPTIONS
+# Every keyword of world.instance() an MCP instance may be made with: the fields of
+# seahaven.InstanceOptions. control_tools is not one: this server never has a control tool.
+RESET_KEYS: tuple[str, ...] = instance_option_names()
 # The four a command-line flag also spells.
 CONVENIENCE_KEYS: tuple[str, ...] = ("fixture", "seed", "now", "clock_mode")
 
@@ -24,9 +24,10 @@ CONVENIENCE_KEYS: tuple[str, ...] = ("fixture", "seed", "now", "clock_mode")
 def check_reset_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """``options`` as keyword arguments for ``world.instance()``, or ``WorldBug`` naming the fix.
 
-    Only the keys in ``RESET_KEYS`` are taken; ``control_tools`` is refused,
-    because an instance served over MCP never has the control tool. The values
-    are the instance's to check.
+    Only the keys in ``RESET_KEYS`` are taken, each of the JSON type
+    ``seahaven.InstanceOptions`` gives it; ``control_tools`` is refused, because
+    an instance served over MCP never has the control tool. What the values mean
+    (a fixture that exists) is the instance's to check.
     """
     if options is None:
         return {}
@@ -40,10 +41,5 @@ def check_reset_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
             "reset_options may not hold control_tools: an instance served over MCP never has "
             "the control tool; read the state document (inst.state()) in process instead"
         )
-    stray = sorted(str(key) for key in options if key not in RESET_KEYS)
-    if stray:
-        raise WorldBug(
-            f"reset_options does not take {', '.join(repr(key) for key in stray)}; it takes "
-            f"{', '.join(RESET_KEYS)}"
-        )
-    return dict(options)
+    checked = check_instance_options(options, source="reset_options")
+    return checked.keywords()

@@ -2,15 +2,18 @@
 
 The page is a client of the world's own ``/ws`` protocol and nothing else: it
 opens a session of its own, resets it, lists and calls tools, and reads the
-state document with ``state`` frames. Besides the socket it reads two routes
-the server already has, both read-only: ``GET /fixtures`` (the fixtures a reset
-can name, with their descriptions) and ``GET /metadata`` (the world's name and
-version). It finds all three relative to its own address, so the same files
+state document with ``state`` frames. Besides the socket it reads three routes
+the server already has, all read-only: ``GET /fixtures`` (the fixtures a reset
+can name, with their descriptions), ``GET /metadata`` (the world's name and
+version) and ``GET /schema`` (whose ``reset``, the schema of a reset's data, its
+episode form is made from). It finds them all relative to its own address, so the same files
 work for a world served at the root and for each world under ``/worlds/<name>/``.
 
-The assets are three files in the package's ``console/`` folder (HTML, CSS and
-one JavaScript module), served as they are: no build step, nothing fetched
-from another origin, and a content security policy that says so. Every response
+The assets are files in the package's ``console/`` folder, of three kinds: the
+HTML page, its CSS, and its script as ES modules (``console.js``, the page,
+imports ``app.js``, ``dom.js``, ``socket.js``, ``schema_form.js`` and
+``state_view.js``), served as they are: no build step, nothing fetched from
+another origin, and a content security policy that says so. Every response
 of the console carries that policy and ``nosniff``, its 404s and redirects too,
 and so does the index of worlds a server of several shows at ``/``.
 """
@@ -29,15 +32,26 @@ __all__ = [
     "ASSETS",
     "CONTENT_SECURITY_POLICY",
     "HEADERS",
+    "SCRIPTS",
     "console_redirect",
     "console_router",
     "worlds_index_page",
 ]
 
-# The files the page loads beside itself, and the media type each is served with.
-ASSETS = {
+# The page's script, as the ES modules it is split into: console.js (the page) imports the rest.
+SCRIPTS: tuple[str, ...] = (
+    "console.js",
+    "app.js",
+    "dom.js",
+    "socket.js",
+    "schema_form.js",
+    "state_view.js",
+)
+# The files the page loads beside itself, and the media type each is served with: the only
+# names /console/{name} answers, so no other path (and no traversal) reaches a file.
+ASSETS: Mapping[str, str] = {
     "console.css": "text/css; charset=utf-8",
-    "console.js": "text/javascript; charset=utf-8",
+    **dict.fromkeys(SCRIPTS, "text/javascript; charset=utf-8"),
 }
 # Everything comes from the server itself; the socket is the only connection the page opens.
 # 'self' in connect-src covers the page's own host over ws: and wss: too (CSP level 3), so
@@ -59,7 +73,7 @@ def _read(name: str) -> bytes:
 
 
 def console_router() -> APIRouter:
-    """The console's routes: the page at ``/console`` and its two assets under ``/console/``."""
+    """The console's routes: the page at ``/console`` and its assets under ``/console/``."""
     router = APIRouter()
 
     @router.get("/console", include_in_schema=False)

@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from seahaven.clock import ClockMode
+from seahaven_openenv.session import reset_schema
 
 __all__ = [
     "SCHEMA_FILE",
@@ -232,12 +233,18 @@ class SeahavenState(State):
 
 
 def schemas() -> dict[str, Any]:
-    """What ``GET /schema`` answers: the action, observation and state models' JSON Schemas."""
+    """What ``GET /schema`` answers: the action, observation and state models' JSON Schemas.
+
+    ``reset`` is the schema of a reset's data: the options an instance is made
+    with are ``seahaven.InstanceOptions``'s fields, and the web console builds
+    its reset form from it.
+    """
     return {
         "action": CallToolAction.model_json_schema(),
         "observation": observation_schema(),
         "state": SeahavenState.model_json_schema(),
         "reset_observation": Observation.model_json_schema(),
+        "reset": reset_schema(),
     }
 
 

@@ -26,11 +26,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 import seahaven
 from seahaven import Snapshot
 from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
+from seahaven.instance_options import InstanceOptions, expected_type, instance_option_names
 from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.scenarios import (
     SUBMIT_TOOL,
@@ -59,26 +60,31 @@ __all__ = [
     "Session",
     "WorldService",
     "internal_error_id",
+    "reset_schema",
 ]
 
 _log = logging.getLogger("seahaven.openenv")
 
-# Every key that changes what a reset does, in the order error messages list them.
-RESET_KEYS: tuple[str, ...] = (
-    "fixture",
-    "seed",
-    "now",
-    "clock_mode",
-    "episode_id",
-    "state_format",
-    "startup",
-    "setup_sql",
-    "scenario",
-    "split",
-    "index",
-    "storage",
-    "from_snapshot",
-)
+# The keys only a session takes, beside the instance options (seahaven.InstanceOptions),
+# each listed after the option named here, so messages keep the order they always had.
+_SESSION_KEYS_AFTER: dict[str, tuple[str, ...]] = {
+    "clock_mode": ("episode_id",),
+    "setup_sql": ("scenario", "split", "index"),
+    "storage": ("from_snapshot",),
+}
+
+
+def _reset_keys() -> tuple[str, ...]:
+    keys: list[str] = []
+    for name in instance_option_names():
+        keys.append(name)
+        keys.extend(_SESSION_KEYS_AFTER.get(name, ()))
+    return tuple(keys)
+
+
+# Every key that changes what a reset does, in the order error messages list them: the
+# instance options, and the session's own keys among them.
+RESET_KEYS: tuple[str, ...] = _reset_keys()
 # The keys a reset from a snapshot takes besides ``from_snapshot``: the rest say how an
 # episode starts, and a snapshot says that itself.
 SNAPSHOT_RESET_KEYS: frozenset[str] = frozenset({"from_snapshot", "episode_id"})
@@ -740,21 +746,18 @@ class Session:
 
 # --- what a reset and a step must look like -------------------------------------------------
 
-# Each reset key's JSON type, as a refusal names it; every key may also be null (the default).
-RESET_TYPES: dict[str, str] = {
-    "fixture": "a string (a fixture id)",
-    "seed": "a whole number",
-    "now": "a string (an ISO 8601 instant)",
-    "clock_mode": "a string (fixed, tick, running or wall)",
+# The JSON type of each key only a session takes, as a refusal names it.
+_SESSION_TYPES: dict[str, str] = {
     "episode_id": f"a non-empty string of at most {MAX_EPISODE_ID_LENGTH} characters",
-    "state_format": "a string (a state format's name)",
-    "startup": "an object of the world's startup keywords",
-    "setup_sql": "a string of SQL statements",
     "scenario": "a string (a scenario, as pack/id)",
     "split": "a string (a split of the served pack)",
     "index": "a whole number (a task's place in its split, 0 first)",
-    "storage": "a string (memory or disk)",
     "from_snapshot": "a string (a token a snapshot frame answered)",
+}
+# Each reset key's JSON type, as a refusal names it; every key may also be null (the default).
+# An instance option's is the one seahaven.InstanceOptions gives, so every door says the same.
+RESET_TYPES: dict[str, str] = {
+    key: _SESSION_TYPES[key] if key in _SESSION_TYPES else expected_type(key) for key in RESET_KEYS
 }
 # The most pydantic-style entries an error frame's ``errors`` lists.
 MAX_ERRORS = 20
@@ -766,21 +769,50 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class _ResetData(_Strict):
-    fixture: str | None = None
-    seed: int | None = None
-    now: str | None = None
-    clock_mode: str | None = None
-    episode_id: Annotated[str, Field(min_length=1, max_length=MAX_EPISODE_ID_LENGTH)] | None = None
-    state_format: str | None = None
-    startup: dict[str, Any] | None = None
-    setup_sql: str | None = None
-    scenario: str | None = None
-    split: str | None = None
-    index: int | None = None
-    storage: str | None = None
-    from_snapshot: str | None = None
+class _SessionData(_Strict):
+    """The keys of a reset's data only a session takes: the rest are ``InstanceOptions``."""
+
+    episode_id: Annotated[str, Field(min_length=1, max_length=MAX_EPISODE_ID_LENGTH)] | None = (
+        Field(
+            default=None,
+            title="Episode id",
+            description="The episode's id; null takes the instance's id",
+        )
+    )
+    scenario: str | None = Field(
+        default=None,
+        title="Scenario",
+        description="The scenario the session is bound to, as pack/id",
+    )
+    split: str | None = Field(
+        default=None,
+        title="Split",
+        description="A split of the pack served beside the world, with index",
+    )
+    index: int | None = Field(
+        default=None,
+        title="Index",
+        description="The place of a task in its split, 0 first, with split",
+    )
+    from_snapshot: str | None = Field(
+        default=None,
+        title="From snapshot",
+        description="A token a snapshot frame answered: the episode goes on from that snapshot",
+    )
     control_tools: Any = None
+
+
+# A reset's data as pydantic checks it: the instance options' fields and the session's own,
+# in the order of RESET_KEYS (the order its errors come in).
+_RESET_FIELDS = {**InstanceOptions.model_fields, **_SessionData.model_fields}
+_ResetData = create_model(  # type: ignore[call-overload]
+    "_ResetData",
+    __base__=_Strict,
+    **{
+        key: (_RESET_FIELDS[key].annotation, _RESET_FIELDS[key])
+        for key in (*RESET_KEYS, "control_tools")
+    },
+)
 
 
 class _CallToolData(_Strict):
@@ -803,6 +835,24 @@ class _FinishData(_Strict):
 # What a reset's data and a step's action may be, as pydantic checks them: a reset's is checked
 # with it, and a step's (checked by hand, which is quicker) only to describe one refused.
 _RESET: TypeAdapter[Any] = TypeAdapter(_ResetData)
+
+
+def reset_schema() -> dict[str, Any]:
+    """The JSON Schema of a reset's data: the instance options and the session's own keys.
+
+    ``control_tools``, accepted and ignored, is left out: it is not the client's to set.
+    """
+    schema: dict[str, Any] = _ResetData.model_json_schema()
+    schema["properties"].pop("control_tools", None)
+    schema["title"] = "ResetData"
+    schema["description"] = (
+        "A reset's data: every key may be left out or null. The instance options are "
+        "seahaven.InstanceOptions's; episode_id, scenario, split, index and from_snapshot "
+        "are the session's own."
+    )
+    return schema
+
+
 _ACTION: TypeAdapter[Any] = TypeAdapter(
     Annotated[_CallToolData | _ListToolsData | _FinishData, Field(discriminator="type")]
 )

@@ -33,6 +33,7 @@ from urllib.parse import unquote_to_bytes
 
 import seahaven
 from seahaven.errors import SeahavenError, WorldBug, client_message
+from seahaven.instance_options import check_instance_options
 from seahaven.world import INSTANCE_OPTIONS
 from seahaven_openenv.guard import (
     Guard,
@@ -59,16 +60,6 @@ _log = logging.getLogger("seahaven.http")
 RESET_OPTION_KEYS = INSTANCE_OPTIONS
 """The keyword arguments of ``world.instance()`` a reset option may set."""
 
-_KEY_TYPES: dict[str, tuple[type, ...]] = {
-    "fixture": (str,),
-    "seed": (int,),
-    "now": (str,),
-    "clock_mode": (str,),
-    "state_format": (str,),
-    "startup": (dict,),
-    "setup_sql": (str,),
-    "storage": (str,),
-}
 DEFAULT_CLOCK_MODE = "wall"
 _MAX_ID = 64
 _ALLOWED_ON_INSTANCE = "PUT, DELETE"
@@ -86,24 +77,11 @@ def check_reset_options(options: object, *, source: str) -> dict[str, Any]:
     """``options`` as a dict of reset options, or a ``WorldBug`` naming what is wrong."""
     if not isinstance(options, Mapping):
         raise WorldBug(f"{source} must be a JSON object of reset options, not {options!r}")
-    checked: dict[str, Any] = {}
-    for key, value in options.items():
-        if key == "control_tools":
-            raise WorldBug(
-                f"{source} sets control_tools; the HTTP server's instances never have them"
-            )
-        if key not in _KEY_TYPES:
-            raise WorldBug(
-                f"{source} has the key {key!r}, which world.instance() does not take; "
-                f"the keys are {', '.join(RESET_OPTION_KEYS)}"
-            )
-        if value is not None and (
-            not isinstance(value, _KEY_TYPES[key]) or isinstance(value, bool)
-        ):
-            wanted = {str: "a string", int: "an integer", dict: "an object"}[_KEY_TYPES[key][0]]
-            raise WorldBug(f"{source}: {key} must be {wanted} or null, not {value!r}")
-        checked[key] = value
-    return checked
+    if "control_tools" in options:
+        raise WorldBug(f"{source} sets control_tools; the HTTP server's instances never have them")
+    # The keys and JSON types are seahaven.InstanceOptions's, checked in its words.
+    check_instance_options(options, source=source)
+    return dict(options)
 
 
 def layered(server: Mapping[str, Any], request: Mapping[str, Any]) -> dict[str, Any]:
