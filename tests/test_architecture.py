@@ -543,17 +543,26 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                         "echo",
                         "guard",
                         "http.messages",
-                        "models",
                         "pool",
                         "runner",
                         "wheelhouse",
                     }
                 ),
             ),
-            ("the wire", frozenset({"client", "frames", "http.server", "inbox", "tasks"})),
+            ("the wire", frozenset({"frames", "http.server", "inbox", "tasks"})),
             (
-                "the session",
-                frozenset({"http.launch", "remote", "session", "snapframes", "validation"}),
+                "the session, its models and client",
+                frozenset(
+                    {
+                        "client",
+                        "http.launch",
+                        "models",
+                        "remote",
+                        "session",
+                        "snapframes",
+                        "validation",
+                    }
+                ),
             ),
             (
                 "what sessions speak and keep",
@@ -578,6 +587,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.evaluation",
                 "seahaven.fixtures",
                 "seahaven.hookspecs",
+                "seahaven.instance_options",
                 "seahaven.names",
                 "seahaven.sandbox",
                 "seahaven.scenarios",
@@ -602,8 +612,8 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.cli.support",
                 "seahaven.errors",
                 "seahaven.hookspecs",
+                "seahaven.instance_options",
                 "seahaven.tool_results",
-                "seahaven.world",
             }
         ),
     ),
