@@ -113,7 +113,7 @@ class ServerSettings(TypedDict, total=False):
     port: int
     #: How many sessions may be open at once (``None``: 500, or as many as descriptors hold).
     max_concurrent_envs: int | None
-    #: The process's concurrency gate resized to this; ``0`` removes it (unchanged by default).
+    #: The process's call slots, resized to this; ``0`` removes the bound (unchanged by default).
     concurrency: int | None
     #: Seconds of idleness before a session is reaped; ``None`` or ``0``, never (the default).
     session_timeout: float | None

@@ -43,7 +43,7 @@ __all__ = [
 _log = logging.getLogger("seahaven.openenv")
 
 DEFAULT_MAX_CONCURRENT_ENVS = 500
-# Worker threads when the concurrency gate is off (``--concurrency 0``).
+# Worker threads when the process has no bound on call slots (``--concurrency 0``).
 UNGATED_WORKERS = 8
 # A kind of frame work whose running average on the event loop passes this runs on a worker
 # thread from then on. The average starts at zero with a kind's second run (the first pays for
@@ -88,10 +88,10 @@ _collector = _CollectorClock()
 class SessionPool:
     """What the sessions of one server share: capacity, worker threads and the idle reaper.
 
-    Work runs on two pools of threads. Tool calls pass the framework's
-    concurrency gate, so their pool holds all of the gate's slots but the one
-    the event loop uses. Everything else (resets, state documents, closing a
-    session) passes no gate and has a pool of its own, so one session's slow
+    Work runs on two pools of threads. Tool calls take one of the framework's
+    call slots, so their pool holds all of the slots but the one the event
+    loop uses. Everything else (resets, state documents, closing a session)
+    takes no slot and has a pool of its own, so one session's slow
     reset (a ``setup_sql`` that runs for its whole allowance) never waits in
     line in front of another session's.
     """
@@ -127,9 +127,9 @@ class SessionPool:
         # ``POST /mcp`` with no socket attached now.
         self.sessions: dict[Session, WebSocket | None] = {}
         gate = concurrency()
-        # The event loop runs quick work itself and holds one of the gate's slots while it
-        # does; the workers get the rest, so a call on the loop never waits at the gate. With
-        # a gate of one slot, tool calls always go to the worker.
+        # The event loop runs quick work itself and holds one of the call slots while it
+        # does; the workers get the rest, so a call on the loop never waits for a slot. With
+        # one slot in all, tool calls always go to the worker.
         self.inline_calls = gate != 1
         if workers is None:
             workers = UNGATED_WORKERS if gate == 0 else max(1, gate - 1)
@@ -193,7 +193,7 @@ class SessionPool:
     async def run(
         self, fn: Callable[..., T], *args: Any, gated: bool = False, inbox: Inbox | None = None
     ) -> T:
-        """Run ``fn(*args)`` on a worker thread: the gated pool's for a tool call.
+        """Run ``fn(*args)`` on a worker thread: the call-slot pool's for a tool call.
 
         With ``inbox``, a connection's, the next message is read while the work
         runs: when it says the client is gone (or the server is stopping, which

@@ -33,7 +33,7 @@ def reset_work(data: Any) -> str | None:
 
 
 def step_work(data: Any, hub: SessionPool, session: Session) -> tuple[str | None, bool]:
-    """The kind of work a step is, and whether it passes the gate: a call and a finish do."""
+    """The kind of work a step is, and whether it takes a call slot: a call and a finish do."""
     if isinstance(data, dict) and data.get("type") == "call_tool":
         return call_work(data.get("tool_name"), hub, session), True
     if isinstance(data, dict) and data.get("type") == "finish":
