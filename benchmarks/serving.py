@@ -75,16 +75,18 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _client_share(url: str, sessions: int, start_at: float) -> tuple[LoadResult, float, float]:
+def _client_share(
+    url: str, sessions: int, start_at: float, loop: str
+) -> tuple[LoadResult, float, float]:
     """One client process's share of a load: its result, when it finished, the CPU it used."""
     time.sleep(max(0.0, start_at - time.monotonic()))
     used = time.process_time()
-    result = run_load(url, sessions)
+    result = run_load(url, sessions, loop=loop)
     return result, time.monotonic(), time.process_time() - used
 
 
 def split_load(
-    clients: ProcessPoolExecutor, processes: int, url: str, sessions: int
+    clients: ProcessPoolExecutor, processes: int, url: str, sessions: int, loop: str
 ) -> tuple[LoadResult, float]:
     """``sessions`` sessions against ``url`` from ``processes`` client processes at once.
 
@@ -96,7 +98,9 @@ def split_load(
         sessions // processes + (1 if n < sessions % processes else 0) for n in range(processes)
     ]
     start_at = time.monotonic() + 0.5
-    futures = [clients.submit(_client_share, url, share, start_at) for share in shares if share]
+    futures = [
+        clients.submit(_client_share, url, share, start_at, loop) for share in shares if share
+    ]
     outcomes = [future.result(timeout=600) for future in futures]
     seconds = max(finished for _, finished, _ in outcomes) - start_at
     latencies = [latency for result, _, _ in outcomes for latency in result.latencies]
@@ -142,13 +146,14 @@ def compare_workers(args: argparse.Namespace) -> list[tuple[float, ...]]:
             ProcessPoolExecutor(args.client_processes, mp_context=context)
         )
         for server in servers.values():
-            split_load(clients, args.client_processes, server.ws_url, 100)  # warm every worker
+            # Warm every worker.
+            split_load(clients, args.client_processes, server.ws_url, 100, args.client_loop)
         for round_number in range(args.rounds):
             for count, server in servers.items():
                 used = server_cpu_seconds(server.process.pid)
                 front = process_cpu_seconds(server.process.pid)
                 result, client_cpu = split_load(
-                    clients, args.client_processes, server.ws_url, sessions
+                    clients, args.client_processes, server.ws_url, sessions, args.client_loop
                 )
                 used = server_cpu_seconds(server.process.pid) - used
                 front = process_cpu_seconds(server.process.pid) - front
@@ -193,6 +198,12 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--worker-sessions", type=int, default=400)
     parser.add_argument("--client-processes", type=int, default=2)
+    parser.add_argument(
+        "--client-loop",
+        choices=("asyncio", "uvloop"),
+        default="uvloop",
+        help="the event loop the workers comparison's clients run on",
+    )
     parser.add_argument(
         "--only-workers", action="store_true", help="run the worker comparison alone"
     )
