@@ -76,17 +76,22 @@ def process_cpu_seconds(pid: int) -> float:
 
 
 def _client_share(
-    url: str, sessions: int, start_at: float, loop: str
+    url: str, sessions: int, start_at: float, loop: str, client: str
 ) -> tuple[LoadResult, float, float]:
     """One client process's share of a load: its result, when it finished, the CPU it used."""
     time.sleep(max(0.0, start_at - time.monotonic()))
     used = time.process_time()
-    result = run_load(url, sessions, loop=loop)
+    result = run_load(url, sessions, loop=loop, client=client)
     return result, time.monotonic(), time.process_time() - used
 
 
 def split_load(
-    clients: ProcessPoolExecutor, processes: int, url: str, sessions: int, loop: str
+    clients: ProcessPoolExecutor,
+    processes: int,
+    url: str,
+    sessions: int,
+    loop: str,
+    client: str = "websockets",
 ) -> tuple[LoadResult, float]:
     """``sessions`` sessions against ``url`` from ``processes`` client processes at once.
 
@@ -99,7 +104,9 @@ def split_load(
     ]
     start_at = time.monotonic() + 0.5
     futures = [
-        clients.submit(_client_share, url, share, start_at, loop) for share in shares if share
+        clients.submit(_client_share, url, share, start_at, loop, client)
+        for share in shares
+        if share
     ]
     outcomes = [future.result(timeout=600) for future in futures]
     seconds = max(finished for _, finished, _ in outcomes) - start_at
@@ -147,13 +154,20 @@ def compare_workers(args: argparse.Namespace) -> list[tuple[float, ...]]:
         )
         for server in servers.values():
             # Warm every worker.
-            split_load(clients, args.client_processes, server.ws_url, 100, args.client_loop)
+            split_load(
+                clients, args.client_processes, server.ws_url, 100, args.client_loop, args.client
+            )
         for round_number in range(args.rounds):
             for count, server in servers.items():
                 used = server_cpu_seconds(server.process.pid)
                 front = process_cpu_seconds(server.process.pid)
                 result, client_cpu = split_load(
-                    clients, args.client_processes, server.ws_url, sessions, args.client_loop
+                    clients,
+                    args.client_processes,
+                    server.ws_url,
+                    sessions,
+                    args.client_loop,
+                    args.client,
                 )
                 used = server_cpu_seconds(server.process.pid) - used
                 front = process_cpu_seconds(server.process.pid) - front
@@ -203,6 +217,12 @@ def main(argv: list[str]) -> int:
         choices=("asyncio", "uvloop"),
         default="uvloop",
         help="the event loop the workers comparison's clients run on",
+    )
+    parser.add_argument(
+        "--client",
+        choices=("websockets", "lean"),
+        default="lean",
+        help="the workers comparison's client: the websockets library's, or lean_client's",
     )
     parser.add_argument(
         "--only-workers", action="store_true", help="run the worker comparison alone"

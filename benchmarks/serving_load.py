@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import lean_client
 from websockets.asyncio.client import connect
 
 FIXTURE = "small_shop"
@@ -134,11 +135,23 @@ def _call(name: str, /, **arguments: Any) -> dict[str, Any]:
     }
 
 
-async def one_session(url: str, index: int, start: asyncio.Event) -> SessionOutcome:
-    """One session's whole episode, checking that its state holds exactly its own work."""
+def _connect(url: str, client: str) -> Any:
+    if client == "lean":
+        return lean_client.connect(url)
+    return connect(url, compression=None, max_size=None, ping_interval=None)
+
+
+async def one_session(
+    url: str, index: int, start: asyncio.Event, client: str = "websockets"
+) -> SessionOutcome:
+    """One session's whole episode, checking that its state holds exactly its own work.
+
+    ``client`` is ``websockets`` (the library's client) or ``lean``
+    (``lean_client``, for loads whose clients share the server's CPUs).
+    """
     outcome = SessionOutcome()
     await start.wait()
-    async with connect(url, compression=None, max_size=None, ping_interval=None) as ws:
+    async with _connect(url, client) as ws:
         episode = f"load-{index}"
         reply = await _exchange(
             ws,
@@ -228,9 +241,11 @@ class LoadResult:
         return self.percentile(0.99)
 
 
-async def _run(url: str, sessions: int) -> LoadResult:
+async def _run(url: str, sessions: int, client: str) -> LoadResult:
     start = asyncio.Event()
-    tasks = [asyncio.create_task(one_session(url, index, start)) for index in range(sessions)]
+    tasks = [
+        asyncio.create_task(one_session(url, index, start, client)) for index in range(sessions)
+    ]
     await asyncio.sleep(0)
     started = time.perf_counter()
     start.set()
@@ -249,16 +264,24 @@ async def _run(url: str, sessions: int) -> LoadResult:
     return LoadResult(sessions, len(latencies), seconds, latencies, kinds, problems)
 
 
-def run_load(url: str, sessions: int, *, timeout: float = 300, loop: str = "asyncio") -> LoadResult:
+def run_load(
+    url: str,
+    sessions: int,
+    *,
+    timeout: float = 300,
+    loop: str = "asyncio",
+    client: str = "websockets",
+) -> LoadResult:
     """Run ``sessions`` sessions at once against ``url``; bounded by ``timeout`` seconds.
 
     ``loop="uvloop"`` runs the clients on uvloop (which ``uvicorn[standard]``
-    installs with the serving plugin): the same frames for less client CPU, which
-    matters where the clients share the server's CPUs.
+    installs with the serving plugin) and ``client="lean"`` on ``lean_client``:
+    the same frames for less client CPU, which matters where the clients share
+    the server's CPUs.
     """
 
     async def bounded() -> LoadResult:
-        return await asyncio.wait_for(_run(url, sessions), timeout)
+        return await asyncio.wait_for(_run(url, sessions, client), timeout)
 
     if loop == "uvloop":
         import uvloop
