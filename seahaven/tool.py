@@ -805,15 +805,16 @@ def check_result(tool_name: str, value: Any) -> None:
             if type(item) not in _RESULT_SCALARS:
                 check_result(tool_name, item)
         return
+    if isinstance(value, BaseModel):
+        for item in value.__dict__.values():
+            if type(item) not in _RESULT_SCALARS:
+                check_result(tool_name, item)
+        return
     if isinstance(value, bytes | bytearray | memoryview | set | frozenset):
         raise WorldBug(
             f"tool {tool_name!r} returned a {kind.__name__}; bytes and sets are not results "
             "(a set has no stable order): return a str, a sorted list or a model"
         )
-    if isinstance(value, BaseModel):
-        for item in value.__dict__.values():
-            check_result(tool_name, item)
-        return
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for field in dataclasses.fields(value):
             check_result(tool_name, getattr(value, field.name))
