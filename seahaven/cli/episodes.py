@@ -189,6 +189,13 @@ def run(
     ] = None,
 ) -> None:
     """Run a scripted episode, or (with --episodes) every episode of a file."""
+    if ctx.info_name == "episode":
+        # The command's old name, registered hidden for one release.
+        typer.echo(
+            "warning: seahaven episode is now seahaven episodes run; use that name (the old "
+            "one goes in the next release)",
+            err=True,
+        )
     if episodes_path is None:
         stray = _given(ctx, FILE_OPTIONS)
         if stray:
@@ -399,55 +406,4 @@ def _close(results: Iterator[EpisodeResult]) -> None:
 def seahaven_cli(app: typer.Typer) -> None:
     """Add ``seahaven episodes run``, and ``seahaven episode``, its old name, hidden."""
     app.add_typer(episodes_app, name="episodes")
-    app.command("episode", cls=WorldFirstCommand, hidden=True)(episode)
-
-
-def episode(
-    ctx: typer.Context,
-    first: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="[WORLD]",
-            help="The world, as --world takes it: a registered name or module:attr (default: "
-            "the project's own world).",
-            show_default=False,
-        ),
-    ] = None,
-    second: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="[FIXTURE]",
-            help="The fixture to start from; omit for a blank instance.",
-            show_default=False,
-        ),
-    ] = None,
-    world_option: WorldOption = None,
-    calls: CallsOption = "-",
-    seed: SeedOption = None,
-    now: NowOption = None,
-    clock_mode: ClockModeOption = None,
-    startup: StartupOption = None,
-    storage: StorageOption = None,
-    document_path: DocumentOption = None,
-    episode_id: EpisodeIdOption = None,
-) -> None:
-    """Run a scripted episode (the old name of ``seahaven episodes run``; it warns)."""
-    typer.echo(
-        "warning: seahaven episode is now seahaven episodes run; use that name (the old one "
-        "goes in the next release)",
-        err=True,
-    )
-    run_script(
-        ctx,
-        first,
-        second,
-        world_option,
-        calls=calls,
-        seed=seed,
-        now=now,
-        clock_mode=clock_mode,
-        startup=startup,
-        storage=storage,
-        document_path=document_path,
-        episode_id=episode_id,
-    )
+    app.command("episode", cls=WorldFirstCommand, hidden=True)(run)
