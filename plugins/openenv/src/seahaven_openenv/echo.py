@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+# A value's JSON type in words is the options model's, so every door names it alike.
+from seahaven.instance_options import json_type
+
 __all__ = ["ECHO_CHARACTERS", "MAX_LISTED", "clip", "json_type", "listed", "shown"]
 
 # The most characters of one client value a reply repeats.
@@ -43,20 +46,3 @@ def listed(values: Iterable[Any]) -> str:
     if len(items) > MAX_LISTED:
         named += f" and {len(items) - MAX_LISTED} more"
     return named
-
-
-def json_type(value: Any) -> str:
-    """The JSON type of a parsed value, with its article: ``an object``, ``a string``, ``null``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
