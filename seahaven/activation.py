@@ -12,7 +12,6 @@ the instance can refuse what world code may not do.
 from __future__ import annotations
 
 import threading
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -20,6 +19,7 @@ import apsw
 from seahaven.changelog import LogRecord, render_changeset, sort_key
 from seahaven.context import Ctx, Worlds
 from seahaven.errors import WorldBug
+from seahaven.moved import renamed_names
 from seahaven.tool import Call
 
 if TYPE_CHECKING:
@@ -293,13 +293,4 @@ def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
 _RENAMED = {"entered": "WorldCodeScope", "bypasses_gate": "takes_no_call_slot"}
 
 
-def __getattr__(name: str) -> object:
-    new = _RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module 'seahaven.activation' has no attribute {name!r}")
-    warnings.warn(
-        f"seahaven.activation.{name} is now seahaven.activation.{new}; import that name instead",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return globals()[new]
+__getattr__ = renamed_names("seahaven.activation", _RENAMED, globals())

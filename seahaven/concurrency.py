@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 import weakref
 from collections import deque
 from typing import Protocol
 
 from seahaven.errors import WorldBug
+from seahaven.moved import renamed_names
 
 __all__ = [
     "CallSlots",
@@ -163,13 +163,4 @@ def set_concurrency(size: int) -> None:
 _RENAMED = {"FairGate": "CallSlots", "gate": "call_slots"}
 
 
-def __getattr__(name: str) -> object:
-    new = _RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module 'seahaven.concurrency' has no attribute {name!r}")
-    warnings.warn(
-        f"seahaven.concurrency.{name} is now seahaven.concurrency.{new}; import that name instead",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return globals()[new]
+__getattr__ = renamed_names("seahaven.concurrency", _RENAMED, globals())

@@ -5,9 +5,11 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
-__all__ = ["MOVED", "SPLIT", "alias_module", "gather_module"]
+__all__ = ["MOVED", "SPLIT", "alias_module", "gather_module", "renamed_names"]
 
 MOVED: dict[str, str] = {
     "seahaven.fixtures_dir": "seahaven.fixtures.location",
@@ -70,3 +72,26 @@ def gather_module(old: str) -> ModuleType:
         stacklevel=3,
     )
     return module
+
+
+def renamed_names(
+    module: str, renamed: dict[str, str], namespace: dict[str, Any]
+) -> Callable[[str], object]:
+    """A module ``__getattr__`` giving each old name in ``renamed`` its new object, with a warning.
+
+    ``namespace`` is the module's ``globals()``; a name that is neither there nor
+    renamed raises ``AttributeError`` as a module does.
+    """
+
+    def __getattr__(name: str) -> object:
+        new = renamed.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{module}.{name} is now {module}.{new}; import that name instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return namespace[new]
+
+    return __getattr__
