@@ -598,14 +598,10 @@ class Calls:
         left_open = []
         unrecorded: WorldBug | None = None
         try:
-            # A call that records nothing of its own (in a record_net() block) may have
-            # left a transaction open on any store.
-            runtimes = (
-                [runtime for runtime, _ in activation.sessions.values()]
-                if activation.recording
-                else self.runtimes
-            )
-            for runtime in runtimes:
+            # A call in a record_net() block has no sessions of its own: the block's
+            # recorder has one on every store, any of which the call may have left open.
+            recorder = self.net if self.net is not None and not activation.recording else activation
+            for runtime, _ in recorder.sessions.values():
                 if runtime.conn.in_transaction:
                     roll_back_quietly(runtime.conn)
                     left_open.append(runtime.path)

@@ -153,3 +153,20 @@ def test_a_call_cannot_open_a_block() -> None:
         with pytest.raises(seahaven.WorldBug, match="inside a call"):
             inst.call("nest")
         assert inst.change_log() == []
+
+
+def test_a_transaction_a_call_leaves_open_is_rolled_back_in_the_block() -> None:
+    world = make_shop()
+
+    def leave_open(ctx: seahaven.Ctx) -> None:
+        """Begin a transaction, write, and return without ending it."""
+        ctx.db.execute("BEGIN")
+        ctx.db.execute("UPDATE orders SET status = 'lost' WHERE id = 'o1'")
+
+    world.tool(leave_open, transaction=False)
+    with world.instance(setup_sql=SEED_ROWS) as inst:
+        with inst.record_net():
+            with pytest.raises(seahaven.WorldBug, match="transaction still open"):
+                inst.call("leave_open")
+            inst.call("set_status", order_id="o2", status="shipped")
+        assert [change.key for change in fold(inst.change_log())] == [{"id": "o2"}]
