@@ -41,37 +41,12 @@ from typing import Any
 
 import apsw
 import company_world
+from company_episode import CALLS, PRINCIPAL, WRITES
 
 import seahaven
 from seahaven import grading
 from seahaven.evaluation import evaluate, solution_policy
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack
-
-PRINCIPAL = {"principal": "tom@acme-robotics.test"}
-CALLS: list[tuple[str, dict[str, Any]]] = [
-    ("whoami", {}),
-    (
-        "invoice_customer",
-        {
-            "customer_email": "ap@cyberdyne.test",
-            "customer_name": "Cyberdyne Systems",
-            "amount": 275000,
-            "description": "Arm calibration, May",
-            "card_token": "tok_visa",
-        },
-    ),
-    ("list_invoices", {"limit": 5}),
-    ("list_expenses", {"status": "submitted", "limit": 2}),
-    ("approve_expense", {"expense_id": "exp_6dd14a2859404c61", "note": "Receipt checked"}),
-    ("list_staff", {}),
-    ("chat_list_channels", {}),
-    ("chat_search_messages", {"query": "invoice"}),
-    ("pay_get_balance", {}),
-    ("get_company_summary", {}),
-]
-
-# The calls of the ten that change a row: a solution written to solve the task makes just these.
-WRITING_TOOLS = {"invoice_customer", "approve_expense"}
 
 CHECKS = grading.all_of(
     grading.changed(
@@ -95,9 +70,6 @@ CHECKS = grading.all_of(
         ]
     ),
 )
-
-
-WRITES = [(tool, arguments) for tool, arguments in CALLS if tool in WRITING_TOOLS]
 
 
 def scenario(

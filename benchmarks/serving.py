@@ -17,7 +17,11 @@ run (``--workers``): both servers are up for the whole run, and each round
 loads one, then the other. The clients of that comparison run in
 ``--client-processes`` processes of their own (the sessions split evenly, all
 starting at one instant), since one client process cannot keep two server
-processes busy; they share the machine's CPUs with the server.
+processes busy; they share the machine's CPUs with the server. The comparison
+runs each ``--load`` in turn: ``payments`` (the load above: light calls, so the
+clients' own CPU is a large share of the machine's) and ``company`` (``acme``,
+``company_episode``'s ten calls on real rows across four stores, then its state
+document), each against servers of its own world.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import payments_world
-from serving_load import CALLS_PER_SESSION, LoadResult, run_load, start_server
+from serving_load import CALLS_PER_SESSION, LOAD_WORLDS, LoadResult, run_load, start_server
 
 import seahaven
 
@@ -76,12 +80,12 @@ def process_cpu_seconds(pid: int) -> float:
 
 
 def _client_share(
-    url: str, sessions: int, start_at: float, loop: str, client: str
+    url: str, sessions: int, start_at: float, loop: str, client: str, load: str
 ) -> tuple[LoadResult, float, float]:
     """One client process's share of a load: its result, when it finished, the CPU it used."""
     time.sleep(max(0.0, start_at - time.monotonic()))
     used = time.process_time()
-    result = run_load(url, sessions, loop=loop, client=client)
+    result = run_load(url, sessions, loop=loop, client=client, load=load)
     return result, time.monotonic(), time.process_time() - used
 
 
@@ -92,6 +96,7 @@ def split_load(
     sessions: int,
     loop: str,
     client: str = "websockets",
+    load: str = "payments",
 ) -> tuple[LoadResult, float]:
     """``sessions`` sessions against ``url`` from ``processes`` client processes at once.
 
@@ -104,7 +109,7 @@ def split_load(
     ]
     start_at = time.monotonic() + 0.5
     futures = [
-        clients.submit(_client_share, url, share, start_at, loop, client)
+        clients.submit(_client_share, url, share, start_at, loop, client, load)
         for share in shares
         if share
     ]
@@ -114,8 +119,8 @@ def split_load(
     kinds = [kind for result, _, _ in outcomes for kind in result.kinds]
     problems = [problem for result, _, _ in outcomes for problem in result.problems]
     client_cpu = sum(used for _, _, used in outcomes)
-    load = LoadResult(sessions, len(latencies), seconds, latencies, kinds, problems)
-    return load, client_cpu
+    combined = LoadResult(sessions, len(latencies), seconds, latencies, kinds, problems)
+    return combined, client_cpu
 
 
 def server_cpu_seconds(server_pid: int) -> float:
@@ -127,7 +132,7 @@ def server_cpu_seconds(server_pid: int) -> float:
     return total
 
 
-def compare_workers(args: argparse.Namespace) -> list[tuple[float, ...]]:
+def compare_workers(args: argparse.Namespace, load: str) -> list[tuple[float, ...]]:
     """Frames/s, p50, p99 and server CPU a session for each ``--workers`` count, in one run."""
     counts: list[int] = args.workers
     results: dict[int, list[LoadResult]] = {n: [] for n in counts}
@@ -148,14 +153,22 @@ def compare_workers(args: argparse.Namespace) -> list[tuple[float, ...]]:
                 "--log-level",
                 "warning",
             )
-            servers[count] = stack.enter_context(start_server(scratch, extra=extra))
+            servers[count] = stack.enter_context(
+                start_server(scratch, world=LOAD_WORLDS[load], extra=extra)
+            )
         clients = stack.enter_context(
             ProcessPoolExecutor(args.client_processes, mp_context=context)
         )
         for server in servers.values():
             # Warm every worker.
             split_load(
-                clients, args.client_processes, server.ws_url, 100, args.client_loop, args.client
+                clients,
+                args.client_processes,
+                server.ws_url,
+                100,
+                args.client_loop,
+                args.client,
+                load,
             )
         for round_number in range(args.rounds):
             for count, server in servers.items():
@@ -168,6 +181,7 @@ def compare_workers(args: argparse.Namespace) -> list[tuple[float, ...]]:
                     sessions,
                     args.client_loop,
                     args.client,
+                    load,
                 )
                 used = server_cpu_seconds(server.process.pid) - used
                 front = process_cpu_seconds(server.process.pid) - front
@@ -178,11 +192,11 @@ def compare_workers(args: argparse.Namespace) -> list[tuple[float, ...]]:
                 fronts[count].append(front / sessions * 1000 if count > 1 else 0.0)
                 client[count].append(client_cpu / sessions * 1000)
                 print(
-                    f"  {count} worker(s): {result.frames_per_second:,.0f} frames/s",
+                    f"  {load}, {count} worker(s): {result.frames_per_second:,.0f} frames/s",
                     file=sys.stderr,
                 )
-            print(f"workers round {round_number + 1}/{args.rounds} done", file=sys.stderr)
-    rows = []
+            print(f"workers round {round_number + 1}/{args.rounds} ({load}) done", file=sys.stderr)
+    rows: list[tuple[float, ...]] = []
     for count, runs in results.items():
         rows.append(
             (
@@ -225,15 +239,22 @@ def main(argv: list[str]) -> int:
         help="the workers comparison's client: the websockets library's, or lean_client's",
     )
     parser.add_argument(
+        "--load",
+        nargs="+",
+        choices=sorted(LOAD_WORLDS),
+        default=["payments", "company"],
+        help="the workers comparison's episodes: payments (small_shop, light calls) or company "
+        "(acme, calls on its rows across four stores); each is compared on its own",
+    )
+    parser.add_argument(
         "--only-workers", action="store_true", help="run the worker comparison alone"
     )
     args = parser.parse_args(argv)
     if args.only_workers:
         args.sessions = []
 
-    worker_rows = compare_workers(args) if args.workers else []
-    if worker_rows:
-        print_worker_rows(worker_rows, markdown=args.markdown)
+    for load in args.load if args.workers else []:
+        print_worker_rows(load, compare_workers(args, load), markdown=args.markdown)
     if not args.sessions:
         return 0
     results: dict[int, list[LoadResult]] = {n: [] for n in args.sessions}
@@ -259,7 +280,7 @@ def main(argv: list[str]) -> int:
             print(f"round {round_number + 1}/{args.rounds} done", file=sys.stderr)
 
     in_process = statistics.median(baseline)
-    rows = []
+    rows: list[tuple[float, ...]] = []
     for sessions, runs in results.items():
         fps = statistics.median(r.frames_per_second for r in runs)
         p50 = statistics.median(r.p50 for r in runs)
@@ -287,10 +308,11 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def print_worker_rows(rows: list[tuple[float, ...]], *, markdown: bool) -> None:
+def print_worker_rows(load: str, rows: list[tuple[float, ...]], *, markdown: bool) -> None:
     """The worker comparison: each count's medians, and its frames/s against one worker's."""
     one = next((row[1] for row in rows if row[0] == 1), rows[0][1])
     if markdown:
+        print(f"The {load} load:\n")
         print(
             "| workers | frames/s | against 1 worker | p50 frame latency | p99 frame latency | "
             "server CPU a session (all processes) | of it, the front process | "
@@ -306,7 +328,7 @@ def print_worker_rows(rows: list[tuple[float, ...]], *, markdown: bool) -> None:
         return
     for count, fps, p50, p99, cpu, front, client in rows:
         print(
-            f"{count:.0f} worker(s): {fps:.0f} frames/s ({fps / one:.2f}x one worker), "
+            f"{load}, {count:.0f} worker(s): {fps:.0f} frames/s ({fps / one:.2f}x one worker), "
             f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, server CPU {cpu:.2f} ms a "
             f"session (front {front:.2f} ms), client CPU {client:.2f} ms a session"
         )

@@ -1,9 +1,11 @@
-"""Many OpenEnv sessions against a served payments world: the load test's and the benchmark's.
+"""Many OpenEnv sessions against a served world: the load test's and the benchmark's.
 
 ``start_server`` runs ``seahaven serve`` in a child process on a free loopback
-port. ``run_load`` opens many sessions at once over raw WebSockets; each one
-resets from the ``small_shop`` fixture, makes ten calls (writes, reads and one
-call the world refuses), reads its state document and closes. Every frame's
+port. ``run_load`` opens many sessions at once over raw WebSockets. The
+``payments`` load (the default) resets each from the ``small_shop`` fixture,
+makes ten calls (writes, reads and one call the world refuses), reads its state
+document and closes; the ``company`` load resets from ``acme`` and makes
+``company_episode``'s ten calls on its rows, across four stores. Every frame's
 round trip is timed, and each session checks that its state document holds
 exactly its own calls and rows.
 """
@@ -25,11 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import company_episode
 import lean_client
 from websockets.asyncio.client import connect
 
 FIXTURE = "small_shop"
 CALLS_PER_SESSION = 10
+# The world each load is served from.
+LOAD_WORLDS = {"payments": "payments", "company": "company"}
 
 
 @dataclass
@@ -202,6 +207,56 @@ async def one_session(
     return outcome
 
 
+async def one_company_session(
+    url: str, index: int, start: asyncio.Event, client: str = "websockets"
+) -> SessionOutcome:
+    """One ``company`` session: ``company_episode``'s calls from ``acme``, its state checked.
+
+    Every call must succeed, and the state document must hold this session's ten
+    calls and exactly one new invoice, its own.
+    """
+    outcome = SessionOutcome()
+    await start.wait()
+    async with _connect(url, client) as ws:
+        episode = f"company-{index}"
+        reset = {
+            "fixture": company_episode.FIXTURE,
+            "seed": index,
+            "episode_id": episode,
+            "clock_mode": "tick",
+            "startup": company_episode.PRINCIPAL,
+        }
+        reply = await _exchange(ws, {"type": "reset", "data": reset}, outcome)
+        if reply.get("type") != "observation":
+            outcome.problems.append(f"reset answered {reply}")
+            return outcome
+        for tool, arguments in company_episode.CALLS:
+            reply = await _exchange(ws, _call(tool, **arguments), outcome)
+            error = reply.get("data", {}).get("observation", {}).get("error", "no observation")
+            if error is not None:
+                outcome.problems.append(f"{tool} answered {error}")
+        reply = await _exchange(ws, {"type": "state"}, outcome)
+        document = reply["data"]
+        if document["episode_id"] != episode or document["call_count"] != len(
+            company_episode.CALLS
+        ):
+            outcome.problems.append(
+                f"state has episode {document['episode_id']} and {document['call_count']} calls"
+            )
+        invoices = [
+            record
+            for record in document["state"]["db"]["log"]
+            if record["table"] == "invoices" and record["op"] == "insert"
+        ]
+        if len(invoices) != 1:
+            outcome.problems.append(f"state log has {len(invoices)} new invoices, not 1")
+        await ws.send(json.dumps({"type": "close"}))
+    return outcome
+
+
+SESSIONS = {"payments": one_session, "company": one_company_session}
+
+
 @dataclass
 class LoadResult:
     """The whole load: frames, wall time and every latency."""
@@ -241,11 +296,10 @@ class LoadResult:
         return self.percentile(0.99)
 
 
-async def _run(url: str, sessions: int, client: str) -> LoadResult:
+async def _run(url: str, sessions: int, client: str, load: str) -> LoadResult:
     start = asyncio.Event()
-    tasks = [
-        asyncio.create_task(one_session(url, index, start, client)) for index in range(sessions)
-    ]
+    session = SESSIONS[load]
+    tasks = [asyncio.create_task(session(url, index, start, client)) for index in range(sessions)]
     await asyncio.sleep(0)
     started = time.perf_counter()
     start.set()
@@ -271,8 +325,12 @@ def run_load(
     timeout: float = 300,
     loop: str = "asyncio",
     client: str = "websockets",
+    load: str = "payments",
 ) -> LoadResult:
     """Run ``sessions`` sessions at once against ``url``; bounded by ``timeout`` seconds.
+
+    ``load`` names the episode each session plays (``SESSIONS``); the server must
+    serve its world (``LOAD_WORLDS``).
 
     ``loop="uvloop"`` runs the clients on uvloop (which ``uvicorn[standard]``
     installs with the serving plugin) and ``client="lean"`` on ``lean_client``:
@@ -281,7 +339,7 @@ def run_load(
     """
 
     async def bounded() -> LoadResult:
-        return await asyncio.wait_for(_run(url, sessions, client), timeout)
+        return await asyncio.wait_for(_run(url, sessions, client, load), timeout)
 
     if loop == "uvloop":
         import uvloop
