@@ -38,7 +38,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import payments_world
-from serving_load import CALLS_PER_SESSION, LOAD_WORLDS, LoadResult, run_load, start_server
+from serving_load import CALLS_PER_SESSION, SESSIONS, LoadResult, run_load, start_server
 
 import seahaven
 
@@ -153,9 +153,7 @@ def compare_workers(args: argparse.Namespace, load: str) -> list[tuple[float, ..
                 "--log-level",
                 "warning",
             )
-            servers[count] = stack.enter_context(
-                start_server(scratch, world=LOAD_WORLDS[load], extra=extra)
-            )
+            servers[count] = stack.enter_context(start_server(scratch, world=load, extra=extra))
         clients = stack.enter_context(
             ProcessPoolExecutor(args.client_processes, mp_context=context)
         )
@@ -241,7 +239,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--load",
         nargs="+",
-        choices=sorted(LOAD_WORLDS),
+        choices=sorted(SESSIONS),
         default=["payments", "company"],
         help="the workers comparison's episodes: payments (small_shop, light calls) or company "
         "(acme, calls on its rows across four stores); each is compared on its own",

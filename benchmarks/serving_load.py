@@ -33,8 +33,6 @@ from websockets.asyncio.client import connect
 
 FIXTURE = "small_shop"
 CALLS_PER_SESSION = 10
-# The world each load is served from.
-LOAD_WORLDS = {"payments": "payments", "company": "company"}
 
 
 @dataclass
@@ -254,6 +252,7 @@ async def one_company_session(
     return outcome
 
 
+# Each load's session, by the name of the world it is served from.
 SESSIONS = {"payments": one_session, "company": one_company_session}
 
 
@@ -329,8 +328,8 @@ def run_load(
 ) -> LoadResult:
     """Run ``sessions`` sessions at once against ``url``; bounded by ``timeout`` seconds.
 
-    ``load`` names the episode each session plays (``SESSIONS``); the server must
-    serve its world (``LOAD_WORLDS``).
+    ``load`` names the episode each session plays (``SESSIONS``), and the world
+    the server must serve.
 
     ``loop="uvloop"`` runs the clients on uvloop (which ``uvicorn[standard]``
     installs with the serving plugin) and ``client="lean"`` on ``lean_client``:

@@ -191,8 +191,8 @@ def install(venv: Path, index_url: str, report: Path) -> dict[str, Any]:
             "--python",
             str(venv / "bin" / "python"),
             "install",
-            # Byte-compiling every installed module (Ray's among them) is a third of the
-            # install; what the test runs is compiled when it is imported.
+            # Byte-compiling every installed module (Ray's among them) was over a third of
+            # the install; the modules the test runs are compiled as they are imported.
             "--no-compile",
             "--disable-pip-version-check",
             "--quiet",

@@ -428,7 +428,7 @@ def test_the_wheelhouse_holds_every_wheel_the_image_installs(
             str(venv / "bin" / "python"),
             "install",
             "--quiet",
-            # Not part of the image's command: byte-compiling is a third of an install here.
+            # Not part of the image's command: byte-compiling was half of this install.
             "--no-compile",
             *[str(wheels) if word == "/tmp/wheels" else word for word in arguments],
         ],
