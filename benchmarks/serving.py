@@ -21,7 +21,9 @@ processes busy; they share the machine's CPUs with the server. The comparison
 runs each ``--load`` in turn: ``payments`` (the load above: light calls, so the
 clients' own CPU is a large share of the machine's) and ``company`` (``acme``,
 ``company_episode``'s ten calls on real rows across four stores, then its state
-document), each against servers of its own world.
+document), each against servers of its own world. Each round also measures
+the machine's own ceiling: how much more pure-Python work two processes do at
+once than one alone.
 """
 
 from __future__ import annotations
@@ -132,13 +134,41 @@ def server_cpu_seconds(server_pid: int) -> float:
     return total
 
 
-def compare_workers(args: argparse.Namespace, load: str) -> list[tuple[float, ...]]:
-    """Frames/s, p50, p99 and server CPU a session for each ``--workers`` count, in one run."""
+def spin(iterations: int) -> float:
+    """Pure-Python work on one CPU; answers the wall seconds it took."""
+    started = time.perf_counter()
+    total = 0
+    for number in range(iterations):
+        total += number
+    return time.perf_counter() - started
+
+
+def two_process_ceiling(pool: ProcessPoolExecutor, iterations: int = 5_000_000) -> float:
+    """How much more CPU work two processes get done at once than one alone, on this machine.
+
+    Two workers can gain no more than this over one, whatever the server does: two
+    CPUs of a shared or virtual machine are often not two whole CPUs.
+    """
+    alone: list[float] = []
+    together: list[float] = []
+    for _ in range(3):
+        alone.append(pool.submit(spin, iterations).result())
+        pair = [pool.submit(spin, iterations) for _ in range(2)]
+        together.append(max(future.result() for future in pair))
+    return 2 * statistics.median(alone) / statistics.median(together)
+
+
+def compare_workers(args: argparse.Namespace, load: str) -> tuple[list[tuple[float, ...]], float]:
+    """Frames/s, p50, p99 and server CPU a session for each ``--workers`` count, in one run.
+
+    Also answers the median of each round's ``two_process_ceiling``.
+    """
     counts: list[int] = args.workers
     results: dict[int, list[LoadResult]] = {n: [] for n in counts}
     cpu: dict[int, list[float]] = {n: [] for n in counts}
     fronts: dict[int, list[float]] = {n: [] for n in counts}
     client: dict[int, list[float]] = {n: [] for n in counts}
+    ceilings: list[float] = []
     sessions = args.worker_sessions
     context = multiprocessing.get_context("fork")
     with contextlib.ExitStack() as stack:
@@ -151,9 +181,11 @@ def compare_workers(args: argparse.Namespace, load: str) -> list[tuple[float, ..
                 "--workers",
                 str(count),
                 "--log-level",
-                "warning",
+                args.server_log_level,
             )
             servers[count] = stack.enter_context(start_server(scratch, world=load, extra=extra))
+            if args.server_log_level != "warning":
+                stack.callback(print_placements, load, count, scratch / "serve.log")
         clients = stack.enter_context(
             ProcessPoolExecutor(args.client_processes, mp_context=context)
         )
@@ -169,6 +201,7 @@ def compare_workers(args: argparse.Namespace, load: str) -> list[tuple[float, ..
                 load,
             )
         for round_number in range(args.rounds):
+            ceilings.append(two_process_ceiling(clients))
             for count, server in servers.items():
                 used = server_cpu_seconds(server.process.pid)
                 front = process_cpu_seconds(server.process.pid)
@@ -207,7 +240,15 @@ def compare_workers(args: argparse.Namespace, load: str) -> list[tuple[float, ..
                 statistics.median(client[count]),
             )
         )
-    return rows
+    return rows, statistics.median(ceilings)
+
+
+def print_placements(load: str, count: int, log_path: Path) -> None:
+    """Say which kinds of work a server moved to worker threads, from its log (``info``)."""
+    moved = [line for line in log_path.read_text().splitlines() if "worker thread" in line]
+    print(f"{load}, {count} worker(s) moved {len(moved)} kind(s) of work:", file=sys.stderr)
+    for line in moved:
+        print("  " + line, file=sys.stderr)
 
 
 def main(argv: list[str]) -> int:
@@ -224,6 +265,12 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--worker-sessions", type=int, default=400)
     parser.add_argument("--client-processes", type=int, default=2)
+    parser.add_argument(
+        "--server-log-level",
+        choices=("warning", "info"),
+        default="warning",
+        help="the servers' log level; at info, which kinds of work each moved to a thread",
+    )
     parser.add_argument(
         "--client-loop",
         choices=("asyncio", "uvloop"),
@@ -252,7 +299,12 @@ def main(argv: list[str]) -> int:
         args.sessions = []
 
     for load in args.load if args.workers else []:
-        print_worker_rows(load, compare_workers(args, load), markdown=args.markdown)
+        worker_rows, ceiling = compare_workers(args, load)
+        print_worker_rows(load, worker_rows, markdown=args.markdown)
+        print(
+            f"Two CPU-bound processes at once did {ceiling:.2f}x the work of one alone "
+            "(median of the rounds): the most two workers can gain on this machine.\n"
+        )
     if not args.sessions:
         return 0
     results: dict[int, list[LoadResult]] = {n: [] for n in args.sessions}

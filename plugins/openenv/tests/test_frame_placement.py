@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 from conftest import instance_dirs
+from fastapi import FastAPI
 from seahaven_openenv.session_pool import SessionPool as Hub
 
 from seahaven.concurrency import concurrency, set_concurrency
@@ -85,3 +90,61 @@ def test_moving_a_kind_of_work_to_a_worker_is_said_at_info(
     assert [record.levelname for record in said] == ["INFO"]
     # An expected decision is no warning.
     assert server_log.records == [], server_log.text()
+
+
+def spin(seconds: float) -> str:
+    """Hold a CPU, and the interpreter lock, for ``seconds`` of this thread's CPU time."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+    return threading.current_thread().name
+
+
+def run_with_pool(scenario: Callable[[Hub], Awaitable[None]]) -> None:
+    """Run ``scenario`` against a pool that is up as it is in a server, and shut down after."""
+
+    async def main() -> None:
+        pool = Hub()
+        async with pool.lifespan(FastAPI()):
+            await scenario(pool)
+
+    asyncio.run(main())
+
+
+def test_cpu_work_moves_past_its_budget_and_comes_back_once_it_is_cheap() -> None:
+    async def scenario(pool: Hub) -> None:
+        # The first run is not counted; at 60 ms a run, the average passes 20 ms on the second.
+        for _ in range(3):
+            await pool.execute("tool heavy", spin, 0.06)
+        assert "tool heavy" in pool.offloaded
+        assert (await pool.execute("tool heavy", spin, 0.0)).startswith("seahaven-")
+        # Cheap on the workers now (a new process's first resets are dear): back on the loop.
+        for _ in range(20):
+            await pool.execute("tool heavy", spin, 0.0)
+        assert "tool heavy" not in pool.offloaded
+        assert await pool.execute("tool heavy", spin, 0.0) == threading.current_thread().name
+
+    run_with_pool(scenario)
+
+
+def test_cpu_work_under_its_budget_stays_on_the_loop() -> None:
+    async def scenario(pool: Hub) -> None:
+        # 8 ms of CPU is past the wait budget, but well under the CPU budget.
+        for _ in range(15):
+            await pool.execute("tool middling", spin, 0.008)
+        assert pool.offloaded == set()
+
+    run_with_pool(scenario)
+
+
+def test_work_that_waits_moves_and_stays_moved() -> None:
+    async def scenario(pool: Hub) -> None:
+        for _ in range(2):
+            await pool.execute("tool nap", time.sleep, 0.05)
+        assert "tool nap" in pool.offloaded
+        # On a worker its waits cannot be told from the lock's: quick runs do not bring it back.
+        for _ in range(20):
+            await pool.execute("tool nap", time.sleep, 0.0)
+        assert "tool nap" in pool.offloaded
+
+    run_with_pool(scenario)

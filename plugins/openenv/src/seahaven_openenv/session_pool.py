@@ -20,6 +20,7 @@ import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from fastapi import FastAPI, WebSocket
@@ -32,6 +33,7 @@ from seahaven_openenv import pool, resume, snapframes
 from seahaven_openenv.accept_failures import AcceptFailures
 from seahaven_openenv.close_codes import CLOSE_REAPED
 from seahaven_openenv.inbox import Inbox
+from seahaven_openenv.loop_clock import LoopTime, loop_time, own_cpu_seconds, read_loop_clock
 from seahaven_openenv.session import Session
 
 __all__ = [
@@ -45,11 +47,16 @@ _log = logging.getLogger("seahaven.openenv")
 DEFAULT_MAX_CONCURRENT_ENVS = 500
 # Worker threads when the process has no bound on call slots (``--concurrency 0``).
 UNGATED_WORKERS = 8
-# A kind of frame work whose running average on the event loop passes this runs on a worker
-# thread from then on. The average starts at zero with a kind's second run (the first pays for
-# what is built once) and weighs each run by INLINE_WEIGHT, so one run of 25 ms moves a kind at
-# once, and a stray slow run (a collection, a busy disk) does not.
-INLINE_BUDGET_SECONDS = 0.005
+# A kind of frame work runs on a worker thread from then on once its running average on the
+# event loop passes a budget (``seahaven_openenv.loop_clock`` says what is counted). A wait (a
+# sleep, a disk) is the loop's time lost whole, and a worker frees the loop for all of it: its
+# budget is short. CPU work on a worker still holds the interpreter lock, and lets the loop in
+# only at the lock's switches (every 5 ms), while each frame pays a thread hand-off: its budget
+# is four switches. Each average starts at zero with a kind's second run (the first pays for
+# what is built once) and weighs each run by INLINE_WEIGHT, so one wait of 25 ms moves a kind at
+# once, and a stray slow run (a busy disk, a CPU shared with other processes) does not.
+INLINE_WAIT_BUDGET_SECONDS = 0.005
+INLINE_CPU_BUDGET_SECONDS = 0.020
 INLINE_WEIGHT = 0.2
 # Worker threads for the work that passes no gate (resets, state documents, closing a
 # session): enough that several slow resets at once hold up no other session's.
@@ -61,28 +68,6 @@ MAX_KINDS = 1000
 COLLECT_INTERVAL_SECONDS = 5.0
 
 T = TypeVar("T")
-
-
-class _CollectorClock:
-    """The seconds the garbage collector has spent, so a frame's time can leave them out.
-
-    A full collection under load takes tens of milliseconds, and it lands on whatever
-    frame is running: it says nothing about that frame's work.
-    """
-
-    def __init__(self) -> None:
-        self.spent = 0.0
-        self._started = 0.0
-        gc.callbacks.append(self._observe)
-
-    def _observe(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter()
-        else:
-            self.spent += time.perf_counter() - self._started
-
-
-_collector = _CollectorClock()
 
 
 class SessionPool:
@@ -135,9 +120,9 @@ class SessionPool:
             workers = UNGATED_WORKERS if gate == 0 else max(1, gate - 1)
         self._workers = workers
         # The kinds of work (``tool <name>``, ``reset <fixture>``, ``state``) seen to be slow,
-        # and each kind's running average time on the loop.
+        # and each kind's running averages of CPU and waits on the loop.
         self.offloaded: set[str] = set()
-        self._inline_seconds: dict[str, float] = {}
+        self._inline_seconds: dict[str, LoopTime] = {}
         self._calls: ThreadPoolExecutor | None = None
         self._others: ThreadPoolExecutor | None = None
         self._jobs: set[_Job[Any]] = set()
@@ -191,14 +176,20 @@ class SessionPool:
         return {"active_sessions": self.active_sessions, "max_sessions": self.max_concurrent_envs}
 
     async def run(
-        self, fn: Callable[..., T], *args: Any, gated: bool = False, inbox: Inbox | None = None
+        self,
+        fn: Callable[..., T],
+        *args: Any,
+        gated: bool = False,
+        inbox: Inbox | None = None,
+        on_cpu: Callable[[float], None] | None = None,
     ) -> T:
         """Run ``fn(*args)`` on a worker thread: the call-slot pool's for a tool call.
 
         With ``inbox``, a connection's, the next message is read while the work
         runs: when it says the client is gone (or the server is stopping, which
         ends every connection), the work is abandoned: a statement it runs under
-        a ``Deadline`` is stopped, and work not yet started never starts.
+        a ``Deadline`` is stopped, and work not yet started never starts. ``on_cpu``
+        is told the CPU seconds the work took on its thread, once it has run.
         """
         executor = self._executor(gated)
         job = _Job(fn, args)
@@ -214,6 +205,8 @@ class SessionPool:
             return await future
         finally:
             self._jobs.discard(job)
+            if on_cpu is not None and job.cpu is not None:
+                on_cpu(job.cpu)
 
     def _executor(self, gated: bool) -> ThreadPoolExecutor:
         if gated:
@@ -239,38 +232,75 @@ class SessionPool:
         On the loop a frame costs no thread hand-off, and on a machine of few cores the
         interpreter lock passed between the loop and a worker at every SQLite call costs more
         than the work. So quick work stays on the loop; a kind of work (``work``) whose average
-        time there passes ``INLINE_BUDGET_SECONDS`` runs on a worker from then on, so a slow
-        tool stalls the other sessions twice at most. ``work=None`` always goes to a worker.
+        CPU there passes ``INLINE_CPU_BUDGET_SECONDS``, or whose average wait passes
+        ``INLINE_WAIT_BUDGET_SECONDS``, runs on a worker from then on, so a slow tool stalls
+        the other sessions a few times at most. ``work=None`` always goes to a worker.
         ``gated`` and ``inbox`` are ``run``'s.
         """
-        if (
-            work is None
-            or work in self.offloaded
-            or (work not in self._inline_seconds and len(self._inline_seconds) >= MAX_KINDS)
+        if work is None or (
+            work not in self._inline_seconds and len(self._inline_seconds) >= MAX_KINDS
         ):
             return await self.run(fn, *args, gated=gated, inbox=inbox)
-        started = time.perf_counter()
-        collecting = _collector.spent
+        if work in self.offloaded:
+            return await self.run(
+                fn, *args, gated=gated, inbox=inbox, on_cpu=partial(self._observe_worker, work)
+            )
+        before = read_loop_clock()
+        # Work in flight on worker threads may hold the interpreter lock meanwhile.
+        contended = bool(self._jobs)
         try:
             return fn(*args)
         finally:
-            took = time.perf_counter() - started - (_collector.spent - collecting)
+            self._observe(work, loop_time(before, read_loop_clock(), contended=contended))
+
+    def _observe(self, work: str, took: LoopTime) -> None:
+        """Fold one run of ``work`` on the loop into its averages; move it once one is over."""
+        averages = self._inline_seconds.get(work)
+        if averages is None:
             # A kind's first run pays for what is built once (caches, a first import): the
-            # average starts with its second.
-            average = self._inline_seconds.get(work)
-            if average is None:
-                average = self._inline_seconds[work] = 0.0
-            else:
-                average += INLINE_WEIGHT * (took - average)
-                self._inline_seconds[work] = average
-            if average > INLINE_BUDGET_SECONDS:
-                self.offloaded.add(work)
-                # An expected decision, not a fault: said at INFO.
-                _log.info(
-                    "%s took %.1f ms on the event loop; it runs on a worker thread from now on",
-                    work,
-                    took * 1e3,
-                )
+            # averages start with its second.
+            self._inline_seconds[work] = LoopTime(cpu=0.0, waited=0.0)
+            return
+        averages = LoopTime(
+            cpu=averages.cpu + INLINE_WEIGHT * (took.cpu - averages.cpu),
+            waited=averages.waited + INLINE_WEIGHT * (took.waited - averages.waited),
+        )
+        self._inline_seconds[work] = averages
+        if averages.cpu > INLINE_CPU_BUDGET_SECONDS or averages.waited > INLINE_WAIT_BUDGET_SECONDS:
+            self.offloaded.add(work)
+            # An expected decision, not a fault: said at INFO.
+            _log.info(
+                "%s took %.1f ms of CPU and waited %.1f ms on the event loop;"
+                " it runs on a worker thread from now on",
+                work,
+                took.cpu * 1e3,
+                took.waited * 1e3,
+            )
+
+    def _observe_worker(self, work: str, cpu: float) -> None:
+        """Fold one run of moved ``work`` on a worker into its CPU average; bring it back if low.
+
+        A kind can pass the CPU budget for a while and then fall well below it: the
+        first resets of a new process fill its memory from the system, and each
+        costs several times what it does once memory is reused. So a kind moved for
+        its CPU comes back to the loop once its average on the workers is under half
+        the budget. A kind moved for its waits stays: on a worker its waits for the
+        interpreter lock cannot be told from its own.
+        """
+        averages = self._inline_seconds.get(work)
+        if averages is None or averages.waited > INLINE_WAIT_BUDGET_SECONDS:
+            return
+        averages = LoopTime(
+            cpu=averages.cpu + INLINE_WEIGHT * (cpu - averages.cpu), waited=averages.waited
+        )
+        self._inline_seconds[work] = averages
+        if averages.cpu < INLINE_CPU_BUDGET_SECONDS / 2:
+            self.offloaded.discard(work)
+            _log.info(
+                "%s took %.1f ms of CPU on a worker thread; it runs on the event loop again",
+                work,
+                cpu * 1e3,
+            )
 
     def ended(self, instance: weakref.ref[seahaven.Instance] | None) -> None:
         """A session ended: if its instance is still in memory, collect soon.
@@ -362,9 +392,11 @@ class Abandoned(Exception):
 class _Job(Generic[T]):
     """One piece of work for a worker thread, which another thread may abandon."""
 
-    __slots__ = ("_abandoned", "_args", "_fn", "_lock", "_thread")
+    __slots__ = ("_abandoned", "_args", "_fn", "_lock", "_thread", "cpu")
 
     def __init__(self, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        #: The CPU seconds the work took on its thread (collections left out), once it ran.
+        self.cpu: float | None = None
         self._fn = fn
         self._args = args
         self._lock = threading.Lock()
@@ -377,9 +409,11 @@ class _Job(Generic[T]):
                 if self._abandoned:
                     raise Abandoned
                 self._thread = thread
+            started = own_cpu_seconds()
             try:
                 return self._fn(*self._args)
             finally:
+                self.cpu = own_cpu_seconds() - started
                 # Under the lock and inside the block: an abandon() arriving from now on can
                 # no longer stop what this thread runs next.
                 with self._lock:
