@@ -12,6 +12,7 @@ import logging
 import os
 import resource
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -149,6 +150,17 @@ def instance_dirs(world: seahaven.World) -> list[Path]:
     """The instance directories of a world whose work_dir a test set."""
     assert world.work_dir is not None
     return sorted(path for path in world.work_dir.iterdir() if path.is_dir())
+
+
+def spin(seconds: float) -> str:
+    """Hold a CPU, and the interpreter lock, for ``seconds`` of this thread's CPU time.
+
+    Answers the name of the thread that ran it.
+    """
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+    return threading.current_thread().name
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 30) -> None:

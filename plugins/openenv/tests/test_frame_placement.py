@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import pytest
-from conftest import instance_dirs
+from conftest import instance_dirs, spin
 from fastapi import FastAPI
 from seahaven_openenv.session_pool import SessionPool as Hub
 
@@ -90,14 +90,6 @@ def test_moving_a_kind_of_work_to_a_worker_is_said_at_info(
     assert [record.levelname for record in said] == ["INFO"]
     # An expected decision is no warning.
     assert server_log.records == [], server_log.text()
-
-
-def spin(seconds: float) -> str:
-    """Hold a CPU, and the interpreter lock, for ``seconds`` of this thread's CPU time."""
-    until = time.thread_time() + seconds
-    while time.thread_time() < until:
-        pass
-    return threading.current_thread().name
 
 
 def run_with_pool(scenario: Callable[[Hub], Awaitable[None]]) -> None:

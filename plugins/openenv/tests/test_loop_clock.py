@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import spin
 from seahaven_openenv.loop_clock import LoopTime, loop_time, own_cpu_seconds, read_loop_clock
 
 
@@ -21,13 +22,6 @@ def timed(work: Callable[[], object], *, contended: bool = False) -> tuple[LoopT
     work()
     after = read_loop_clock()
     return loop_time(before, after, contended=contended), after.wall - before.wall
-
-
-def spin(seconds: float) -> None:
-    """Hold a CPU, and the interpreter lock, for ``seconds`` of this thread's CPU time."""
-    until = time.thread_time() + seconds
-    while time.thread_time() < until:
-        pass
 
 
 def test_a_sleep_is_a_wait_and_no_cpu() -> None:
