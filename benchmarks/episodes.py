@@ -89,7 +89,13 @@ def main(argv: Iterable[str] | None = None) -> int:
         f"{args.rounds} rounds"
     )
     cluster_started = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.init(
+        address="local",  # a cluster of the run's own, never one started with ``ray start``
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="ERROR",
+    )
     cluster_seconds = time.perf_counter() - cluster_started
     try:
         ways = runners()

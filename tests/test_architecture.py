@@ -543,6 +543,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                         "echo",
                         "guard",
                         "http.messages",
+                        "loop_clock",
                         "pool",
                         "runner",
                         "wheelhouse",

@@ -46,7 +46,9 @@ def ray_cluster(worker_paths: list[Path]) -> Iterator[Any]:
     ray = need_ray()
     if ray.is_initialized():
         ray.shutdown()
+    # A cluster of the test run's own, never one a developer started with ``ray start``.
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
