@@ -159,3 +159,17 @@ def _cpu_ticks(pid: int) -> int:
     """The user CPU clock ticks process ``pid`` has used."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="schedstat is Linux's")
+def test_a_thread_s_schedstat_descriptor_closes_when_the_thread_ends() -> None:
+    def open_descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_descriptors()
+    threads = [threading.Thread(target=read_loop_clock) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+        thread.join()
+    gc.collect()
+    assert open_descriptors() <= before

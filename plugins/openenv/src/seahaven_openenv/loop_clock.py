@@ -55,6 +55,24 @@ class _CollectorClock:
         return spent
 
 
+class _Schedstat:
+    """One thread's ``schedstat`` file, open while the thread lives; closed with it."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self) -> None:
+        try:
+            path = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+            self.fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            self.fd = -1
+
+    def __del__(self) -> None:
+        # A thread's locals are dropped when it ends: its descriptor goes with them.
+        if self.fd >= 0:
+            os.close(self.fd)
+
+
 class _RunQueueClock:
     """This thread's seconds spent runnable but waiting for a CPU (Linux), else zero."""
 
@@ -63,23 +81,16 @@ class _RunQueueClock:
 
     def waited(self) -> float:
         """The run-queue delay so far, in seconds; 0.0 where the kernel does not say."""
-        fd = getattr(self._local, "fd", None)
-        if fd is None:
-            fd = self._local.fd = self._open()
-        if fd < 0:
+        schedstat = getattr(self._local, "schedstat", None)
+        if schedstat is None:
+            schedstat = self._local.schedstat = _Schedstat()
+        if schedstat.fd < 0:
             return 0.0
         try:
             # Fields: time on a CPU, time waiting on a run queue (both ns), timeslices.
-            return int(os.pread(fd, 128, 0).split()[1]) / 1e9
+            return int(os.pread(schedstat.fd, 128, 0).split()[1]) / 1e9
         except (OSError, IndexError, ValueError):
             return 0.0
-
-    @staticmethod
-    def _open() -> int:
-        try:
-            return os.open(f"/proc/self/task/{threading.get_native_id()}/schedstat", os.O_RDONLY)
-        except OSError:
-            return -1
 
 
 _collector = _CollectorClock()
