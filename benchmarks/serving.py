@@ -244,10 +244,16 @@ def compare_workers(args: argparse.Namespace, load: str) -> tuple[list[tuple[flo
 
 
 def print_placements(load: str, count: int, log_path: Path) -> None:
-    """Say which kinds of work a server moved to worker threads, from its log (``info``)."""
-    moved = [line for line in log_path.read_text().splitlines() if "worker thread" in line]
-    print(f"{load}, {count} worker(s) moved {len(moved)} kind(s) of work:", file=sys.stderr)
-    for line in moved:
+    """Say what a server moved to worker threads and back, from its log (``info``)."""
+    lines = log_path.read_text().splitlines()
+    moves = [line for line in lines if "on a worker thread from now on" in line]
+    returns = [line for line in lines if "on the event loop again" in line]
+    print(
+        f"{load}, {count} worker(s) moved {len(moves)} kind(s) of work to threads, "
+        f"{len(returns)} back:",
+        file=sys.stderr,
+    )
+    for line in moves + returns:
         print("  " + line, file=sys.stderr)
 
 
