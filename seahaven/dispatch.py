@@ -449,6 +449,13 @@ class Calls:
 
     # --- routes ----------------------------------------------------------------------------
 
+    def check_tree(self) -> None:
+        """Refuse, with a ``WorldBug``, a tree that no longer seals or now has other stores.
+
+        What every use of the tree checks first; it resolves no route.
+        """
+        self._routes_of(self.world.composition())
+
     def routes(self) -> dict[str, Route]:
         """Every surface name's route, resolved against this instance's stores, in surface order.
 
@@ -521,7 +528,7 @@ class Calls:
             if args:
                 arguments = {**route.entry.tool.bind_positional(args), **arguments}
         else:
-            self.routes()  # a tree that no longer seals is refused first, as for any call
+            self.check_tree()  # a tree that no longer seals is refused first, as for any call
             raise WorldBug(f"inst.call takes a tool name or a tool's function, not {target!r}")
         # A call slot, for an outermost call; nested calls and bulk() take none.
         held: CallSlots | None = None

@@ -156,7 +156,7 @@ def take(instance: Instance) -> Snapshot:
         "hold writes the logs do not show yet; take it between calls"
     )
     # A snapshot is a use of the tree, so a tree that no longer seals is refused here.
-    calls.routes()
+    calls.check_tree()
     with calls.lock:
         # Again under the lock: destroy() may have run while this thread waited for it.
         calls.check_usable()

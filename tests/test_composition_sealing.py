@@ -156,6 +156,13 @@ def test_an_instance_refuses_a_tree_that_now_resolves_to_other_stores() -> None:
 
         with pytest.raises(seahaven.WorldBug, match="now resolves to other stores"):
             inst.tools()
+        # Every use of the tree checks it first: a snapshot, a freeze, a call.
+        with pytest.raises(seahaven.WorldBug, match="now resolves to other stores"):
+            inst.snapshot()
+        with pytest.raises(seahaven.WorldBug, match="now resolves to other stores"):
+            inst.freeze("later", "a fixture of a tree that changed")
+        with pytest.raises(seahaven.WorldBug, match="now resolves to other stores"):
+            inst.call(42)
 
 
 # --- the checks the seal makes --------------------------------------------------------------------
