@@ -10,8 +10,9 @@ turns episode by episode, and then two evals:
 * **replay**: graded by ``matches_solution`` too, with a seed never seen before,
   so the solution is replayed every time (a second episode: the worst case; an
   eval replays once per seed and scenario, and trials of one seed share it);
-  the solution is the episode's ten calls, as scripted, and is replayed in a
-  ``record_net()`` block, as ``matches_solution`` always replays;
+  the solution is the episode's ten calls, as scripted, and is replayed as
+  ``matches_solution`` always replays: in a ``record_net()`` block, on an instance
+  restored from the snapshot the trial took of its own as the episode began;
 * **short replay**: the same, with a solution of only the two calls that write,
   as an author would write it to solve the task;
 * **eval**: ``seahaven.evaluation.evaluate`` over a pack of that scenario with the
@@ -21,7 +22,10 @@ turns episode by episode, and then two evals:
   ``nothing_else_changed``) with the solution policy: the eval a user runs.
 
 The figures are medians over rounds; a ratio is the median of the rounds' graded
-time over the same round's plain time, so 1.10 means grading added 10%. Nothing asserts. Run it with
+time over the same round's plain time, so 1.10 means grading added 10%. The replay's
+own share is each round's replay-graded time less its checks-graded time, over its
+plain time: what ``matches_solution`` adds on top of the checks it sits beside.
+Nothing asserts. Run it with
 
     .venv/bin/python benchmarks/scenarios.py --markdown
 """
@@ -183,6 +187,12 @@ def main(argv: list[str]) -> int:
         # Each round's ratio to its own plain episodes, the median of those.
         return statistics.median(ms / plain_ms for ms, plain_ms in zip(way, plain, strict=True))
 
+    # What the replay adds beside the checks, round by round, over that round's plain time.
+    replay_share = statistics.median(
+        (replayed_ms - checked_ms) / plain_ms
+        for replayed_ms, checked_ms, plain_ms in zip(replay, checks, plain, strict=True)
+    )
+
     rows = [
         ("ten-call company episode (acme), plain", base, None, "baseline"),
         (
@@ -196,6 +206,12 @@ def main(argv: list[str]) -> int:
             statistics.median(replay),
             ratio(replay),
             "<= 2.00",
+        ),
+        (
+            "of it, the replay's own share (replay-graded less checks-graded)",
+            statistics.median(r - c for r, c in zip(replay, checks, strict=True)),
+            replay_share,
+            "<= 1.00",
         ),
         (
             "the same, the solution being its two writing calls, replayed",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from grading_worlds import make_shop, question_scenario, ship_scenario
+from grading_worlds import make_shop, question_scenario, ship_scenario, start
 
 import seahaven
-from seahaven.scenarios import EpisodeOver, Trial, replay_solution, submit_listing
+from seahaven.scenarios import EpisodeOver, Scenario, Trial, replay_solution, submit_listing
+from seahaven.scenarios import trial as trial_module
 
 
 @pytest.fixture
@@ -156,3 +157,103 @@ def test_a_grader_that_breaks_is_the_scenarios_bug(shop: seahaven.World) -> None
         ),
     ):
         trial.finish()
+
+
+def order_scenario(world: seahaven.World) -> Scenario:
+    """Place an order (a minted id, a ticking clock) and pay it: a solution the seed shapes."""
+    return ship_scenario(
+        world,
+        id="order-and-pay",
+        start=start(clock_mode="tick"),
+        grader={"matches_solution": {}},
+        solution=[
+            {"tool": "place_order", "arguments": {"customer": "cy", "total": 9.5}},
+            {"tool": "ledger_record", "arguments": {"order_id": "o2", "cents": 1250}},
+        ],
+    )
+
+
+def test_a_replay_from_a_start_image_is_the_replay_from_a_new_instance() -> None:
+    scenario = order_scenario(make_shop())
+    fresh = replay_solution(scenario, make_shop(), 21)
+    # Another world object, so neither replay is the other's cached one.
+    other = make_shop()
+    with other.instance(**scenario.start.instance_options(seed=21)) as found:
+        image = found.snapshot()
+    from_image = replay_solution(scenario, other, 21, start=image)
+    assert from_image is not fresh
+    assert list(from_image.changes) == list(fresh.changes)
+    minted = [change.key for change in fresh.changes.in_table("orders")]
+    assert len(minted) == 1 and minted[0]["id"].startswith("o-")
+
+
+def test_a_trial_keeps_a_start_image_only_while_a_replay_needs_it(
+    shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = order_scenario(shop)
+    trial = Trial(scenario, seed=31, world=shop)
+    image = trial._start_image
+    assert image is not None
+    held = trial_module._held_bytes
+    assert held >= image.nbytes
+    trial.call("place_order", customer="cy", total=9.5)
+    trial.call("ledger_record", order_id="o2", cents=1250)
+    grade = trial.finish()
+    assert grade.passed, grade.summary()
+    trial.close()
+    assert trial._start_image is None
+    assert trial_module._held_bytes == held - image.nbytes
+    # The seed's replay is known now: a second trial of it takes no image.
+    with Trial(scenario, seed=31, world=shop) as again:
+        assert again._start_image is None
+    # Nor does a trial whose grader never replays the solution.
+    with Trial(ship_scenario(shop, grader={"submitted": None}), seed=32, world=shop) as plain:
+        assert plain._start_image is None
+
+
+def test_past_the_image_budget_a_trial_replays_on_a_new_instance(
+    shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trial_module, "START_IMAGE_BUDGET", 0)
+    scenario = order_scenario(shop)
+    with Trial(scenario, seed=41, world=shop) as trial:
+        assert trial._start_image is None
+        trial.call("place_order", customer="cy", total=9.5)
+        trial.call("ledger_record", order_id="o2", cents=1250)
+        assert trial.finish().passed
+    with Trial(scenario, seed=42, world=shop) as wrong:
+        wrong.call("ledger_record", order_id="o2", cents=1250)
+        assert not wrong.finish().passed
+
+
+def test_the_start_view_comes_from_the_start_image(shop: seahaven.World) -> None:
+    from seahaven import grading
+
+    def start_and_solution(episode: grading.Episode) -> bool:
+        before = episode.start.one("SELECT count(*) AS n FROM orders")
+        return before is not None and before["n"] == 3 and len(episode.solution) == 2
+
+    grader = grading.all_of(grading.matches_solution(), grading.python(start_and_solution))
+    with Trial(
+        order_scenario(shop).model_copy(update={"grader": grader}), seed=51, world=shop
+    ) as trial:
+        assert trial._start_image is not None
+        trial.call("place_order", customer="cy", total=9.5)
+        trial.call("ledger_record", order_id="o2", cents=1250)
+        assert trial.finish().passed
+
+
+def test_a_start_that_cannot_be_snapshotted_replays_on_a_new_instance(
+    shop: seahaven.World,
+) -> None:
+    import threading
+
+    @shop.instance_startup
+    def keep_a_lock(ctx: seahaven.Ctx) -> None:
+        ctx.state["lock"] = threading.Lock()  # deepcopy refuses a lock
+
+    with Trial(order_scenario(shop), seed=61, world=shop) as trial:
+        assert trial._start_image is None
+        trial.call("place_order", customer="cy", total=9.5)
+        trial.call("ledger_record", order_id="o2", cents=1250)
+        assert trial.finish().passed

@@ -24,8 +24,10 @@ from seahaven.errors import ArgumentError, ToolError, WorldBug
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
+from seahaven.grading.graders import Grader, MatchesSolution
 from seahaven.instance import Instance
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
+from seahaven.snapshots import Snapshot
 from seahaven.world import World
 
 __all__ = [
@@ -41,6 +43,9 @@ __all__ = [
 MAX_ANSWER_LENGTH = 20_000
 # How many replayed solutions a process keeps, each keyed by scenario hash and seed.
 SOLUTION_CACHE_SIZE = 512
+# The most bytes of start images (see Trial) the trials of a process hold at once; a trial
+# past it replays its solution on an instance made afresh, as a trial with no image does.
+START_IMAGE_BUDGET = 256 * 1024 * 1024
 
 
 class EpisodeOver(ToolError):
@@ -150,6 +155,12 @@ class Trial:
         self._grade: Grade | None = None
         self._start: Instance | None = None
         self._lock = threading.RLock()
+        # The instance as the episode found it, kept when the grader will replay the solution
+        # from the same start: restoring it skips the fixture's verification and the world's
+        # startup hooks that making the instance afresh runs again.
+        self._start_image: Snapshot | None = None
+        if replays_solution(scenario.grader) and not _replay_known(scenario, self.world, self.seed):
+            self._start_image = _held_image(self.instance)
 
     # --- what the agent sees -----------------------------------------------------------------
 
@@ -272,12 +283,14 @@ class Trial:
     # --- ending ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Destroy the trial's instances. Idempotent."""
+        """Destroy the trial's instances and let go of its start image. Idempotent."""
         with self._lock:
             for instance in (self._start, self.instance):
                 if instance is not None:
                     instance.destroy()
             self._start = None
+            _release_image(self._start_image)
+            self._start_image = None
 
     def __enter__(self) -> Trial:
         return self
@@ -306,11 +319,55 @@ class Trial:
 
     def _start_view(self) -> Db:
         if self._start is None:
-            self._start = self.world.instance(**self._options)
+            self._start = (
+                self._start_image.restore(self.world, storage="memory")
+                if self._start_image is not None
+                else self.world.instance(**self._options)
+            )
         return self._start.inspect()
 
     def _solution_changes(self) -> Changes:
-        return replay_solution(self.scenario, self.world, self.seed).changes
+        return replay_solution(
+            self.scenario, self.world, self.seed, start=self._start_image
+        ).changes
+
+
+def replays_solution(grader: Grader) -> bool:
+    """Whether ``grader`` compares with the reference solution: a ``matches_solution`` in it.
+
+    A Python grader may read ``episode.solution`` too; its trial replays the
+    solution on an instance made afresh, which gives the same changes.
+    """
+    return any(isinstance(part, MatchesSolution) for part in grader.walk())
+
+
+_held_bytes = 0
+_held_lock = threading.Lock()
+
+
+def _held_image(instance: Instance) -> Snapshot | None:
+    """A snapshot of a trial's fresh instance, or ``None`` past ``START_IMAGE_BUDGET``.
+
+    Also ``None`` when the instance cannot be snapshotted (its ``ctx.state`` holds
+    a value that cannot be copied): the replay then makes its instance afresh.
+    """
+    global _held_bytes
+    try:
+        image = instance.snapshot()
+    except WorldBug:
+        return None
+    with _held_lock:
+        if _held_bytes + image.nbytes > START_IMAGE_BUDGET:
+            return None
+        _held_bytes += image.nbytes
+    return image
+
+
+def _release_image(image: Snapshot | None) -> None:
+    global _held_bytes
+    if image is not None:
+        with _held_lock:
+            _held_bytes -= image.nbytes
 
 
 class Replay:
@@ -328,11 +385,20 @@ _replays: OrderedDict[tuple[str, int | None, int], Replay] = OrderedDict()
 _replays_lock = threading.Lock()
 
 
-def replay_solution(scenario: Scenario, world: World, seed: int | None) -> Replay:
+def _replay_known(scenario: Scenario, world: World, seed: int | None) -> bool:
+    with _replays_lock:
+        return (scenario.hash, seed, id(world)) in _replays
+
+
+def replay_solution(
+    scenario: Scenario, world: World, seed: int | None, *, start: Snapshot | None = None
+) -> Replay:
     """Play the scenario's solution on a fresh instance from its start, once per seed.
 
     The result is kept per process (by scenario hash, seed and world), so a
-    thousand trials of one scenario replay it once each seed.
+    thousand trials of one scenario replay it once each seed. ``start``, a
+    snapshot of an instance just made from the scenario's start with that seed
+    (before any call), is restored instead of making the instance again.
     """
     if scenario.solution is None:
         raise WorldBug(
@@ -345,7 +411,7 @@ def replay_solution(scenario: Scenario, world: World, seed: int | None) -> Repla
         if found is not None:
             _replays.move_to_end(key)
             return found
-    replay = _play(scenario, world, seed)
+    replay = _play(scenario, world, seed, start)
     with _replays_lock:
         _replays[key] = replay
         while len(_replays) > SOLUTION_CACHE_SIZE:
@@ -353,11 +419,15 @@ def replay_solution(scenario: Scenario, world: World, seed: int | None) -> Repla
     return replay
 
 
-def _play(scenario: Scenario, world: World, seed: int | None) -> Replay:
+def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | None) -> Replay:
     answer: str | None = None
     errors: list[str] = []
-    options = scenario.start.instance_options(seed=seed)
-    with world.instance(**options) as instance:
+    fresh = (
+        start.restore(world, storage="memory")
+        if start is not None
+        else world.instance(**scenario.start.instance_options(seed=seed))
+    )
+    with fresh as instance:
         # Only the net state is compared, so the calls are recorded as one net change per row.
         with instance.record_net():
             for step in scenario.solution or ():
