@@ -281,6 +281,46 @@ def test_a_killed_worker_is_reported_and_restarted(tmp_path: Path) -> None:
                 env.close()
 
 
+def test_a_reset_from_a_snapshot_reaches_the_worker_holding_it(tmp_path: Path) -> None:
+    with two_workers(tmp_path) as server, SeahavenClient(base_url=server.base_url) as original:
+        original.reset(fixture="small_shop", seed=5, episode_id="origin")
+        original.call("create_customer", email="ada@example.com")
+        token = original.snapshot()
+        holder = pool.owner_of(token)
+        assert holder is not None
+        expected = original.call("create_customer", email="ben@example.com").result["id"]
+        # Fresh clients land on either worker in turn; each reaches the snapshot's.
+        for n in range(4):
+            with SeahavenClient(base_url=server.base_url) as branch:
+                reset = branch.reset(from_snapshot=token)
+                assert reset.observation.metadata["step_count"] == 1
+                made = branch.call("create_customer", email="ben@example.com")
+                assert made.result["id"] == expected, n
+        # A client in an episode on the other worker moves to the snapshot's worker.
+        for _ in range(6):
+            elsewhere = SeahavenClient(base_url=server.base_url)
+            elsewhere.reset(fixture="small_shop", seed=9)
+            credentials = elsewhere._resume_credentials
+            assert credentials is not None
+            if pool.owner_of(credentials[0]) != holder:
+                break
+            elsewhere.close()
+        else:
+            pytest.fail("no session landed on the other worker")
+        try:
+            elsewhere.reset(from_snapshot=token)
+            made = elsewhere.call("create_customer", email="ben@example.com")
+            assert made.result["id"] == expected
+        finally:
+            elsewhere.close()
+        # A token of a worker with no such snapshot is told so, on that worker.
+        with (
+            SeahavenClient(base_url=server.base_url) as stray,
+            pytest.raises(RuntimeError, match="snapshot"),
+        ):
+            stray.reset(from_snapshot=token[:-4] + "0000")
+
+
 def test_workers_stop_when_the_front_process_dies(tmp_path: Path) -> None:
     with start_server(tmp_path, extra=("--workers", "2")) as server:
         pids = [row["pid"] for row in server.get("/metrics")["workers"]]
@@ -360,6 +400,9 @@ def test_route_of_reads_the_session_a_request_names() -> None:
     assert workers.route_of(ws) == (True, named)
     resumed = f"GET /worlds/a/ws?resume={named} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
     assert workers.route_of(resumed) == (True, named)
+    kept = pool.prefix_for(0, 2) + "snap-0123abcd"
+    snapshot = f"GET /ws?snapshot={kept} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    assert workers.route_of(snapshot) == (True, kept)
     assert workers.route_of(b"GET /ws?session_id=unprefixed HTTP/1.1\r\n\r\n") == (True, None)
     assert workers.route_of(b"GET /ws HTTP/1.1\r\nHost: x") == (False, None)
     body = json.dumps({"method": "tools/list", "params": {"session_id": named}}).encode()

@@ -32,6 +32,11 @@ call, not the connection: the episode goes on, and no later call can be handed
 an earlier call's answer. Against a server that echoes none, a time-out drops
 the connection as OpenEnv's client does, and the next step raises
 ``SessionLost``.
+
+Behind ``seahaven serve --workers N`` a snapshot lives in the worker that took
+it, and its token names that worker. ``reset(from_snapshot=token)`` on a
+connection that may be another worker's first opens ``/ws?snapshot=<token>``,
+which the server's front hands to the worker holding it.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from seahaven_openenv import pool
 from seahaven_openenv.models import SeahavenObservation, SeahavenState
 
 __all__ = [
@@ -257,6 +263,11 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
             self._episode_socket = None
             self._lost_reason = None
             self._resume_credentials = None
+        if resetting:
+            data = message.get("data")
+            token = data.get("from_snapshot") if isinstance(data, dict) else None
+            if isinstance(token, str) and not self._on_worker_of(token):
+                await self._open_for_snapshot(token)
         self._last_frame_id += 1
         frame_id = self._last_frame_id
         message = {**message, "id": frame_id}
@@ -329,22 +340,61 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         await self._open_session(*self._resume_credentials)
         self.resumes += 1
 
+    def _on_worker_of(self, token: str) -> bool:
+        """Whether this client's connection is known to reach the worker a snapshot token names.
+
+        A token with no worker prefix (a server of one process) is held by the
+        server itself, so any connection reaches it.
+        """
+        owner = pool.owner_of(token)
+        if owner is None:
+            return True
+        credentials = self._resume_credentials
+        return (
+            credentials is not None
+            and self._ws is not None
+            and self._ws is self._episode_socket
+            and self._ws.state is State.OPEN
+            and pool.owner_of(credentials[0]) == owner
+        )
+
+    async def _open_for_snapshot(self, token: str) -> None:
+        """Replace the connection with ``/ws?snapshot=<token>``, on the worker holding it."""
+        previous = self._ws
+        if previous is not None:
+            self._ws = None
+            self._ws_loop = None
+            self._episode_socket = None
+            self._resume_credentials = None
+            await asyncio.shield(self._schedule_socket_close(previous, notify_server=True))
+        try:
+            ws = await self._dial({"snapshot": token})
+        except Exception as error:
+            raise ConnectionError(
+                f"could not open a connection for snapshot {token!r}: {error}"
+            ) from error
+        self._ws = ws
+        self._ws_loop = asyncio.get_running_loop()
+
+    async def _dial(self, query: dict[str, str]) -> ClientConnection:
+        """Open ``/ws`` with ``query``, with the options this client connects with."""
+        assert self._ws_url is not None
+        loopback = urlsplit(self._ws_url).hostname in _LOOPBACK_HOSTS
+        return await ws_connect(
+            f"{self._ws_url}?{urlencode(query)}",
+            open_timeout=self._connect_timeout,
+            max_size=self._max_message_size,
+            ping_interval=self._websocket_ping_interval_s,
+            ping_timeout=self._websocket_ping_timeout_s,
+            additional_headers=self._headers,
+            # As OpenEnv's client connects: no proxy for a loopback address.
+            proxy=None if loopback else True,
+        )
+
     async def _open_session(self, session_id: str, token: str) -> None:
         """Open ``/ws?session_id=&resume=`` and make it the episode's connection."""
-        assert self._ws_url is not None
-        url = f"{self._ws_url}?{urlencode({'session_id': session_id, 'resume': token})}"
-        loopback = urlsplit(self._ws_url).hostname in _LOOPBACK_HOSTS
         try:
-            ws = await ws_connect(
-                url,
-                open_timeout=self._connect_timeout,
-                max_size=self._max_message_size,
-                ping_interval=self._websocket_ping_interval_s,
-                ping_timeout=self._websocket_ping_timeout_s,
-                additional_headers=self._headers,
-                # As OpenEnv's client connects: no proxy for a loopback address.
-                proxy=None if loopback else True,
-            )
+            ws = await self._dial({"session_id": session_id, "resume": token})
         except Exception as error:
             self._resume_failed(
                 f"the server could not be reached ({type(error).__name__}: {error})"

@@ -6,7 +6,8 @@ connection, peeks at the request's first bytes without consuming them
 socket (``SCM_RIGHTS``); the worker serves it with uvicorn's own protocol
 (``loop.connect_accepted_socket``), so no byte of a session passes through the
 front. A request naming a session goes to the worker that owns it:
-``/ws?session_id=<id>`` (and a ``resume=`` token beside it), and ``POST /mcp``
+``/ws?session_id=<id>`` (and a ``resume=`` token beside it), ``/ws?snapshot=<token>``
+(a connection that resets from a snapshot the worker keeps), and ``POST /mcp``
 whose JSON ``params.session_id`` names one; the worker is the one the id's
 prefix names (``seahaven_openenv.pool``). Every other connection goes to the
 next live worker in turn. A worker answers each plain HTTP request with
@@ -72,7 +73,7 @@ PEEK_RETRY_SECONDS = 0.002
 # The most bytes peeked: a request head and the largest body /mcp reads.
 PEEK_LIMIT = runner.HEAD_LIMIT_BYTES + MAX_MCP_BODY_BYTES
 BACKLOG = 2048
-_ROUTE_PARAMETERS = ("session_id", "resume")
+_ROUTE_PARAMETERS = ("session_id", "resume", "snapshot")
 # What a worker's bounded protocol answers a request that stops arriving (runner.py).
 _REQUEST_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
@@ -80,9 +81,9 @@ _REQUEST_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnec
 def route_of(data: bytes) -> tuple[bool, str | None]:
     """Whether ``data`` (a request's first bytes) is enough to route it, and the token named.
 
-    The token is a ``/ws`` query's ``session_id`` or ``resume`` carrying a worker
-    prefix, or a ``POST /mcp`` body's ``params.session_id``; ``None`` routes the
-    request to any worker.
+    The token is a ``/ws`` query's ``session_id``, ``resume`` or ``snapshot``
+    carrying a worker prefix, or a ``POST /mcp`` body's ``params.session_id``;
+    ``None`` routes the request to any worker.
     """
     end = data.find(b"\r\n\r\n")
     if end < 0:
