@@ -1,27 +1,62 @@
-"""A lean WebSocket client for load generation: text frames over asyncio streams.
+"""Lean WebSocket clients for load generation: text frames over asyncio streams, or callbacks.
 
 When the clients share the server's CPUs, every microsecond a client spends on
 a frame is taken from the server, and the ``websockets`` library's client spends
-about 0.2 ms a frame. This one writes and reads RFC 6455 frames itself (masking
+about 0.2 ms a frame. These write and read RFC 6455 frames themselves (masking
 through ``websockets.speedups``, in C), which is all a load of short JSON frames
 needs: no extensions, no fragmented sends, pings answered, a close frame to end.
-It is a load generator, not a client for users: the tests drive servers with
-the clients users have.
+
+``connect`` gives a stream-based socket to ``await`` on. ``play`` is leaner
+still: an ``asyncio.Protocol`` that drives a session's script (a generator that
+yields frames and is sent the parsed replies) from ``data_received``, with no
+task, future or stream per frame. They are load generators, not clients for
+users: the tests drive servers with the clients users have.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import struct
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from websockets.speedups import apply_mask
 
 _TEXT, _CLOSE, _PING, _PONG = 0x1, 0x8, 0x9, 0xA
+
+
+def frame(opcode: int, payload: bytes) -> bytes:
+    """One masked, unfragmented client frame."""
+    length = len(payload)
+    if length < 126:
+        head = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
+    elif length < 1 << 16:
+        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
+    mask = os.urandom(4)
+    return head + mask + apply_mask(payload, mask)
+
+
+def _opening(host: str, port: int, path: str) -> bytes:
+    key = base64.b64encode(os.urandom(16)).decode()
+    return (
+        f"GET {path or '/'} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n"
+    ).encode()
+
+
+def _address(url: str) -> tuple[str, int, str]:
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return parts.hostname or "127.0.0.1", parts.port or 80, path
 
 
 class LeanSocket:
@@ -31,20 +66,9 @@ class LeanSocket:
         self._reader = reader
         self._writer = writer
 
-    def _frame(self, opcode: int, payload: bytes) -> bytes:
-        length = len(payload)
-        if length < 126:
-            head = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
-        elif length < 1 << 16:
-            head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
-        else:
-            head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
-        mask = os.urandom(4)
-        return head + mask + apply_mask(payload, mask)
-
     async def send(self, text: str) -> None:
         """Send one text frame."""
-        self._writer.write(self._frame(_TEXT, text.encode()))
+        self._writer.write(frame(_TEXT, text.encode()))
         await self._writer.drain()
 
     async def recv(self) -> str:
@@ -59,7 +83,7 @@ class LeanSocket:
                 (length,) = struct.unpack("!Q", await self._reader.readexactly(8))
             payload = await self._reader.readexactly(length) if length else b""
             if opcode == _PING:
-                self._writer.write(self._frame(_PONG, payload))
+                self._writer.write(frame(_PONG, payload))
                 continue
             if opcode == _CLOSE:
                 raise ConnectionError(f"the server closed the connection: {payload!r}")
@@ -70,7 +94,7 @@ class LeanSocket:
     async def close(self) -> None:
         """Send a close frame and close the stream."""
         try:
-            self._writer.write(self._frame(_CLOSE, struct.pack("!H", 1000)))
+            self._writer.write(frame(_CLOSE, struct.pack("!H", 1000)))
             await self._writer.drain()
         finally:
             self._writer.close()
@@ -79,18 +103,9 @@ class LeanSocket:
 @asynccontextmanager
 async def connect(url: str) -> AsyncIterator[LeanSocket]:
     """Open ``ws://host:port/path`` with the opening handshake; close it on leaving."""
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    host, port, path = _address(url)
     reader, writer = await asyncio.open_connection(host, port)
-    key = base64.b64encode(os.urandom(16)).decode()
-    writer.write(
-        (
-            f"GET {path or '/'} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-            "Sec-WebSocket-Version: 13\r\n\r\n"
-        ).encode()
-    )
+    writer.write(_opening(host, port, path))
     head = await reader.readuntil(b"\r\n\r\n")
     if not head.startswith(b"HTTP/1.1 101"):
         writer.close()
@@ -100,3 +115,126 @@ async def connect(url: str) -> AsyncIterator[LeanSocket]:
         yield socket
     finally:
         await socket.close()
+
+
+# A session's script: yields frames to send, is sent each reply parsed, returns its problems.
+Script = Generator[dict[str, Any], dict[str, Any], list[str]]
+CLOSE_FRAME = frame(_CLOSE, struct.pack("!H", 1000))
+
+
+class _Played(asyncio.Protocol):
+    """One connection playing one script, entirely from the event loop's callbacks."""
+
+    def __init__(
+        self, opening: bytes, script: Script, close_text: bytes, done: asyncio.Future[Any]
+    ):
+        self.opening = opening
+        self.script = script
+        self.close_text = close_text
+        self.done = done
+        self.buffer = bytearray()
+        self.upgraded = False
+        self.parts: list[bytes] = []
+        self.sent_at = 0.0
+        self.kind = ""
+        self.latencies: list[float] = []
+        self.kinds: list[str] = []
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports are not asyncio.Transport subclasses, but have its methods.
+        self.transport = cast(asyncio.Transport, transport)
+        self.transport.write(self.opening)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        try:
+            if not self.upgraded:
+                end = self.buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                head = bytes(self.buffer[:end])
+                del self.buffer[: end + 4]
+                if not head.startswith(b"HTTP/1.1 101"):
+                    raise ConnectionError(
+                        f"the server refused the upgrade: {head.splitlines()[0]!r}"
+                    )
+                self.upgraded = True
+                self._send(next(self.script))
+            self._read_frames()
+        except StopIteration as finished:
+            self._finish(finished.value)
+        except BaseException as error:  # the session's failure is its result
+            self._fail(error)
+
+    def _read_frames(self) -> None:
+        buffer = self.buffer
+        while len(buffer) >= 2:
+            first, second = buffer[0], buffer[1]
+            length, offset = second & 0x7F, 2
+            if length == 126:
+                if len(buffer) < 4:
+                    return
+                (length,), offset = struct.unpack_from("!H", buffer, 2), 4
+            elif length == 127:
+                if len(buffer) < 10:
+                    return
+                (length,), offset = struct.unpack_from("!Q", buffer, 2), 10
+            if len(buffer) < offset + length:
+                return
+            payload = bytes(buffer[offset : offset + length])
+            del buffer[: offset + length]
+            opcode = first & 0x0F
+            if opcode == _PING:
+                assert self.transport is not None
+                self.transport.write(frame(_PONG, payload))
+                continue
+            if opcode == _CLOSE:
+                raise ConnectionError(f"the server closed the connection: {payload!r}")
+            self.parts.append(payload)
+            if first & 0x80:
+                message = b"".join(self.parts)
+                self.parts.clear()
+                self.latencies.append(time.perf_counter() - self.sent_at)
+                self.kinds.append(self.kind)
+                self._send(self.script.send(json.loads(message)))
+
+    def _send(self, outgoing: dict[str, Any]) -> None:
+        assert self.transport is not None
+        self.kind = outgoing["type"]
+        self.sent_at = time.perf_counter()
+        self.transport.write(frame(_TEXT, json.dumps(outgoing).encode()))
+
+    def _finish(self, problems: list[str]) -> None:
+        assert self.transport is not None
+        self.transport.write(frame(_TEXT, self.close_text) + CLOSE_FRAME)
+        self.transport.close()
+        if not self.done.done():
+            self.done.set_result((self.latencies, self.kinds, problems))
+
+    def _fail(self, error: BaseException) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+        if not self.done.done():
+            self.done.set_exception(error)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(exc or ConnectionError("the connection closed mid-session"))
+
+
+async def play(
+    url: str, script: Script, close_text: str
+) -> tuple[list[float], list[str], list[str]]:
+    """Play ``script`` over a new connection to ``url``; send ``close_text`` and close after it.
+
+    Answers every reply's round trip in seconds, the kind of each frame sent, and
+    the problems the script returned.
+    """
+    host, port, path = _address(url)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[tuple[list[float], list[str], list[str]]] = loop.create_future()
+    await loop.create_connection(
+        lambda: _Played(_opening(host, port, path), script, close_text.encode(), done), host, port
+    )
+    return await done

@@ -14,10 +14,14 @@ noise moves least.
 
 It also compares ``seahaven serve --workers 1`` and ``--workers 2`` in the same
 run (``--workers``): both servers are up for the whole run, and each round
-loads one, then the other. The clients of that comparison run in
-``--client-processes`` processes of their own (the sessions split evenly, all
-starting at one instant), since one client process cannot keep two server
-processes busy; they share the machine's CPUs with the server. The comparison
+loads one, then the other. Its clients share the machine's CPUs with the
+server, so every millisecond of client CPU is taken from what is measured. By
+default they are ``wsload`` (``native_client``: C, one process, about 0.3 ms
+of CPU a session, nearly all of it the kernel's TCP), whose answers the same
+session scripts check after the run; ``--client protocol`` (or ``lean``,
+``websockets``) runs Python clients instead, in ``--client-processes``
+processes of their own (the sessions split evenly, all starting at one
+instant), since one Python process cannot keep two server processes busy. The comparison
 runs each ``--load`` in turn: ``payments`` (the load above: light calls, so the
 clients' own CPU is a large share of the machine's) and ``company`` (``acme``,
 ``company_episode``'s ten calls on real rows across four stores, then its state
@@ -205,15 +209,20 @@ def compare_workers(args: argparse.Namespace, load: str) -> tuple[list[tuple[flo
             for count, server in servers.items():
                 used = server_cpu_seconds(server.process.pid)
                 front = process_cpu_seconds(server.process.pid)
-                result, client_cpu = split_load(
-                    clients,
-                    args.client_processes,
-                    server.ws_url,
-                    sessions,
-                    args.client_loop,
-                    args.client,
-                    load,
-                )
+                if args.client == "native":
+                    # One wsload process drives every session; it reports its own CPU.
+                    result = run_load(server.ws_url, sessions, client="native", load=load)
+                    client_cpu = result.client_cpu or 0.0
+                else:
+                    result, client_cpu = split_load(
+                        clients,
+                        args.client_processes,
+                        server.ws_url,
+                        sessions,
+                        args.client_loop,
+                        args.client,
+                        load,
+                    )
                 used = server_cpu_seconds(server.process.pid) - used
                 front = process_cpu_seconds(server.process.pid) - front
                 if result.problems:
@@ -285,9 +294,11 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--client",
-        choices=("websockets", "lean"),
-        default="lean",
-        help="the workers comparison's client: the websockets library's, or lean_client's",
+        choices=("websockets", "lean", "protocol", "native"),
+        default="native",
+        help="the workers comparison's client: the websockets library's, lean_client's "
+        "streams, lean_client.play's callbacks, or wsload (C, one process, the least client "
+        "CPU; needs a C compiler)",
     )
     parser.add_argument(
         "--load",

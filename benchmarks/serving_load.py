@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Any
 
 import company_episode
 import lean_client
+import native_client
 from websockets.asyncio.client import connect
 
 FIXTURE = "small_shop"
@@ -122,13 +123,10 @@ class SessionOutcome:
     problems: list[str] = field(default_factory=list)
 
 
-async def _exchange(ws: Any, frame: dict[str, Any], outcome: SessionOutcome) -> dict[str, Any]:
-    started = time.perf_counter()
-    await ws.send(json.dumps(frame))
-    reply = json.loads(await ws.recv())
-    outcome.latencies.append(time.perf_counter() - started)
-    outcome.kinds.append(frame["type"])
-    return reply  # type: ignore[no-any-return]
+# A session's episode is written without I/O, as a ``lean_client.Script``: it yields each
+# frame to send, is sent the reply (parsed), and returns what was wrong. Every client
+# below drives the same scripts.
+Script = lean_client.Script
 
 
 def _call(name: str, /, **arguments: Any) -> dict[str, Any]:
@@ -138,122 +136,130 @@ def _call(name: str, /, **arguments: Any) -> dict[str, Any]:
     }
 
 
+def payments_script(index: int) -> Script:
+    """The ``payments`` episode: ``small_shop``, ten calls, its state checked to be its own."""
+    problems: list[str] = []
+    episode = f"load-{index}"
+    reply = yield {
+        "type": "reset",
+        "data": {"fixture": FIXTURE, "seed": index, "episode_id": episode},
+    }
+    if reply.get("type") != "observation":
+        return [f"reset answered {reply}"]
+    emails = [f"load{index}.{n}@example.com" for n in range(2)]
+    created = []
+    for email in emails:
+        reply = yield _call("create_customer", email=email, name=f"S{index}")
+        created.append(reply["data"]["observation"]["result"]["id"])
+    yield _call("update_customer", customer_id=created[0], name=f"U{index}")
+    for customer in (created[0], created[1], created[0]):
+        reply = yield _call("get_customer", customer_id=customer)
+        if reply["data"]["observation"]["result"]["id"] != customer:
+            problems.append(f"get_customer({customer}) answered another customer")
+    yield _call("list_customers", email=emails[1])
+    yield _call("get_balance")
+    reply = yield _call("get_customer", customer_id="cus_doesnotexist")
+    if reply["data"]["observation"]["error"] is None:
+        problems.append("a missing customer was found")
+    yield _call("update_customer", customer_id=created[1], name=f"V{index}")
+    reply = yield {"type": "state"}
+    document = reply["data"]
+    if document["episode_id"] != episode or document["call_count"] != CALLS_PER_SESSION:
+        problems.append(
+            f"state has episode {document['episode_id']} and {document['call_count']} calls"
+        )
+    log = document["state"]["db"]["log"]
+    inserted = sorted(
+        r["key"]["id"] for r in log if r["op"] == "insert" and r["table"] == "customers"
+    )
+    updated = sorted(
+        r["key"]["id"] for r in log if r["op"] == "update" and r["table"] == "customers"
+    )
+    if inserted != sorted(created) or updated != sorted(created) or len(log) != 4:
+        problems.append(f"state log is not this session's own: {log}")
+    return problems
+
+
+def company_script(index: int) -> Script:
+    """The ``company`` episode: ``company_episode``'s calls from ``acme``, its state checked.
+
+    Every call must succeed, and the state document must hold this session's ten
+    calls and exactly one new invoice, its own.
+    """
+    problems: list[str] = []
+    episode = f"company-{index}"
+    reset = {
+        "fixture": company_episode.FIXTURE,
+        "seed": index,
+        "episode_id": episode,
+        "clock_mode": "tick",
+        "startup": company_episode.PRINCIPAL,
+    }
+    reply = yield {"type": "reset", "data": reset}
+    if reply.get("type") != "observation":
+        return [f"reset answered {reply}"]
+    for tool, arguments in company_episode.CALLS:
+        reply = yield _call(tool, **arguments)
+        error = reply.get("data", {}).get("observation", {}).get("error", "no observation")
+        if error is not None:
+            problems.append(f"{tool} answered {error}")
+    reply = yield {"type": "state"}
+    document = reply["data"]
+    if document["episode_id"] != episode or document["call_count"] != len(company_episode.CALLS):
+        problems.append(
+            f"state has episode {document['episode_id']} and {document['call_count']} calls"
+        )
+    invoices = [
+        record
+        for record in document["state"]["db"]["log"]
+        if record["table"] == "invoices" and record["op"] == "insert"
+    ]
+    if len(invoices) != 1:
+        problems.append(f"state log has {len(invoices)} new invoices, not 1")
+    return problems
+
+
+# The frame that ends every session, after its script.
+CLOSE = json.dumps({"type": "close"})
+
+
 def _connect(url: str, client: str) -> Any:
     if client == "lean":
         return lean_client.connect(url)
     return connect(url, compression=None, max_size=None, ping_interval=None)
 
 
-async def one_session(
-    url: str, index: int, start: asyncio.Event, client: str = "websockets"
+async def drive(
+    url: str, script: Script, start: asyncio.Event, client: str = "websockets"
 ) -> SessionOutcome:
-    """One session's whole episode, checking that its state holds exactly its own work.
+    """Play one session's script over one connection, timing every frame's round trip.
 
     ``client`` is ``websockets`` (the library's client) or ``lean``
-    (``lean_client``, for loads whose clients share the server's CPUs).
+    (``lean_client``'s streams, for loads whose clients share the server's CPUs).
     """
     outcome = SessionOutcome()
     await start.wait()
     async with _connect(url, client) as ws:
-        episode = f"load-{index}"
-        reply = await _exchange(
-            ws,
-            {"type": "reset", "data": {"fixture": FIXTURE, "seed": index, "episode_id": episode}},
-            outcome,
-        )
-        if reply.get("type") != "observation":
-            outcome.problems.append(f"reset answered {reply}")
-            return outcome
-        emails = [f"load{index}.{n}@example.com" for n in range(2)]
-        created = []
-        for email in emails:
-            reply = await _exchange(
-                ws, _call("create_customer", email=email, name=f"S{index}"), outcome
-            )
-            created.append(reply["data"]["observation"]["result"]["id"])
-        await _exchange(
-            ws, _call("update_customer", customer_id=created[0], name=f"U{index}"), outcome
-        )
-        for customer in (created[0], created[1], created[0]):
-            reply = await _exchange(ws, _call("get_customer", customer_id=customer), outcome)
-            if reply["data"]["observation"]["result"]["id"] != customer:
-                outcome.problems.append(f"get_customer({customer}) answered another customer")
-        await _exchange(ws, _call("list_customers", email=emails[1]), outcome)
-        await _exchange(ws, _call("get_balance"), outcome)
-        reply = await _exchange(ws, _call("get_customer", customer_id="cus_doesnotexist"), outcome)
-        if reply["data"]["observation"]["error"] is None:
-            outcome.problems.append("a missing customer was found")
-        await _exchange(
-            ws, _call("update_customer", customer_id=created[1], name=f"V{index}"), outcome
-        )
-        reply = await _exchange(ws, {"type": "state"}, outcome)
-        document = reply["data"]
-        if document["episode_id"] != episode or document["call_count"] != CALLS_PER_SESSION:
-            outcome.problems.append(
-                f"state has episode {document['episode_id']} and {document['call_count']} calls"
-            )
-        log = document["state"]["db"]["log"]
-        inserted = sorted(
-            r["key"]["id"] for r in log if r["op"] == "insert" and r["table"] == "customers"
-        )
-        updated = sorted(
-            r["key"]["id"] for r in log if r["op"] == "update" and r["table"] == "customers"
-        )
-        if inserted != sorted(created) or updated != sorted(created) or len(log) != 4:
-            outcome.problems.append(f"state log is not this session's own: {log}")
-        await ws.send(json.dumps({"type": "close"}))
+        try:
+            frame = next(script)
+            while True:
+                started = time.perf_counter()
+                await ws.send(json.dumps(frame))
+                reply = json.loads(await ws.recv())
+                outcome.latencies.append(time.perf_counter() - started)
+                outcome.kinds.append(frame["type"])
+                frame = script.send(reply)
+        except StopIteration as finished:
+            outcome.problems.extend(finished.value)
+        await ws.send(CLOSE)
     return outcome
 
 
-async def one_company_session(
-    url: str, index: int, start: asyncio.Event, client: str = "websockets"
-) -> SessionOutcome:
-    """One ``company`` session: ``company_episode``'s calls from ``acme``, its state checked.
-
-    Every call must succeed, and the state document must hold this session's ten
-    calls and exactly one new invoice, its own.
-    """
-    outcome = SessionOutcome()
-    await start.wait()
-    async with _connect(url, client) as ws:
-        episode = f"company-{index}"
-        reset = {
-            "fixture": company_episode.FIXTURE,
-            "seed": index,
-            "episode_id": episode,
-            "clock_mode": "tick",
-            "startup": company_episode.PRINCIPAL,
-        }
-        reply = await _exchange(ws, {"type": "reset", "data": reset}, outcome)
-        if reply.get("type") != "observation":
-            outcome.problems.append(f"reset answered {reply}")
-            return outcome
-        for tool, arguments in company_episode.CALLS:
-            reply = await _exchange(ws, _call(tool, **arguments), outcome)
-            error = reply.get("data", {}).get("observation", {}).get("error", "no observation")
-            if error is not None:
-                outcome.problems.append(f"{tool} answered {error}")
-        reply = await _exchange(ws, {"type": "state"}, outcome)
-        document = reply["data"]
-        if document["episode_id"] != episode or document["call_count"] != len(
-            company_episode.CALLS
-        ):
-            outcome.problems.append(
-                f"state has episode {document['episode_id']} and {document['call_count']} calls"
-            )
-        invoices = [
-            record
-            for record in document["state"]["db"]["log"]
-            if record["table"] == "invoices" and record["op"] == "insert"
-        ]
-        if len(invoices) != 1:
-            outcome.problems.append(f"state log has {len(invoices)} new invoices, not 1")
-        await ws.send(json.dumps({"type": "close"}))
-    return outcome
-
-
-# Each load's session, by the name of the world it is served from.
-SESSIONS = {"payments": one_session, "company": one_company_session}
+# Each load's script, by the name of the world it is served from.
+SESSIONS: dict[str, Callable[[int], Script]] = {
+    "payments": payments_script,
+    "company": company_script,
+}
 
 
 @dataclass
@@ -266,6 +272,8 @@ class LoadResult:
     latencies: list[float]
     kinds: list[str]
     problems: list[str]
+    client_cpu: float | None = None
+    """CPU seconds the load generator used, when it ran in a process of its own (``native``)."""
 
     @property
     def frames_per_second(self) -> float:
@@ -295,10 +303,23 @@ class LoadResult:
         return self.percentile(0.99)
 
 
+async def _played(url: str, script: Script, start: asyncio.Event) -> SessionOutcome:
+    await start.wait()
+    latencies, kinds, problems = await lean_client.play(url, script, CLOSE)
+    return SessionOutcome(latencies, kinds, problems)
+
+
 async def _run(url: str, sessions: int, client: str, load: str) -> LoadResult:
     start = asyncio.Event()
-    session = SESSIONS[load]
-    tasks = [asyncio.create_task(session(url, index, start, client)) for index in range(sessions)]
+    scripts = [SESSIONS[load](index) for index in range(sessions)]
+    tasks = [
+        asyncio.create_task(
+            _played(url, script, start)
+            if client == "protocol"
+            else drive(url, script, start, client)
+        )
+        for script in scripts
+    ]
     await asyncio.sleep(0)
     started = time.perf_counter()
     start.set()
@@ -332,10 +353,26 @@ def run_load(
     the server must serve.
 
     ``loop="uvloop"`` runs the clients on uvloop (which ``uvicorn[standard]``
-    installs with the serving plugin) and ``client="lean"`` on ``lean_client``:
-    the same frames for less client CPU, which matters where the clients share
-    the server's CPUs.
+    installs with the serving plugin). ``client`` is ``websockets`` (the
+    library's client), ``lean`` (``lean_client``'s streams), ``protocol``
+    (``lean_client.play``, callbacks with no task per frame) or ``native``
+    (``native_client``: ``wsload``, in C, in a process of its own, its answers
+    checked by the same scripts after the run): the same frames and checks for
+    less client CPU each, which matters where the clients share the server's CPUs.
     """
+    if client == "native":
+        measured = native_client.run(
+            url, lambda: [SESSIONS[load](index) for index in range(sessions)], timeout
+        )
+        return LoadResult(
+            sessions,
+            len(measured.latencies),
+            measured.seconds,
+            measured.latencies,
+            measured.kinds,
+            measured.problems,
+            measured.cpu_seconds,
+        )
 
     async def bounded() -> LoadResult:
         return await asyncio.wait_for(_run(url, sessions, client, load), timeout)
