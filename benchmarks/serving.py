@@ -44,7 +44,14 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import payments_world
-from serving_load import CALLS_PER_SESSION, SESSIONS, LoadResult, run_load, start_server
+from serving_load import (
+    CALLS_PER_SESSION,
+    SESSIONS,
+    LoadResult,
+    Server,
+    run_load,
+    start_server,
+)
 
 import seahaven
 
@@ -163,7 +170,9 @@ def two_process_ceiling(pool: ProcessPoolExecutor, iterations: int = 5_000_000) 
 
 
 def compare_workers(args: argparse.Namespace, load: str) -> tuple[list[tuple[float, ...]], float]:
-    """Frames/s, p50, p99 and server CPU a session for each ``--workers`` count, in one run.
+    """For each ``--workers`` count in one run: frames/s against the first count (the median of
+    the rounds' own ratios), frames/s, p50, p99, and the server's, front's and clients' CPU a
+    session.
 
     Also answers the median of each round's ``two_process_ceiling``.
     """
@@ -193,36 +202,31 @@ def compare_workers(args: argparse.Namespace, load: str) -> tuple[list[tuple[flo
         clients = stack.enter_context(
             ProcessPoolExecutor(args.client_processes, mp_context=context)
         )
-        for server in servers.values():
-            # Warm every worker.
-            split_load(
+
+        def load_once(server: Server) -> tuple[LoadResult, float]:
+            if args.client == "native":
+                # One wsload process drives every session; it reports its own CPU.
+                result = run_load(server.ws_url, sessions, client="native", load=load)
+                return result, result.client_cpu or 0.0
+            return split_load(
                 clients,
                 args.client_processes,
                 server.ws_url,
-                100,
+                sessions,
                 args.client_loop,
                 args.client,
                 load,
             )
+
+        for server in servers.values():
+            # Warm every worker with a whole round: imports, caches, the allocator's arenas.
+            load_once(server)
         for round_number in range(args.rounds):
             ceilings.append(two_process_ceiling(clients))
             for count, server in servers.items():
                 used = server_cpu_seconds(server.process.pid)
                 front = process_cpu_seconds(server.process.pid)
-                if args.client == "native":
-                    # One wsload process drives every session; it reports its own CPU.
-                    result = run_load(server.ws_url, sessions, client="native", load=load)
-                    client_cpu = result.client_cpu or 0.0
-                else:
-                    result, client_cpu = split_load(
-                        clients,
-                        args.client_processes,
-                        server.ws_url,
-                        sessions,
-                        args.client_loop,
-                        args.client,
-                        load,
-                    )
+                result, client_cpu = load_once(server)
                 used = server_cpu_seconds(server.process.pid) - used
                 front = process_cpu_seconds(server.process.pid) - front
                 if result.problems:
@@ -237,10 +241,17 @@ def compare_workers(args: argparse.Namespace, load: str) -> tuple[list[tuple[flo
                 )
             print(f"workers round {round_number + 1}/{args.rounds} ({load}) done", file=sys.stderr)
     rows: list[tuple[float, ...]] = []
+    one = results[counts[0]]
     for count, runs in results.items():
+        # Against the first count, round by round (the two loads of a round ran back to back).
+        ratio = statistics.median(
+            run.frames_per_second / base.frames_per_second
+            for run, base in zip(runs, one, strict=True)
+        )
         rows.append(
             (
                 count,
+                ratio,
                 statistics.median(r.frames_per_second for r in runs),
                 statistics.median(r.p50 for r in runs),
                 statistics.median(r.p99 for r in runs),
@@ -377,25 +388,24 @@ def main(argv: list[str]) -> int:
 
 def print_worker_rows(load: str, rows: list[tuple[float, ...]], *, markdown: bool) -> None:
     """The worker comparison: each count's medians, and its frames/s against one worker's."""
-    one = next((row[1] for row in rows if row[0] == 1), rows[0][1])
     if markdown:
         print(f"The {load} load:\n")
         print(
-            "| workers | frames/s | against 1 worker | p50 frame latency | p99 frame latency | "
-            "server CPU a session (all processes) | of it, the front process | "
-            "client CPU a session |"
+            "| workers | frames/s | against 1 worker (median of rounds) | p50 frame latency | "
+            "p99 frame latency | server CPU a session (all processes) | of it, the front "
+            "process | client CPU a session |"
         )
         print("|---|---|---|---|---|---|---|---|")
-        for count, fps, p50, p99, cpu, front, client in rows:
+        for count, ratio, fps, p50, p99, cpu, front, client in rows:
             print(
-                f"| {count:.0f} | {fps:,.0f} | {fps / one:.2f}x | {p50 * 1000:.0f} ms | "
+                f"| {count:.0f} | {fps:,.0f} | {ratio:.2f}x | {p50 * 1000:.0f} ms | "
                 f"{p99 * 1000:.0f} ms | {cpu:.2f} ms | {front:.2f} ms | {client:.2f} ms |"
             )
         print()
         return
-    for count, fps, p50, p99, cpu, front, client in rows:
+    for count, ratio, fps, p50, p99, cpu, front, client in rows:
         print(
-            f"{load}, {count:.0f} worker(s): {fps:.0f} frames/s ({fps / one:.2f}x one worker), "
+            f"{load}, {count:.0f} worker(s): {fps:.0f} frames/s ({ratio:.2f}x one worker), "
             f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, server CPU {cpu:.2f} ms a "
             f"session (front {front:.2f} ms), client CPU {client:.2f} ms a session"
         )
