@@ -6,6 +6,7 @@ from pathlib import Path
 
 from conftest import wait_until
 from test_serve_command import serving
+from websockets.sync.client import connect
 
 from seahaven.openenv import SeahavenClient
 
@@ -38,3 +39,24 @@ def _reaped(urls: dict[str, str]) -> bool:
 
     with urllib.request.urlopen(urls["payments"] + "/capacity", timeout=10) as response:
         return bool(json.loads(response.read())["active_sessions"] == 0)
+
+
+def test_the_log_never_holds_a_sessions_credentials_whole(tmp_path: Path) -> None:
+    argv = ("--world", "payments", "--log-level", "info")
+    with serving(tmp_path, *argv) as server:
+        url = server["urls"]["payments"]
+        with SeahavenClient(base_url=url) as env:
+            env.reset(fixture="small_shop", episode_id="watched")
+            token = env.snapshot()
+            session_id, resume_token = env._resume_credentials or ("", "")
+            assert session_id and resume_token
+            # A connection presenting them, as a client resuming does, is logged by uvicorn.
+            ws_url = url.replace("http://", "ws://") + "/ws"
+            query = f"?session_id={session_id}&resume={resume_token}&snapshot={token}"
+            with connect(ws_url + query, open_timeout=10) as attached:
+                attached.recv(timeout=10)
+            wait_until(lambda: "WebSocket /ws?session_id=" in server["log"].read_text())
+        text = server["log"].read_text()
+    assert f"session_id={session_id[:6]}..." in text
+    for secret in (session_id, resume_token, token):
+        assert secret not in text

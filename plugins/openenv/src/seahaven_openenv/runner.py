@@ -12,6 +12,10 @@ No connection is held by a client that stops half way: the head of a request
 of the connection waiting for it and be at most ``HEAD_LIMIT_BYTES`` long, and a
 body must keep arriving, never pausing longer than that, or the connection is
 closed. uvicorn itself only times out a connection idle between requests.
+
+uvicorn logs each WebSocket it accepts with its query string, which may carry a
+session's credentials (``resume=``, ``session_id=``, ``snapshot=``): its log
+shows them cut short (``CredentialsHidden``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 import socket
 import sys
@@ -33,6 +38,7 @@ from seahaven.errors import WorldBug
 
 __all__ = [
     "HEAD_LIMIT_BYTES",
+    "CredentialsHidden",
     "KEEP_ALIVE_SECONDS",
     "REQUEST_READ_SECONDS",
     "StoppableServer",
@@ -173,6 +179,41 @@ class StoppableServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+# A query parameter whose value lets its holder into a session or a snapshot.
+_CREDENTIAL = re.compile(r"([?&](?:resume|session_id|snapshot)=)([^&\s\"]{1,6})[^&\s\"]*")
+
+
+def hide_credentials(text: str) -> str:
+    """``text`` with each credential in a query string cut to its first characters and ``...``."""
+    return _CREDENTIAL.sub(r"\1\2...", text)
+
+
+class CredentialsHidden(logging.Filter):
+    """A log filter: a resume token, a session id or a snapshot token is never logged whole.
+
+    The first characters stay (a worker's mark, enough to tell two apart in a
+    log); the rest, which is what grants access, does not.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Cut the credentials in the record's arguments and message; always keep the record."""
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                hide_credentials(value) if isinstance(value, str) else value
+                for value in record.args
+            )
+        if isinstance(record.msg, str):
+            record.msg = hide_credentials(record.msg)
+        return True
+
+
+def _hide_credentials_in_uvicorns_log() -> None:
+    for name in ("uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, CredentialsHidden) for existing in logger.filters):
+            logger.addFilter(CredentialsHidden())
+
+
 def server_for(
     application: Any,
     *,
@@ -202,6 +243,8 @@ def server_for(
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         h11_max_incomplete_event_size=HEAD_LIMIT_BYTES,
     )
+    # After the config, which sets uvicorn's loggers up afresh.
+    _hide_credentials_in_uvicorns_log()
     return StoppableServer(config)
 
 
