@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from grading_worlds import make_shop, question_scenario, ship_scenario, start
 
@@ -187,28 +189,35 @@ def test_a_replay_from_a_start_image_is_the_replay_from_a_new_instance() -> None
     assert len(minted) == 1 and minted[0]["id"].startswith("o-")
 
 
-def test_a_trial_keeps_a_start_image_only_while_a_replay_needs_it(
-    shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_trial_keeps_a_start_image_only_while_a_replay_needs_it(shop: seahaven.World) -> None:
     scenario = order_scenario(shop)
+    before = trial_module._held_bytes
     trial = Trial(scenario, seed=31, world=shop)
     image = trial._start_image
     assert image is not None
-    held = trial_module._held_bytes
-    assert held >= image.nbytes
+    assert trial_module._held_bytes == before + image.nbytes
     trial.call("place_order", customer="cy", total=9.5)
     trial.call("ledger_record", order_id="o2", cents=1250)
     grade = trial.finish()
     assert grade.passed, grade.summary()
-    trial.close()
+    # Graded: the image is let go at once, not when the trial closes.
     assert trial._start_image is None
-    assert trial_module._held_bytes == held - image.nbytes
+    assert trial_module._held_bytes == before
+    trial.close()
+    assert trial_module._held_bytes == before
     # The seed's replay is known now: a second trial of it takes no image.
     with Trial(scenario, seed=31, world=shop) as again:
         assert again._start_image is None
     # Nor does a trial whose grader never replays the solution.
     with Trial(ship_scenario(shop, grader={"submitted": None}), seed=32, world=shop) as plain:
         assert plain._start_image is None
+    # A trial dropped before it ends lets its image go when it is collected.
+    abandoned = Trial(scenario, seed=33, world=shop)
+    assert trial_module._held_bytes > before
+    abandoned.instance.destroy()
+    del abandoned
+    gc.collect()
+    assert trial_module._held_bytes == before
 
 
 def test_past_the_image_budget_a_trial_replays_on_a_new_instance(

@@ -16,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from seahaven.db import Db
@@ -158,9 +160,15 @@ class Trial:
         # The instance as the episode found it, kept when the grader will replay the solution
         # from the same start: restoring it skips the fixture's verification and the world's
         # startup hooks that making the instance afresh runs again.
+        # It is let go once the episode is graded, or when the trial closes or is collected.
         self._start_image: Snapshot | None = None
+        self._release_image: Callable[[], Any] | None = None
         if replays_solution(scenario.grader) and not _replay_known(scenario, self.world, self.seed):
             self._start_image = _held_image(self.instance)
+            if self._start_image is not None:
+                self._release_image = weakref.finalize(
+                    self, _release_bytes, self._start_image.nbytes
+                )
 
     # --- what the agent sees -----------------------------------------------------------------
 
@@ -289,8 +297,7 @@ class Trial:
                 if instance is not None:
                     instance.destroy()
             self._start = None
-            _release_image(self._start_image)
-            self._start_image = None
+            self._drop_start_image()
 
     def __enter__(self) -> Trial:
         return self
@@ -303,6 +310,11 @@ class Trial:
         if self.calls_made >= self.scenario.budget and self.ended_by is None:
             self._end("budget")
 
+    def _drop_start_image(self) -> None:
+        self._start_image = None
+        if self._release_image is not None:
+            self._release_image()  # a finalizer runs once, whoever calls it first
+
     def _end(self, reason: str) -> Grade:
         self.ended_by = reason
         grader = self.scenario.grader
@@ -314,6 +326,9 @@ class Trial:
             raise WorldBug(
                 f"scenario {self.scenario.id!r}: grading raised {type(error).__name__}: {error}"
             ) from error
+        finally:
+            # Graded (or failed to be): nothing replays from the start any more.
+            self._drop_start_image()
         self._grade = grade
         return grade
 
@@ -363,11 +378,10 @@ def _held_image(instance: Instance) -> Snapshot | None:
     return image
 
 
-def _release_image(image: Snapshot | None) -> None:
+def _release_bytes(nbytes: int) -> None:
     global _held_bytes
-    if image is not None:
-        with _held_lock:
-            _held_bytes -= image.nbytes
+    with _held_lock:
+        _held_bytes -= nbytes
 
 
 class Replay:
