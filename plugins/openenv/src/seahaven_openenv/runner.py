@@ -38,12 +38,13 @@ from seahaven.errors import WorldBug
 
 __all__ = [
     "HEAD_LIMIT_BYTES",
-    "CredentialsHidden",
     "KEEP_ALIVE_SECONDS",
     "REQUEST_READ_SECONDS",
+    "CredentialsHidden",
     "StoppableServer",
     "bind",
     "bounded_http_protocol",
+    "hide_credentials",
     "in_background",
     "in_foreground",
     "server_for",
