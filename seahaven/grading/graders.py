@@ -881,6 +881,8 @@ class MatchesSolution(Grader):
 
 _UNSET: Any = object()
 _NUMBER_NOISE = re.compile(r"[\s,_$€£¥]")
+# A currency code written before or after an amount: "USD 1,600.00", "1600 eur".
+_CURRENCY_CODE = re.compile(r"^\s*[A-Za-z]{3}(?![A-Za-z])|(?<![A-Za-z])[A-Za-z]{3}\s*$")
 
 
 def _as_number(value: Any) -> float | None:
@@ -889,7 +891,7 @@ def _as_number(value: Any) -> float | None:
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
-        text = _NUMBER_NOISE.sub("", value)
+        text = _NUMBER_NOISE.sub("", _CURRENCY_CODE.sub("", value, count=2))
         try:
             number = float(text)
         except ValueError:
@@ -942,7 +944,9 @@ class Answer(Grader):
         }
         self.mode = _one_of(modes, list(modes), "answer")
         self.equals = equals
-        if number is not None and _as_number(number) is None:
+        # The number as given stays in the spec (and the scenario's hash); this is what compares.
+        self._number_value = None if number is None else _as_number(number)
+        if number is not None and self._number_value is None:
             raise WorldBug(f"answer: number must be a number, not {number!r}")
         if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
             raise WorldBug(f"answer: tolerance is a number, 0 or more; got {tolerance!r}")
@@ -995,8 +999,8 @@ class Answer(Grader):
                 held = same(_as_json(answer), self.equals)
         elif self.mode == "number":
             value = _as_number(answer)
-            assert self.number is not None
-            held = value is not None and abs(value - float(self.number)) <= self.tolerance + 1e-9
+            assert self._number_value is not None
+            held = value is not None and abs(value - self._number_value) <= self.tolerance + 1e-9
         elif self.mode == "pattern":
             assert self.pattern is not None
             flags = 0 if self.case_sensitive else re.IGNORECASE
