@@ -220,10 +220,12 @@ def test_a_trial_keeps_a_start_image_only_while_a_replay_needs_it(shop: seahaven
     assert trial_module._held_bytes == before
 
 
+# 0: the budget is full before the snapshot; 1: the snapshot is larger than what is left.
+@pytest.mark.parametrize("budget", [0, 1])
 def test_past_the_image_budget_a_trial_replays_on_a_new_instance(
-    shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
+    shop: seahaven.World, monkeypatch: pytest.MonkeyPatch, budget: int
 ) -> None:
-    monkeypatch.setattr(trial_module, "START_IMAGE_BUDGET", 0)
+    monkeypatch.setattr(trial_module, "START_IMAGE_BUDGET", budget)
     scenario = order_scenario(shop)
     with Trial(scenario, seed=41, world=shop) as trial:
         assert trial._start_image is None

@@ -367,6 +367,9 @@ def _held_image(instance: Instance) -> Snapshot | None:
     a value that cannot be copied): the replay then makes its instance afresh.
     """
     global _held_bytes
+    with _held_lock:
+        if _held_bytes >= START_IMAGE_BUDGET:
+            return None  # full already: no snapshot taken only to be dropped
     try:
         image = instance.snapshot()
     except WorldBug:
