@@ -16,7 +16,7 @@ It also compares ``seahaven serve --workers 1`` and ``--workers 2`` in the same
 run (``--workers``): both servers are up for the whole run, and each round
 loads one, then the other. Its clients share the machine's CPUs with the
 server, so every millisecond of client CPU is taken from what is measured. By
-default they are ``wsload`` (``native_client``: C, one process, about 0.3 ms
+default they are ``wsload`` (``native_client``: C, one process, 0.3-0.5 ms
 of CPU a session, nearly all of it the kernel's TCP), whose answers the same
 session scripts check after the run; ``--client protocol`` (or ``lean``,
 ``websockets``) runs Python clients instead, in ``--client-processes``
