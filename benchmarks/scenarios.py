@@ -11,8 +11,9 @@ turns episode by episode, and then two evals:
   so the solution is replayed every time (a second episode: the worst case; an
   eval replays once per seed and scenario, and trials of one seed share it);
   the solution is the episode's ten calls, as scripted, and is replayed as
-  ``matches_solution`` always replays: in a ``record_net()`` block, on an instance
-  restored from the snapshot the trial took of its own as the episode began;
+  ``matches_solution`` always replays: in a ``record_net()`` block, from the
+  snapshot the trial took of its own instance as the episode began, loaded into
+  an idle replay instance the process keeps (``restore_into``);
 * **short replay**: the same, with a solution of only the two calls that write,
   as an author would write it to solve the task;
 * **eval**: ``seahaven.evaluation.evaluate`` over a pack of that scenario with the

@@ -167,6 +167,24 @@ class Clock:
         clock._ticks = ticks
         return clock
 
+    def resume_at(self, mode: ClockMode, start_ms: int, ticks: int) -> None:
+        """Go on from a ``position()`` in place, as ``resumed`` would make a clock do.
+
+        For an instance restored in place: the connections' SQL time functions
+        read this clock, so it moves rather than being replaced. The mode is
+        the clock's own; another one is refused.
+        """
+        if mode != self._mode:
+            raise WorldBug(
+                f"a {self._mode} clock cannot go on from a {mode} clock's position; restore "
+                "into an instance made with the same clock mode"
+            )
+        self._start_ms = start_ms
+        self._ticks = ticks
+        self._mono_start = time.monotonic_ns()
+        self._cached_ms = -1
+        self._cached_iso = ""
+
     def __repr__(self) -> str:
         return f"Clock({self.iso()}, mode={self._mode!r})"
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -412,6 +412,17 @@ class Calls:
                 "log, the state document or a snapshot after it"
             )
         return self._log
+
+    def replace_logs(
+        self, call_log: Sequence[CallRecord], records: Sequence[LogRecord], texts: Sequence[str]
+    ) -> None:
+        """Make the call log and the change log these, as a restore in place leaves them."""
+        if self.net is not None or self.slot.activation is not None:
+            raise WorldBug("the logs cannot be replaced while a call or a block is under way")
+        self.call_log[:] = call_log
+        log = ChangeLog()
+        log.extend(list(records), list(texts))
+        self._log = log
 
     # --- whether the instance may be used ---------------------------------------------------
 

@@ -389,6 +389,34 @@ class Instance:
         """Each store's fixture ``file_sha256`` by path, or ``None`` for a blank instance."""
         return self._parts.fixture_files
 
+    def remake(self, parts: InstanceParts) -> None:
+        """Take ``parts`` as what this instance is made of now: a restore in place.
+
+        ``seahaven.snapshots.restore_into`` calls it before loading the stores'
+        images, under the instance lock, between calls. The world, the storage
+        (memory only), the clock and the control tool stay the instance's own;
+        its id, seed and the record of how it was made become the new parts'.
+        Its readers are closed, since they read the stores it held before.
+        """
+        current = self._parts
+        if (
+            parts.world is not current.world
+            or parts.clock is not current.clock
+            or parts.storage != "memory"
+            or current.storage != "memory"
+            or parts.directory is not None
+            or parts.control_tools != current.control_tools
+        ):
+            raise WorldBug(
+                "an instance is remade only in memory, with its own world, clock and control "
+                "tool; make a new instance instead"
+            )
+        self._close_readers()
+        self._parts = parts
+        self.calls.info = parts.info
+        for runtime in self.calls.runtimes:
+            runtime.info = parts.info
+
     def add_runtime(self, runtime: NodeRuntime) -> None:
         """Take a store made for this instance (its connection among ``connections``)."""
         self.calls.runtimes.append(runtime)
@@ -406,7 +434,7 @@ class Instance:
             for suffix in ("-wal", "-shm", "")
         ]
 
-    def _close_connections(self) -> None:
+    def _close_readers(self) -> None:
         readers = [] if self._inspect_db is None else [self._inspect_db.conn]
         self._inspect_db = None
         if self._control is not None:
@@ -417,5 +445,8 @@ class Instance:
         # closing interrupts it (it fails as a destroyed instance's statement).
         for conn in readers:
             self._connections.close(conn)
+
+    def _close_connections(self) -> None:
+        self._close_readers()
         for runtime in self.calls.runtimes:
             runtime.close()

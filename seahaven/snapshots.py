@@ -52,6 +52,7 @@ __all__ = [
     "UnknownSnapshot",
     "load_stores",
     "restore",
+    "restore_into",
     "restore_many",
     "take",
 ]
@@ -267,40 +268,92 @@ def _checked_world(snapshot: Snapshot, world: World | None) -> tuple[World, Comp
     return target, composition
 
 
+def restore_into(snapshot: Snapshot, instance: Instance) -> None:
+    """Bring ``instance`` to ``snapshot``'s state in place: what ``restore`` would make, anew.
+
+    For a harness that restores one world again and again (a trial's solution
+    replay): the instance keeps its connections and only the stores' images
+    are loaded, which skips opening and closing a connection per store. It
+    then goes on exactly as a restored instance would, under a new id. The
+    instance must keep its stores in memory, be of the snapshot's world, clock
+    mode and control tool, and be idle; otherwise a ``WorldBug`` says so and
+    the instance is left as it was. A failure while loading destroys it.
+    """
+    target, _ = _checked_world(snapshot, instance.world)
+    calls = instance.calls
+    calls.check_usable()
+    calls.refuse_inside("an instance cannot be restored into from inside a call or bulk()")
+    mode, start_ms, ticks = snapshot.clock
+    if instance.storage != "memory" or mode != instance.clock.mode:
+        raise WorldBug(
+            f"snapshot {snapshot.token} restores in place only into an instance in memory with "
+            f"a {mode} clock; this one is on {instance.storage} with a {instance.clock.mode} "
+            "clock: restore it as a new instance"
+        )
+    if snapshot.control_tools != instance.control_tools:
+        raise WorldBug(
+            f"snapshot {snapshot.token} was taken "
+            f"{'with' if snapshot.control_tools else 'without'} the control tool and this "
+            f"instance was made {'with' if instance.control_tools else 'without'} it; restore "
+            "it as a new instance"
+        )
+    with calls.lock:
+        calls.check_usable()
+        info = InstanceInfo(f"inst-{secrets.token_hex(8)}", snapshot.fixture, snapshot.seed)
+        instance.remake(_parts(snapshot, target, info, instance.clock, "memory"))
+        try:
+            for runtime, store in zip(calls.runtimes, snapshot.stores, strict=True):
+                runtime.load_image(_checked_image(store))
+            _set_streams(calls.runtimes, snapshot.stores)
+            instance.clock.resume_at(mode, start_ms, ticks)
+            calls.replace_logs(snapshot.call_log, snapshot.records, snapshot.texts)
+        except BaseException:
+            instance.destroy()
+            raise
+
+
+def _parts(
+    snapshot: Snapshot, target: World, info: InstanceInfo, clock: Clock, storage: Storage
+) -> InstanceParts:
+    return InstanceParts(
+        info=info,
+        world=target,
+        clock=clock,
+        state_format=snapshot.state_format,
+        setup_sql=snapshot.setup_sql,
+        control_tools=snapshot.control_tools,
+        caller_seed=snapshot.caller_seed,
+        startup=copy.deepcopy(snapshot.startup),
+        fixture_files=None if snapshot.fixture_files is None else dict(snapshot.fixture_files),
+        reports=snapshot.reports,
+        directory=(
+            instance_directory(target.name, target.work_dir, info.id) if storage == "disk" else None
+        ),
+        storage=storage,
+    )
+
+
+def _set_streams(runtimes: Sequence[NodeRuntime], stores: Sequence[StoreImage]) -> None:
+    """Set each store's id stream, SQL stream and ``ctx.state`` where the snapshot had them."""
+    for runtime, store in zip(runtimes, stores, strict=True):
+        stream = sql_stream(runtime.conn)
+        if stream is not None and store.sql_state is not None:
+            stream.setstate(store.sql_state)
+        runtime.ids.random.setstate(store.ids_state)
+        runtime.state = copy.deepcopy(store.node_state)
+
+
 def _branch(
     snapshot: Snapshot, target: World, composition: Composition, storage: Storage
 ) -> Instance:
     mode, start_ms, ticks = snapshot.clock
     clock = Clock.resumed(mode, start_ms, ticks)
     info = InstanceInfo(f"inst-{secrets.token_hex(8)}", snapshot.fixture, snapshot.seed)
-    instance = Instance(
-        InstanceParts(
-            info=info,
-            world=target,
-            clock=clock,
-            state_format=snapshot.state_format,
-            setup_sql=snapshot.setup_sql,
-            control_tools=snapshot.control_tools,
-            caller_seed=snapshot.caller_seed,
-            startup=copy.deepcopy(snapshot.startup),
-            fixture_files=None if snapshot.fixture_files is None else dict(snapshot.fixture_files),
-            reports=snapshot.reports,
-            directory=(
-                instance_directory(target.name, target.work_dir, info.id)
-                if storage == "disk"
-                else None
-            ),
-            storage=storage,
-        )
-    )
+    instance = Instance(_parts(snapshot, target, info, clock, storage))
     watch(instance)
     try:
         load_stores(instance, composition, snapshot.stores)
-        for runtime, store in zip(instance.calls.runtimes, snapshot.stores, strict=True):
-            runtime.ids.random.setstate(store.ids_state)
-            runtime.state = copy.deepcopy(store.node_state)
-        instance.calls.call_log.extend(snapshot.call_log)
-        instance.calls.log.extend(list(snapshot.records), list(snapshot.texts))
+        instance.calls.replace_logs(snapshot.call_log, snapshot.records, snapshot.texts)
     except BaseException:
         instance.destroy()
         raise
@@ -320,17 +373,20 @@ def load_stores(instance: Instance, composition: Composition, stores: Sequence[S
             "damaged: take a new one"
         )
     for node, store in zip(composition.nodes, stores, strict=True):
-        image = store.image
-        if image and not image.startswith(_HEADER):
-            raise WorldBug(
-                f"the image of the store at {node.path!r} is not a SQLite database; the snapshot "
-                "is damaged: take a new one"
-            )
-        runtime = open_store(instance, node, image=image)
-        stream = sql_stream(runtime.conn)
-        if stream is not None and store.sql_state is not None:
-            stream.setstate(store.sql_state)
+        open_store(instance, node, image=_checked_image(store))
     link_children(instance)
+    _set_streams(instance.calls.runtimes, stores)
+
+
+def _checked_image(store: StoreImage) -> bytes:
+    """The store's image, refused with a ``WorldBug`` when it is not a SQLite database."""
+    image = store.image
+    if image and not image.startswith(_HEADER):
+        raise WorldBug(
+            f"the image of the store at {store.path!r} is not a SQLite database; the snapshot "
+            "is damaged: take a new one"
+        )
+    return image
 
 
 def _check_same_world(snapshot: Snapshot, world: World, composition: Composition) -> None:

@@ -20,7 +20,7 @@ import pytest
 from composition_worlds import CHARGES, NOW, make_payments, make_world
 
 import seahaven
-from seahaven.snapshots import StoreImage
+from seahaven.snapshots import StoreImage, restore_into
 
 ROOT = Path(__file__).resolve().parent.parent
 ACME_SCRIPT: list[dict[str, Any]] = json.loads(
@@ -450,3 +450,127 @@ def test_a_restore_can_keep_its_stores_elsewhere_than_the_original_did(where: st
             assert document(branch) == document(original)
         with pytest.raises(seahaven.WorldBug, match="storage must be 'memory' or 'disk'"):
             snapshot.restore(storage="tape")
+
+
+# --- restoring into an instance in place ---------------------------------------------------------
+
+
+def test_an_instance_restored_into_goes_on_as_a_new_restore_would() -> None:
+    world = streams_world()
+    with world.instance(seed=11, now=NOW, clock_mode="tick") as original:
+        run(original, DRAW * 3)
+        snapshot = original.snapshot()
+        # Another seed and another history: all of it is replaced.
+        with world.instance(seed=99, now=NOW, clock_mode="tick", storage="memory") as reused:
+            run(reused, DRAW * 5)
+            before_id = reused.id
+            restore_into(snapshot, reused)
+            assert reused.id not in (before_id, original.id)
+            assert reused.seed == original.seed
+            assert reused.call_count == 3
+            assert reused.clock.iso() == original.clock.iso()
+            with snapshot.restore(storage="memory") as branch:
+                after = run(branch, DRAW * 4)
+                assert run(reused, DRAW * 4) == after
+                assert [draw["n"] for draw in after] == [4, 5, 6, 7]
+                assert document(reused) == document(branch)
+
+
+def test_restoring_into_again_and_again_gives_each_snapshots_own_episode() -> None:
+    from payments_world import world
+
+    calls = [
+        {"tool": "create_customer", "arguments": {"email": "a@example.test", "name": "A"}},
+        {"tool": "list_customers", "arguments": {"limit": 3}},
+    ]
+    snapshots = []
+    for seed in (1, 2, 3):
+        with world.instance("small_shop", seed=seed, clock_mode="tick") as original:
+            snapshots.append(original.snapshot())
+    with snapshots[0].restore(storage="memory") as reused:
+        for snapshot in [*snapshots, snapshots[0]]:
+            restore_into(snapshot, reused)
+            with snapshot.restore(storage="memory") as fresh:
+                assert run(reused, calls) == run(fresh, calls)
+                assert document(reused) == document(fresh)
+                assert reused.change_log() == fresh.change_log()
+
+
+def test_restoring_into_renews_an_open_reader() -> None:
+    world = make_payments(name="pay_into_reader")
+    with world.instance(now=NOW, storage="memory") as instance:
+        snapshot = instance.snapshot()
+        instance.call("create_charge", amount=5)
+        assert instance.inspect().one("SELECT count(*) AS n FROM charges") == {"n": 1}
+        restore_into(snapshot, instance)
+        assert instance.inspect().one("SELECT count(*) AS n FROM charges") == {"n": 0}
+        assert instance.change_log() == []
+
+
+def test_restoring_into_refuses_what_a_restore_in_place_cannot_be() -> None:
+    world = make_payments(name="pay_into_refused")
+    with world.instance(now=NOW, clock_mode="tick", storage="memory") as original:
+        original.call("create_charge", amount=5)
+        snapshot = original.snapshot()
+        with world.instance(now=NOW, clock_mode="tick", storage="disk") as on_disk:
+            with pytest.raises(seahaven.WorldBug, match="only into an instance in memory"):
+                restore_into(snapshot, on_disk)
+            assert on_disk.call("count_charges") == {"count": 0}  # left as it was
+        with (
+            world.instance(now=NOW, clock_mode="fixed", storage="memory") as fixed,
+            pytest.raises(seahaven.WorldBug, match="with a tick clock"),
+        ):
+            restore_into(snapshot, fixed)
+        other = make_payments(name="pay_into_other")
+        with (
+            other.instance(now=NOW, clock_mode="tick", storage="memory") as elsewhere,
+            pytest.raises(seahaven.WorldBug, match="cannot be restored on world"),
+        ):
+            restore_into(snapshot, elsewhere)
+        with (
+            world.instance(now=NOW, clock_mode="tick", storage="memory", control_tools=True) as ct,
+            pytest.raises(seahaven.WorldBug, match="made with it; restore it as a new instance"),
+        ):
+            restore_into(snapshot, ct)
+        gone = world.instance(now=NOW, clock_mode="tick", storage="memory")
+        gone.destroy()
+        with pytest.raises(seahaven.WorldBug, match="was destroyed"):
+            restore_into(snapshot, gone)
+
+
+def test_restoring_into_is_refused_inside_a_call() -> None:
+    world = make_world("pay_into_call", "CREATE TABLE t (id TEXT PRIMARY KEY) STRICT;")
+    found: list[Exception] = []
+    held: list[seahaven.Snapshot] = []
+
+    @world.tool
+    def restore_myself(ctx: seahaven.Ctx) -> dict[str, bool]:
+        """Try to restore the instance this call runs on."""
+        try:
+            restore_into(held[0], instances[0])
+        except seahaven.WorldBug as error:
+            found.append(error)
+        return {"tried": True}
+
+    with world.instance(now=NOW, storage="memory") as instance:
+        instances = [instance]
+        held.append(instance.snapshot())
+        instance.call("restore_myself")
+        assert len(found) == 1 and "inside a call" in str(found[0])
+
+
+def test_a_restore_into_that_fails_half_way_destroys_the_instance() -> None:
+    world = streams_world()
+    world.add_world(make_payments(name="ledger"))
+    with world.instance(now=NOW) as original:
+        run(original, DRAW)
+        snapshot = original.snapshot()
+    root, added = snapshot.stores
+    damaged = dataclasses.replace(
+        snapshot, stores=(root, dataclasses.replace(added, image=b"not a database" * 512))
+    )
+    target = world.instance(now=NOW, storage="memory")
+    with pytest.raises(seahaven.WorldBug, match="the snapshot is damaged"):
+        restore_into(damaged, target)
+    with pytest.raises(seahaven.WorldBug, match="was destroyed"):
+        target.call("draw")

@@ -268,3 +268,90 @@ def test_a_start_that_cannot_be_snapshotted_replays_on_a_new_instance(
         trial.call("place_order", customer="cy", total=9.5)
         trial.call("ledger_record", order_id="o2", cents=1250)
         assert trial.finish().passed
+
+
+def _idle(world: seahaven.World) -> list[seahaven.Instance]:
+    """The idle replay instances this process keeps for ``world``."""
+    with trial_module._shelf_lock:
+        return [
+            instance
+            for instances in trial_module._shelf.values()
+            for instance in instances
+            if instance.world is world
+        ]
+
+
+def test_replays_reuse_an_idle_instance_and_match_replays_on_new_ones() -> None:
+    trial_module.clear_replay_instances()
+    reused_world, fresh_world = make_shop(), make_shop()
+    scenario = order_scenario(reused_world)
+    for seed in (71, 72, 73):
+        with reused_world.instance(**scenario.start.instance_options(seed=seed)) as found:
+            image = found.snapshot()
+        reused = replay_solution(scenario, reused_world, seed, start=image)
+        [idle] = _idle(reused_world)  # the one replay instance, put back each time
+        if seed == 71:
+            first = idle
+        assert idle is first
+        # Replayed on a new instance of another world object: no cache, no idle instance.
+        fresh = replay_solution(scenario, fresh_world, seed)
+        assert list(reused.changes) == list(fresh.changes)
+        assert reused.errors == fresh.errors
+    assert _idle(fresh_world) == []  # a replay on a new instance is not kept
+    trial_module.clear_replay_instances()
+    assert _idle(reused_world) == []
+    with pytest.raises(seahaven.WorldBug, match="was destroyed"):
+        first.call("total_for", customer="ada")
+
+
+def test_at_most_replay_instances_are_kept_idle(
+    shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trial_module.clear_replay_instances()
+    monkeypatch.setattr(trial_module, "REPLAY_INSTANCES", 2)
+    scenario = order_scenario(shop)
+    images = []
+    for seed in (81, 82, 83):
+        with shop.instance(**scenario.start.instance_options(seed=seed)) as found:
+            images.append(found.snapshot())
+    # Three replays under way at once (as three threads would have them): three instances.
+    taken = [trial_module._replay_instance(shop, image) for image in images]
+    for instance in taken:
+        trial_module._shelve(instance)
+    kept = _idle(shop)
+    assert kept == taken[1:]
+    with pytest.raises(seahaven.WorldBug, match="was destroyed"):
+        taken[0].call("total_for", customer="ada")
+    # The shop's two are taken back out; another world's then fill the shelf past its size.
+    again = [trial_module._replay_instance(shop, image) for image in images[:2]]
+    assert again == kept[::-1] and _idle(shop) == []
+    other = make_shop()
+    with other.instance(**scenario.start.instance_options(seed=84)) as found:
+        other_image = found.snapshot()
+    for instance in [trial_module._replay_instance(other, other_image) for _ in range(3)]:
+        trial_module._shelve(instance)
+    assert len(_idle(other)) == 2
+    for instance in again:
+        trial_module._shelve(instance)
+    assert _idle(other) == [] and _idle(shop) == again
+    trial_module.clear_replay_instances()
+
+
+def test_an_idle_instance_that_cannot_take_the_start_gives_way_to_a_new_restore(
+    shop: seahaven.World,
+) -> None:
+    trial_module.clear_replay_instances()
+    scenario = order_scenario(shop)
+    with shop.instance(**scenario.start.instance_options(seed=91)) as found:
+        image = found.snapshot()
+    replay_solution(scenario, shop, 91, start=image)
+    [idle] = _idle(shop)
+    idle.inspect()  # harmless: a restore in place closes the reader
+    # The world grows a store: the idle instance no longer has the world's stores.
+    from composition_worlds import make_world
+
+    shop.add_world(make_world("extra", "CREATE TABLE e (id TEXT PRIMARY KEY) STRICT;"))
+    with pytest.raises(seahaven.WorldBug, match="cannot be restored on world"):
+        replay_solution(scenario, shop, 92, start=image)
+    assert _idle(shop) == []
+    assert "destroyed" in repr(idle)

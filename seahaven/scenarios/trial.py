@@ -29,14 +29,16 @@ from seahaven.grading.grade import Grade
 from seahaven.grading.graders import Grader, MatchesSolution
 from seahaven.instance import Instance
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
-from seahaven.snapshots import Snapshot
+from seahaven.snapshots import Snapshot, restore_into
 from seahaven.world import World
 
 __all__ = [
     "MAX_ANSWER_LENGTH",
+    "REPLAY_INSTANCES",
     "EpisodeOver",
     "Replay",
     "Trial",
+    "clear_replay_instances",
     "replay_solution",
     "submit_listing",
 ]
@@ -48,6 +50,8 @@ SOLUTION_CACHE_SIZE = 512
 # The most bytes of start images (see Trial) the trials of a process hold at once; a trial
 # past it replays its solution on an instance made afresh, as a trial with no image does.
 START_IMAGE_BUDGET = 256 * 1024 * 1024
+# How many finished replay instances a process keeps idle, to restore the next replay into.
+REPLAY_INSTANCES = 4
 
 
 class EpisodeOver(ToolError):
@@ -439,12 +443,12 @@ def replay_solution(
 def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | None) -> Replay:
     answer: str | None = None
     errors: list[str] = []
-    fresh = (
-        start.restore(world, storage="memory")
+    instance = (
+        _replay_instance(world, start)
         if start is not None
         else world.instance(**scenario.start.instance_options(seed=seed))
     )
-    with fresh as instance:
+    try:
         # Only the net state is compared, so the calls are recorded as one net change per row.
         with instance.record_net():
             for step in scenario.solution or ():
@@ -461,4 +465,70 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
                         f"in the world: {error}"
                     ) from None
         changes = fold(instance.change_log())
+    except BaseException:
+        instance.destroy()
+        raise
+    if start is not None:
+        _shelve(instance)  # for the next replay from a start image
+    else:
+        instance.destroy()
     return Replay(changes, answer, errors)
+
+
+# Idle replay instances, by world, clock mode and control tool, oldest first. A replay from a
+# start image loads the image into one of them (``restore_into``) rather than opening a new
+# instance's connections, and puts it back afterwards. Each keeps its world alive, so the
+# world's ``id`` in the key cannot be reused while it is here.
+_shelf: OrderedDict[tuple[int, str, bool], list[Instance]] = OrderedDict()
+_shelf_lock = threading.Lock()
+
+
+def _shelf_key(world: World, clock_mode: str, control_tools: bool) -> tuple[int, str, bool]:
+    return (id(world), clock_mode, control_tools)
+
+
+def _replay_instance(world: World, start: Snapshot) -> Instance:
+    """An instance at ``start``: an idle replay instance restored into, or a new restore."""
+    key = _shelf_key(world, start.clock[0], start.control_tools)
+    instance: Instance | None = None
+    with _shelf_lock:
+        idle = _shelf.get(key)
+        if idle:
+            instance = idle.pop()
+            if not idle:
+                del _shelf[key]  # no empty lists: the oldest key always has one to evict
+    if instance is not None:
+        try:
+            restore_into(start, instance)
+            return instance
+        except WorldBug:
+            instance.destroy()  # the restore is made anew below, which says what is wrong
+    return start.restore(world, storage="memory")
+
+
+def _shelve(instance: Instance) -> None:
+    """Keep a replay instance for the next replay, or destroy it past ``REPLAY_INSTANCES``."""
+    if instance.storage != "memory":
+        instance.destroy()
+        return
+    key = _shelf_key(instance.world, instance.clock.mode, instance.control_tools)
+    evicted: list[Instance] = []
+    with _shelf_lock:
+        _shelf.setdefault(key, []).append(instance)
+        _shelf.move_to_end(key)
+        while sum(len(idle) for idle in _shelf.values()) > REPLAY_INSTANCES:
+            oldest_key, oldest = next(iter(_shelf.items()))
+            evicted.append(oldest.pop(0))
+            if not oldest:
+                del _shelf[oldest_key]
+    for old in evicted:
+        old.destroy()
+
+
+def clear_replay_instances() -> None:
+    """Destroy the idle replay instances this process keeps (see ``REPLAY_INSTANCES``)."""
+    with _shelf_lock:
+        idle = [instance for instances in _shelf.values() for instance in instances]
+        _shelf.clear()
+    for instance in idle:
+        instance.destroy()
