@@ -117,6 +117,24 @@ def test_the_hash_is_the_same_in_another_process_and_changes_with_the_task() -> 
     assert ship_scenario(make_shop()).hash == here
 
 
+def test_the_hash_is_kept_and_a_copy_with_changes_has_its_own() -> None:
+    import pickle
+
+    scenario = ship_scenario("shop")
+    unhashed = scenario.model_copy()
+    first = scenario.hash
+    assert scenario.hash is first  # worked out once
+    changed = scenario.model_copy(update={"budget": 6})
+    assert changed.hash != first
+    assert changed.hash == ship_scenario("shop", budget=6).hash
+    assert scenario.model_copy().hash == first
+    assert scenario.model_copy(update={"budget": 6}, deep=True).hash == changed.hash
+    assert pickle.loads(pickle.dumps(scenario)).hash == first
+    # A scenario with its hash worked out equals its copy without.
+    assert "hash" not in unhashed.__dict__
+    assert scenario == unhashed
+
+
 def test_a_python_graders_hash_follows_its_source(tmp_path: Path) -> None:
     module = fresh_module("graders")
     with on_sys_path(tmp_path):

@@ -10,11 +10,12 @@ a content ``hash`` so a result says exactly which version of a task it graded.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -245,14 +246,22 @@ class Scenario(BaseModel):
         data["start"] = self.start.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
         return data
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
         """A stable content hash: the same text for the same task, on any machine.
 
         It covers the world's name, the start, the instructions, the grader (a
         Python grader by its source), the solution, the budget and the tags.
+        A scenario is immutable, so it is worked out once per scenario object
+        (a trial reads it for its replay, an eval for every result line).
         """
         return hashlib.sha256(_canonical_json(self.to_data()).encode("utf-8")).hexdigest()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied, its ``hash`` worked out afresh for what it holds."""
+        copied = super().model_copy(update=update, deep=deep)
+        copied.__dict__.pop("hash", None)
+        return copied
 
     def resolve_world(self) -> World:
         """The ``World`` this scenario runs on, found by name if it was given one."""
