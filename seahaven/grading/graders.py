@@ -837,9 +837,10 @@ class MatchesSolution(Grader):
         return (change.world, change.table, change.op, kept)
 
     def _raw_form(self, change: NetChange) -> tuple[Any, ...]:
-        ignored = self._ignored(change.world, change.table)
-        kept = tuple(sorted(item for item in change.values().items() if item[0] not in ignored))
-        return (change.world, change.table, change.op, kept)
+        values = change.values()  # a new dict: popping from it changes nothing else
+        for column in self._ignored(change.world, change.table):
+            values.pop(column, None)
+        return (change.world, change.table, change.op, frozenset(values.items()))
 
     def _same_as_written(self, episode: Episode) -> bool:
         """Whether the net changes match value for value, before any value is canonicalised.
