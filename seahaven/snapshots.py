@@ -290,6 +290,12 @@ def restore_into(snapshot: Snapshot, instance: Instance) -> None:
             f"a {mode} clock; this one is on {instance.storage} with a {instance.clock.mode} "
             "clock: restore it as a new instance"
         )
+    if not all(store.image for store in snapshot.stores):
+        # SQLite loads no database from no bytes; a new instance opens such a store empty.
+        raise WorldBug(
+            f"snapshot {snapshot.token} holds a store with no pages yet, which restores only "
+            "as a new instance"
+        )
     if snapshot.control_tools != instance.control_tools:
         raise WorldBug(
             f"snapshot {snapshot.token} was taken "

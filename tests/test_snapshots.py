@@ -532,6 +532,13 @@ def test_restoring_into_refuses_what_a_restore_in_place_cannot_be() -> None:
             pytest.raises(seahaven.WorldBug, match="made with it; restore it as a new instance"),
         ):
             restore_into(snapshot, ct)
+        [store] = snapshot.stores
+        pageless = dataclasses.replace(snapshot, stores=(dataclasses.replace(store, image=b""),))
+        with (
+            world.instance(now=NOW, clock_mode="tick", storage="memory") as target,
+            pytest.raises(seahaven.WorldBug, match="no pages yet"),
+        ):
+            restore_into(pageless, target)
         gone = world.instance(now=NOW, clock_mode="tick", storage="memory")
         gone.destroy()
         with pytest.raises(seahaven.WorldBug, match="was destroyed"):

@@ -501,8 +501,10 @@ def _replay_instance(world: World, start: Snapshot) -> Instance:
         try:
             restore_into(start, instance)
             return instance
-        except WorldBug:
-            instance.destroy()  # the restore is made anew below, which says what is wrong
+        except Exception:
+            # Refused (another tree, say) or failed while loading: the restore is made anew
+            # below, which says what is wrong if it fails too.
+            instance.destroy()
     return start.restore(world, storage="memory")
 
 
