@@ -168,3 +168,26 @@ def test_eval_refuses_a_policy_it_cannot_find(tmp_path: Path, pack_name: str) ->
     )
     assert ran.exit_code == 1
     assert "--policy 'nowhere:fn': cannot import 'nowhere'" in ran.stderr
+
+
+def test_eval_keeps_the_trials_stores_where_storage_says(tmp_path: Path, pack_name: str) -> None:
+    argv = ["eval", pack_name, "--policy", "seahaven.evaluation:solution_policy", "--json"]
+    results = {}
+    for where in ("memory", "disk"):
+        out = tmp_path / f"{where}.jsonl"
+        ran = runner.invoke(app(), [*argv, "--out", str(out), "--storage", where])
+        assert ran.exit_code == 0, ran.output
+        results[where] = [
+            (line["scenario"], line["score"], line["state_sha256"])
+            for line in map(json.loads, out.read_text().splitlines())
+        ]
+    assert results["disk"] == results["memory"]
+    tape = runner.invoke(app(), [*argv, "--out", str(tmp_path / "t"), "--storage", "tape"])
+    assert tape.exit_code != 0
+    assert "storage must be 'memory' or 'disk'" in tape.output
+    served = runner.invoke(
+        app(),
+        [*argv, "--out", str(tmp_path / "s"), "--storage", "disk", "--url", "http://127.0.0.1:1"],
+    )
+    assert served.exit_code != 0
+    assert "drop --storage with --url" in served.output

@@ -351,3 +351,34 @@ def test_the_idle_policy_does_nothing(shop: seahaven.World) -> None:
     with Trial(ship_scenario(shop), seed=1, world=shop) as trial:
         idle_policy(LocalSession(trial))
         assert trial.calls_made == 0 and not trial.done
+
+
+def test_an_in_process_runner_keeps_the_trials_stores_where_it_is_told(
+    shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from seahaven.evaluation import in_process
+    from seahaven.evaluation import run as run_module
+
+    monkeypatch.delenv("SEAHAVEN_STORAGE", raising=False)
+    seen: list[str] = []
+
+    class Recorded(Trial):
+        def __init__(self, *args: Any, **options: Any) -> None:
+            super().__init__(*args, **options)
+            seen.append(self.instance.storage)
+
+    monkeypatch.setattr(run_module, "Trial", Recorded)
+    pack = shop_pack(shop)
+    stable = ["scenario", "trial", "seed", "score", "passed", "checks", "state_sha256"]
+    found = {}
+    for where in ("disk", "memory"):
+        seen.clear()
+        _, results = evaluate(pack, solution_policy, trials=2, runner=in_process(storage=where))
+        assert seen == [where] * len(results)
+        found[where] = [result.model_dump(include=set(stable)) for result in results]
+    assert found["disk"] == found["memory"]
+    seen.clear()
+    evaluate(pack, solution_policy, runner=in_process())
+    assert set(seen) == {"memory"}  # the default, with SEAHAVEN_STORAGE unset
+    with pytest.raises(seahaven.WorldBug, match="storage must be 'memory' or 'disk'"):
+        in_process(storage="tape")

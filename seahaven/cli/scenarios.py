@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from seahaven.cli.episode import StorageOption
 from seahaven.cli.support import Progress, fail, failures, one_line, plural
 from seahaven.extras import expose
 from seahaven.hookspecs import hookimpl
+from seahaven.storage import check_storage
 
 if TYPE_CHECKING:
     from seahaven.evaluation import ScenarioReport, TrialResult, TrialRunner
@@ -216,22 +218,32 @@ def check(
             raise typer.Exit(1)
 
 
-def _runner(ray_address: str | None, url: str | None, workers: int | None) -> TrialRunner:
-    from seahaven.evaluation import run_in_process
+def _runner(
+    ray_address: str | None, url: str | None, workers: int | None, storage: str | None
+) -> TrialRunner:
+    from seahaven.evaluation import in_process
 
     if ray_address is not None and url is not None:
         raise typer.BadParameter("give --ray or --url, not both", param_hint="--ray")
+    if storage is not None:
+        check_storage(storage)
     if ray_address is not None:
         ray_plugin: Any = expose("seahaven.ray")
         runner: TrialRunner = ray_plugin.trial_runner(
-            None if ray_address == "local" else ray_address, workers=workers
+            None if ray_address == "local" else ray_address, workers=workers, storage=storage
         )
         return runner
     if url is not None:
+        if storage is not None:
+            raise typer.BadParameter(
+                "a served world keeps its stores where its server does (SEAHAVEN_STORAGE "
+                "where it runs); drop --storage with --url",
+                param_hint="--storage",
+            )
         openenv_plugin: Any = expose("seahaven.openenv")
         served: TrialRunner = openenv_plugin.trial_runner(url)
         return served
-    return run_in_process
+    return in_process(storage=storage)
 
 
 def _status(done: int, total: int, passed: int, started: float) -> str:
@@ -286,6 +298,7 @@ def eval_command(
         int | None,
         typer.Option("--workers", metavar="N", min=1, help="With --ray: how many actors."),
     ] = None,
+    storage: StorageOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run a pack's scenarios with a policy, --trials times each, and summarize the scores."""
@@ -296,7 +309,7 @@ def eval_command(
         chosen = load_policy(policy)
         if out.is_dir():
             fail(f"--out {out} is a directory; give a file to append results to")
-        runner = _runner(ray_address, url, workers)
+        runner = _runner(ray_address, url, workers, storage)
         progress = Progress()
         started = time.monotonic()
         passed = 0

@@ -16,6 +16,7 @@ each result to a results file as it ends, and summarizes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -37,6 +38,7 @@ from seahaven.evaluation.results import (
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
+from seahaven.storage import check_storage
 from seahaven.targets import import_target
 from seahaven.world import World
 
@@ -48,6 +50,7 @@ __all__ = [
     "TrialSpec",
     "evaluate",
     "idle_policy",
+    "in_process",
     "load_policy",
     "plan",
     "run_in_process",
@@ -236,13 +239,18 @@ def run_trial(
     *,
     world: World | None = None,
     runner: str = "in process",
+    storage: str | None = None,
 ) -> TrialResult:
-    """Run one trial in this process: make its instance, hand the policy a session, grade."""
+    """Run one trial in this process: make its instance, hand the policy a session, grade.
+
+    ``storage`` (``"memory"`` or ``"disk"``) is where the trial's instance keeps
+    its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for any instance.
+    """
     started = time.perf_counter()
     scenario = spec.scenario
     resolved = world if world is not None else scenario.resolve_world()
     error: TrialError | None = None
-    with Trial(scenario, seed=spec.seed, world=resolved) as trial:
+    with Trial(scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
         try:
             policy(LocalSession(trial))
         except WorldBug as bug:
@@ -278,14 +286,26 @@ TrialRunner = Callable[[Sequence[TrialSpec], Policy], Iterable[TrialResult]]
 """Runs trials and yields each result as it ends, in any order: in process, on Ray, remotely."""
 
 
-def run_in_process(specs: Sequence[TrialSpec], policy: Policy) -> Iterator[TrialResult]:
-    """The default runner: each trial in turn, in this process."""
+def run_in_process(
+    specs: Sequence[TrialSpec], policy: Policy, *, storage: str | None = None
+) -> Iterator[TrialResult]:
+    """The default runner: each trial in turn, in this process (``storage`` as ``run_trial``'s)."""
     worlds: dict[str, World] = {}
     for spec in specs:
         name = spec.scenario.world_name
         if name not in worlds:
             worlds[name] = spec.scenario.resolve_world()
-        yield run_trial(spec, policy, world=worlds[name])
+        yield run_trial(spec, policy, world=worlds[name], storage=storage)
+
+
+def in_process(*, storage: str | None = None) -> TrialRunner:
+    """``run_in_process`` with the trials' instances keeping their stores in ``storage``.
+
+    ``storage`` is ``"memory"`` or ``"disk"``, checked now; ``None`` leaves it to
+    ``SEAHAVEN_STORAGE``, as ``run_in_process`` does.
+    """
+    where = None if storage is None else check_storage(storage)
+    return functools.partial(run_in_process, storage=where)
 
 
 def evaluate(

@@ -317,6 +317,21 @@ def _alive(ray: Any, name: str) -> bool:
     return True
 
 
+def answer_where_the_stores_are(session: Any) -> None:
+    """A policy that submits where its trial's instance keeps its stores (a test's peek)."""
+    session.submit(session._trial.instance.storage)
+
+
+def test_storage_reaches_the_trials_on_the_actors() -> None:
+    pack = load_pack("trial_cases:pack")
+    for where in ("disk", "memory"):
+        _, there = evaluate(pack, answer_where_the_stores_are, runner=on_ray(storage=where))
+        assert {result.answer for result in there} == {where}
+        assert all(result.error is None for result in there)
+    with pytest.raises(seahaven.WorldBug, match="storage must be 'memory' or 'disk'"):
+        trial_runner(None, storage="tape")
+
+
 def test_bad_options_are_refused_and_no_trials_start_nothing() -> None:
     for options in (
         {"workers": 0},

@@ -43,6 +43,8 @@ class TrialSetup:
     # The pack key and scenario id of the run's first trial, whose world an actor loads
     # as it starts.
     first: tuple[str, str] | None = None
+    # Where each trial's instance keeps its stores; None: the actor's SEAHAVEN_STORAGE.
+    storage: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,7 @@ class TrialWorker:
 
     def __init__(self, setup: TrialSetup, where: str) -> None:
         self._where = where
+        self._storage = setup.storage
         self._policy_name = setup.policy_name
         self._policy: Policy | None = None
         self._packs: dict[str, ScenarioSet] = {}
@@ -149,7 +152,9 @@ class TrialWorker:
         spec = TrialSpec(pack, pack.get(scenario_id), trial, seed)
         try:
             world = self._world(pack, scenario_id)
-            return run_trial(spec, self._policy, world=world, runner=self._where)
+            return run_trial(
+                spec, self._policy, world=world, runner=self._where, storage=self._storage
+            )
         except Exception as error:
             text = one_line(error, 2000)
             described = text if isinstance(error, WorldBug) else f"{type(error).__name__}: {text}"

@@ -44,6 +44,7 @@ from typing import Any
 from seahaven import World, WorldBug
 from seahaven.evaluation import Policy, TrialError, TrialResult, TrialSpec, load_policy
 from seahaven.scenarios import ScenarioSet
+from seahaven.storage import check_storage
 from seahaven_ray.cluster import (
     TRIAL_ACTOR_PREFIX,
     FailureKind,
@@ -71,6 +72,7 @@ def trial_runner(
     max_attempts: int = 3,
     trial_timeout: float | None = None,
     init: Mapping[str, Any] | None = None,
+    storage: str | None = None,
 ) -> RayTrialRunner:
     """A ``TrialRunner`` that runs trials on a Ray cluster's actors.
 
@@ -81,8 +83,10 @@ def trial_runner(
     actors (the cluster's CPU count by default), each running
     ``trials_per_worker`` trials at once; ``max_attempts`` is how often a trial
     whose actor died is started; ``trial_timeout`` gives up a trial that runs
-    longer (its actor is replaced); ``init`` holds extra ``ray.init`` keywords.
-    Nothing starts until the runner is called.
+    longer (its actor is replaced); ``init`` holds extra ``ray.init`` keywords;
+    ``storage`` (``"memory"`` or ``"disk"``) is where each trial's instance keeps
+    its stores on the actor (by default the actor's ``SEAHAVEN_STORAGE``, else
+    memory). Nothing starts until the runner is called.
     """
     check_pool_options(
         "trial",
@@ -100,6 +104,7 @@ def trial_runner(
         max_attempts=max_attempts,
         trial_timeout=float(trial_timeout) if trial_timeout is not None else None,
         init=dict(init or {}),
+        storage=None if storage is None else check_storage(storage),
     )
 
 
@@ -113,6 +118,7 @@ class RayTrialRunner:
     max_attempts: int
     trial_timeout: float | None
     init: dict[str, Any]
+    storage: str | None = None
 
     def __call__(self, specs: Sequence[TrialSpec], policy: Policy | str) -> Iterator[TrialResult]:
         """Run ``specs`` with ``policy`` and yield each result as its trial ends.
@@ -124,7 +130,7 @@ class RayTrialRunner:
         if not specs:
             return iter(())
         setup, keys = _setup(specs, policy)
-        work = _TrialWork(setup, keys)
+        work = _TrialWork(replace(setup, storage=self.storage), keys)
         return run_pool(
             work,
             iter(specs),
