@@ -636,6 +636,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.moved",
                 "seahaven.registry",
                 "seahaven.scenarios",
+                "seahaven.storage",
             }
         ),
     ),
