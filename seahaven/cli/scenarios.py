@@ -21,7 +21,6 @@ from seahaven.cli.episode import StorageOption
 from seahaven.cli.support import Progress, fail, failures, one_line, plural
 from seahaven.extras import expose
 from seahaven.hookspecs import hookimpl
-from seahaven.storage import check_storage
 
 if TYPE_CHECKING:
     from seahaven.evaluation import ScenarioReport, TrialResult, TrialRunner
@@ -225,8 +224,6 @@ def _runner(
 
     if ray_address is not None and url is not None:
         raise typer.BadParameter("give --ray or --url, not both", param_hint="--ray")
-    if storage is not None:
-        check_storage(storage)
     if ray_address is not None:
         ray_plugin: Any = expose("seahaven.ray")
         runner: TrialRunner = ray_plugin.trial_runner(

@@ -509,10 +509,10 @@ def _replay_instance(world: World, start: Snapshot) -> Instance:
 
 
 def _shelve(instance: Instance) -> None:
-    """Keep a replay instance for the next replay, or destroy it past ``REPLAY_INSTANCES``."""
-    if instance.storage != "memory":
-        instance.destroy()
-        return
+    """Keep a replay instance for the next replay, or destroy it past ``REPLAY_INSTANCES``.
+
+    Every replay instance is in memory: ``_replay_instance`` restores into memory only.
+    """
     key = _shelf_key(instance.world, instance.clock.mode, instance.control_tools)
     evicted: list[Instance] = []
     with _shelf_lock:
