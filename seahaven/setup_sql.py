@@ -64,16 +64,27 @@ def _explained(failed: StatementFailed, seconds: float) -> str:
             "so end the query that runs away, or freeze the bulk of the rows as a fixture"
         )
     if failed.kind == "interrupted":
-        return (
-            "was interrupted from another thread (the instance's interrupt(), or "
-            "seahaven.concurrency.interrupt_all() as a server stops), so no instance was made"
-        )
+        return _INTERRUPTED
     if failed.kind == "too_big":
         return (
             f"failed: a value grew past seahaven.sandbox.MAX_VALUE_BYTES "
             f"({sandbox.MAX_VALUE_BYTES} bytes); build large values in a fixture instead"
         )
     return f"failed: {failed.message}"
+
+
+_INTERRUPTED = (
+    "was interrupted from another thread (the instance's interrupt(), or "
+    "seahaven.concurrency.interrupt_all() as a server stops), so no instance was made"
+)
+
+
+def _where(position: int, statements: list[str]) -> str:
+    """How a message names one statement: its number and its first 80 characters."""
+    preview = " ".join(statements[position - 1].split())
+    if len(preview) > 80:
+        preview = preview[:77] + "..."
+    return f"setup_sql statement {position} of {len(statements)} ({preview})"
 
 
 def run_setup_sql(
@@ -103,19 +114,28 @@ def run_setup_sql(
     held = connections if connections is not None else Connections()
     held.add(conn)
     try:
-        if len(runtimes) > 1:
-            # The attached stores too: nothing synced, and no lock left for their own connections.
-            use_memory_journal(conn)
-        tables: list[str] = []
-        for runtime in runtimes:
-            schema = runtime.node.schema_name
-            quoted = '"' + schema.replace('"', '""') + '"'
-            tables.extend(
-                f"{schema}.{name}"
-                for (name,) in conn.execute(
-                    f"SELECT name FROM {quoted}.sqlite_schema WHERE type IN ('table', 'view')"
+        try:
+            if len(runtimes) > 1:
+                # The attached stores too: nothing synced, and no lock left for their own
+                # connections.
+                use_memory_journal(conn)
+            tables: list[str] = []
+            for runtime in runtimes:
+                schema = runtime.node.schema_name
+                quoted = '"' + schema.replace('"', '""') + '"'
+                tables.extend(
+                    f"{schema}.{name}"
+                    for (name,) in conn.execute(
+                        f"SELECT name FROM {quoted}.sqlite_schema WHERE type IN ('table', 'view')"
+                    )
                 )
-            )
+            known = sandbox.catalog(conn)
+            conn.execute("BEGIN")
+        except apsw.InterruptError:
+            # An interrupt meant for the statements can land while they are being prepared.
+            if conn.in_transaction:
+                run_cleanup(conn, "ROLLBACK")
+            raise WorldBug(f"{_where(1, statements)} {_INTERRUPTED}") from None
         authorizer = Authorizer(
             tables,
             read_only=False,
@@ -123,16 +143,11 @@ def run_setup_sql(
             pragmas=REPORTING_PRAGMAS,
             table_functions=(),
         )
-        known = sandbox.catalog(conn)
         seconds = sandbox.SETUP_SQL_SECONDS
         deadline = Deadline(conn, seconds)
         deadline.install()
-        conn.execute("BEGIN")
         for position, statement in enumerate(statements, start=1):
-            preview = " ".join(statement.split())
-            if len(preview) > 80:
-                preview = preview[:77] + "..."
-            where = f"setup_sql statement {position} of {len(statements)} ({preview})"
+            where = _where(position, statements)
             try:
                 sandbox.execute(
                     conn,

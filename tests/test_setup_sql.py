@@ -359,3 +359,22 @@ def test_an_added_worlds_tables_are_written_under_its_schema_name(tmp_path: Path
     with pytest.raises(seahaven.WorldBug, match="statement 1 of 1"):
         cafe.instance(setup_sql="DETACH DATABASE till")
     assert no_instance_left(tmp_path)
+
+
+def test_an_interrupt_while_setup_sql_is_prepared_is_reported_as_its_first_statements(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import apsw
+
+    from seahaven import sandbox
+
+    def interrupted(conn: Any) -> Any:
+        raise apsw.InterruptError("interrupted")
+
+    # An interrupt meant for the statements, landing while they are being prepared.
+    monkeypatch.setattr(sandbox, "catalog", interrupted)
+    with pytest.raises(seahaven.WorldBug) as raised:
+        make_world(tmp_path).instance(setup_sql="INSERT INTO memos (id, gist) VALUES ('m', 'g')")
+    assert "setup_sql statement 1 of 1" in str(raised.value)
+    assert "was interrupted from another thread" in str(raised.value)
+    assert no_instance_left(tmp_path)
