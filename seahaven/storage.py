@@ -27,6 +27,7 @@ from seahaven.errors import WorldBug
 __all__ = [
     "DEFAULT_STORAGE",
     "STORAGES",
+    "STORAGE_VARIABLE",
     "Storage",
     "cached_image_bytes",
     "check_storage",
@@ -45,7 +46,8 @@ STORAGES: tuple[str, ...] = ("memory", "disk")
 DEFAULT_STORAGE: Storage = "memory"
 """The storage an instance gets when neither the caller nor ``SEAHAVEN_STORAGE`` names one."""
 
-_ENVIRONMENT = "SEAHAVEN_STORAGE"
+STORAGE_VARIABLE = "SEAHAVEN_STORAGE"
+"""The environment variable naming the default storage (`memory` or `disk`)."""
 
 # SQLite's header says at bytes 18 and 19 which journal a file was written with:
 # 2 for the write-ahead log, 1 for a rollback journal. An in-memory database has
@@ -55,12 +57,13 @@ _ROLLBACK_VERSIONS = b"\x01\x01"
 
 def default_storage() -> Storage:
     """The storage for an instance whose maker named none: ``SEAHAVEN_STORAGE``, else memory."""
-    value = os.environ.get(_ENVIRONMENT)
+    value = os.environ.get(STORAGE_VARIABLE)
     if value is None or value == "":
         return DEFAULT_STORAGE
     if value not in STORAGES:
         raise WorldBug(
-            f"{_ENVIRONMENT}={value!r} is not a storage; set it to 'memory' or 'disk', or unset it"
+            f"{STORAGE_VARIABLE}={value!r} is not a storage; "
+            "set it to 'memory' or 'disk', or unset it"
         )
     return "memory" if value == "memory" else "disk"
 

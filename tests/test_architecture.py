@@ -594,6 +594,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.scenarios",
                 "seahaven.state",
                 "seahaven.state_formats",
+                "seahaven.storage",
                 "seahaven.tool_results",
                 "seahaven.world",
             }

@@ -51,7 +51,6 @@ __all__ = [
     "NowOption",
     "SeedOption",
     "StartupOption",
-    "StorageOption",
     "run_script",
     "summarise",
     "world_frame",
@@ -156,15 +155,6 @@ ClockModeOption = Annotated[
 StartupOption = Annotated[
     list[str] | None,
     typer.Option("--startup", metavar="KEY=VALUE", help="A startup keyword (repeatable)."),
-]
-StorageOption = Annotated[
-    str | None,
-    typer.Option(
-        "--storage",
-        metavar="WHERE",
-        help="Where the instance keeps its stores: memory or disk (default: "
-        "SEAHAVEN_STORAGE, else memory).",
-    ),
 ]
 DocumentOption = Annotated[
     Path | None,

@@ -31,11 +31,11 @@ from seahaven.cli.episode import (
     NowOption,
     SeedOption,
     StartupOption,
-    StorageOption,
     run_script,
 )
 from seahaven.cli.support import (
     Progress,
+    StorageOption,
     WorldFirstCommand,
     WorldOption,
     fail,

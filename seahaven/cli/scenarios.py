@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli.episode import StorageOption
-from seahaven.cli.support import Progress, fail, failures, one_line, plural
+from seahaven.cli.support import Progress, StorageOption, fail, failures, one_line, plural
 from seahaven.extras import expose
 from seahaven.hookspecs import hookimpl
 

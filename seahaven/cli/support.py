@@ -48,6 +48,7 @@ __all__ = [
     "Progress",
     "ResetOptionsOption",
     "SeedOption",
+    "StorageOption",
     "WorldArgument",
     "WorldFirstCommand",
     "WorldOption",
@@ -449,6 +450,15 @@ ResetOptionsOption = Annotated[
         help="A JSON object of the keywords world.instance() is called with "
         f"({', '.join(INSTANCE_OPTIONS)}); not with the four options above.",
         show_default=False,
+    ),
+]
+StorageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--storage",
+        metavar="WHERE",
+        help="Where an instance keeps its stores: memory or disk (default: "
+        "SEAHAVEN_STORAGE, else memory).",
     ),
 ]
 

@@ -38,13 +38,15 @@ def serving(
     expect: int = 1,
     cwd: Path | None = None,
     preexec_fn: Callable[[], None] | None = None,
+    environment: dict[str, str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Run ``seahaven serve ARGV --port 0``; yield the printed addresses and the process.
 
-    ``preexec_fn`` runs in the child before the command (to lower a limit, say).
+    ``preexec_fn`` runs in the child before the command (to lower a limit, say);
+    ``environment`` adds to the variables it inherits.
     """
     log = tmp_path / "serve.log"
-    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1", **(environment or {})}
     with log.open("w") as out:
         process = subprocess.Popen(
             command("serve", *argv, "--port", "0"),
@@ -137,6 +139,34 @@ def status_of(url: str, headers: dict[str, str]) -> int:
         return error.code
 
 
+@pytest.mark.parametrize(
+    ("flag", "variable", "files"),
+    [("disk", "memory", True), ("memory", "disk", False)],
+    ids=["disk-over-memory", "memory-over-disk"],
+)
+def test_storage_sets_where_a_session_keeps_its_stores_over_the_variable(
+    tmp_path: Path, flag: str, variable: str, files: bool
+) -> None:
+    with serving(
+        tmp_path,
+        "--world",
+        "payments",
+        "--storage",
+        flag,
+        environment={"SEAHAVEN_STORAGE": variable},
+    ) as server:
+        process = server["process"]
+        with SeahavenClient(base_url=server["urls"]["payments"]) as env:
+            env.reset(fixture="small_shop")
+            assert env.call("get_balance").error is None
+            stores = list(tmp_path.glob(f"seahaven-*/payments/{process.pid}-*/**/*.sqlite"))
+            assert bool(stores) is files, stores
+            # A reset naming its storage still has the last word.
+            env.reset(fixture="small_shop", storage=variable)
+            stores = list(tmp_path.glob(f"seahaven-*/payments/{process.pid}-*/**/*.sqlite"))
+            assert bool(stores) is not files, stores
+
+
 def test_allow_host_and_allow_origin_add_to_what_the_server_answers(tmp_path: Path) -> None:
     argv = ("--world", "payments", "--allow-host", "*.seahaven.test")
     with serving(tmp_path, *argv, "--allow-origin", "http://localhost:3000") as server:
@@ -164,6 +194,7 @@ def test_all_serves_every_installed_world(tmp_path: Path) -> None:
         (("--world", "payments", "--session-timeout", "-3"), 2, "--session-timeout"),
         (("--world", "payments", "--wrokers", "2"), 2, "--wrokers"),
         (("--world", "payments", "--allow-origin", "example.org"), 1, "not an origin"),
+        (("--world", "payments", "--storage", "floppy"), 1, "storage must be 'memory' or 'disk'"),
     ],
 )
 def test_bad_input_is_one_line_and_the_right_status(

@@ -7,6 +7,7 @@ imports nothing heavy: the server and uvicorn are imported when ``serve`` runs.
 from __future__ import annotations
 
 import enum
+import os
 from typing import Annotated
 
 import typer
@@ -14,6 +15,7 @@ import typer
 from seahaven.cli.support import (
     HostOption,
     PortOption,
+    StorageOption,
     WorldsArgument,
     fail,
     failures,
@@ -21,6 +23,7 @@ from seahaven.cli.support import (
     several_worlds,
 )
 from seahaven.hookspecs import hookimpl
+from seahaven.storage import STORAGE_VARIABLE, check_storage
 from seahaven_openenv.guard import AllowHostOption, AllowOriginOption
 
 # ``seahaven_openenv.resume.DEFAULT_RESUME_GRACE_SECONDS``, written out so that the command
@@ -172,6 +175,7 @@ def serve_command(
             show_default=False,
         ),
     ] = None,
+    storage: StorageOption = None,
 ) -> None:
     """Serve worlds over OpenEnv: one session per WebSocket connection to /ws."""
     world = several_worlds(world_arguments, world)
@@ -180,6 +184,10 @@ def serve_command(
             "serves every installed world; give it without naming worlds", param_hint="--all"
         )
     with failures():
+        if storage is not None:
+            # The process's default for a reset naming no storage; worker processes
+            # inherit it, as they would the variable set by hand.
+            os.environ[STORAGE_VARIABLE] = check_storage(storage)
         cli = session(ctx)
         if all_worlds:
             registry = cli.registry()
