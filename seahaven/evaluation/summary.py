@@ -199,13 +199,18 @@ class Summary:
         for row in self.per_scenario:
             mean = f"{row.mean:5.3f}" if row.mean is not None else "    -"
             pass_hat = f"{row.pass_hat:.3f}" if row.pass_hat is not None else "-"
-            failed = f"{row.most_failed[0]} ({row.most_failed[1]})" if row.most_failed else "-"
             line = (
                 f"{_fit(row.scenario, name_width)}  {row.trials:6d}  {row.passed:6d}"
                 + (f"  {row.errored:7d}" if errored else "")
                 + f"  {mean}  {pass_hat:>{hat_width}}  "
             )
-            lines.append((line + _fit(failed, max(12, WIDTH - len(line)))).rstrip())
+            if row.most_failed is None:
+                lines.append(line + "-")
+                continue
+            check, count = row.most_failed
+            times = f" ({count})"
+            room = max(12, WIDTH - len(line) - len(times))
+            lines.append(line + _fit(check, room).rstrip() + times)
         return lines
 
 
