@@ -57,7 +57,7 @@ class PackSpec:
         """Import the pack on first use, check that its worlds load, and keep it."""
         if self._loaded:
             return self._loaded[0]
-        pack = import_pack(self.value, self.describe(), check_worlds=False)
+        pack = import_pack(self.value, self.describe())
         if pack.name != self.name:
             raise WorldBug(
                 f"{self.describe()} holds a pack named {pack.name!r}; publish it under its own name"
@@ -68,11 +68,11 @@ class PackSpec:
         return pack
 
 
-def import_pack(target: str, what: str | None = None, *, check_worlds: bool = True) -> ScenarioSet:
+def import_pack(target: str, what: str | None = None) -> ScenarioSet:
     """The ``ScenarioSet`` at ``module:attr`` (or what calling it returns), its ``source`` set.
 
-    Every world its scenarios name is loaded now (``check_worlds``), so a pack
-    naming a world that is not there fails here rather than at its first trial.
+    Its worlds are not loaded here (a caller may hold the world itself);
+    ``load_pack`` loads them.
     """
     label = what or target
     found = import_target(target, label=label, what="a pack", example="my_tasks:pack")
@@ -80,8 +80,6 @@ def import_pack(target: str, what: str | None = None, *, check_worlds: bool = Tr
         found = found()
     if not isinstance(found, ScenarioSet):
         raise WorldBug(f"{label}: {target} is a {type(found).__name__}, not a seahaven.ScenarioSet")
-    if check_worlds:
-        _check_worlds(found, label)
     found.source = target
     return found
 
@@ -175,7 +173,9 @@ def load_pack(name: str) -> ScenarioSet:
     if is_pack_path(name):
         return pack_folder(name)
     if ":" in name:
-        return import_pack(name)
+        pack = import_pack(name)
+        _check_worlds(pack, name)
+        return pack
     specs = _discover()
     if name in _conflicts:
         claimants = " and ".join(spec.describe() for spec in _conflicts[name])
