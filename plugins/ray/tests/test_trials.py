@@ -121,6 +121,13 @@ def test_an_eval_on_ray_scores_every_trial_as_in_process(policy: Policy) -> None
     assert len(minted) == (2 if policy is solution_policy else 1)
 
 
+def test_an_async_policy_is_awaited_on_ray_as_in_process() -> None:
+    pack = load_pack("trial_cases:pack")
+    there = assert_same_as_in_process(pack, trial_cases.async_solution, trials=1)
+    _, solved = evaluate(pack, solution_policy, trials=1)
+    assert by_key(there) == by_key(solved)
+
+
 def test_a_policy_named_module_attr_and_its_errors_are_the_same_on_ray() -> None:
     pack = load_pack("trial_cases:pack")
     specs = plan(pack, trials=2)
