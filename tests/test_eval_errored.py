@@ -183,6 +183,13 @@ def test_the_agents_own_failures_are_scored(shop: seahaven.World) -> None:
     def gives_up(session: PolicySession) -> None:
         raise RuntimeError("the model ran out of ideas")
 
+    def misuses_the_session(session: PolicySession) -> None:
+        session.call(42)  # type: ignore[arg-type]
+
+    _, [misused] = evaluate(shop_pack(shop), misuses_the_session, scenarios=["ship-ada"])
+    assert misused.error is not None and misused.error.kind == "policy" and not misused.errored
+    assert "session.call takes the tool's name, a string; got 42" in misused.error.message
+
     summary, results = evaluate(shop_pack(shop), gives_up, trials=2)
     assert all(not result.errored and result.error is not None for result in results)
     assert summary.errored == 0 and summary.errors == 4 and summary.mean == 0.0

@@ -140,6 +140,9 @@ class LocalSession:
         world (or in grading the episode it ended), raised as it was, and kept as
         the session's ``failure``.
         """
+        if not isinstance(tool, str):
+            # The policy's mistake, not the world's: the wire carries a tool's name only.
+            raise TypeError(f"session.call takes the tool's name, a string; got {tool!r}")
         try:
             return to_jsonable_python(self._trial.call(tool, **arguments))
         except ToolError:

@@ -127,6 +127,23 @@ def test_a_policy_that_raises_fails_as_the_policys_on_both_runners(url, pack) ->
     assert local.error is not None and local.error.kind == "policy" and local.score == 1.0
 
 
+def test_a_policy_misusing_its_session_is_the_policys_failure_on_both_runners(url, pack) -> None:
+    def misnamed(session: PolicySession) -> None:
+        session.call(42)  # type: ignore[arg-type]
+
+    def unsendable(session: PolicySession) -> None:
+        session.call("ship", crate_id=object())
+
+    for policy in (misnamed, unsendable):
+        [local] = evaluate(pack, policy, scenarios=["ship-c1"])[1]
+        [remote] = evaluate(
+            pack, policy, scenarios=["ship-c1"], runner=seahaven.openenv.trial_runner(url)
+        )[1]
+        assert local.error is not None and remote.error is not None
+        assert local.error.kind == remote.error.kind == "policy", remote.error
+        assert not remote.errored and remote.score == local.score == 0.0
+
+
 def test_a_scenario_the_server_holds_in_another_version_is_the_runners_failure(
     serving, depot_world
 ) -> None:

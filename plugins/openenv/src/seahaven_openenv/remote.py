@@ -98,6 +98,13 @@ class RemoteSession:
 
     def call(self, tool: str, /, **arguments: Any) -> Any:
         """Call a tool; the result as JSON data. A refusal raises ``ToolError`` with its code."""
+        if not isinstance(tool, str):
+            # The policy's mistake, not the wire's: a frame carries a tool's name only.
+            raise TypeError(f"session.call takes the tool's name, a string; got {tool!r}")
+        try:
+            json.dumps(arguments)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"the arguments of {tool} are not JSON: {error}") from None
         observation = self._wire(lambda: self._client.call(tool, **arguments))
         self._observe(observation.done, observation.metadata)
         if observation.error is not None:
