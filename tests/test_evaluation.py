@@ -144,6 +144,10 @@ def test_a_result_says_which_task_it_graded_and_what_happened(shop: seahaven.Wor
     assert [check["passed"] for check in result.checks] == [True, True]
     assert result.state_sha256 is not None and result.error is None
     assert result.runner == "in process"
+    # The trial's time, split: the episode (instance and play) and the grading within it.
+    assert result.grade_seconds is not None and result.episode_seconds is not None
+    assert result.grade_seconds > 0 and result.episode_seconds > 0
+    assert result.episode_seconds + result.grade_seconds == pytest.approx(result.seconds)
 
 
 def test_a_policy_that_raises_is_an_error_and_its_episode_is_graded(
