@@ -8,7 +8,7 @@ A registered name is looked up in ``seahaven.registry``, which also holds
 ``import_world`` (re-exported here). Every way of failing is a ``WorldBug``
 naming the fix, including a module that raises on import.
 
-``module:attr`` imports the way ``python -m`` and a ``--run`` generator do: from
+``module:attr`` imports as every ``module:attr`` does (``seahaven.targets``): from
 the working directory, and from the nearest project's root and ``src/`` when
 there is one. Seahaven's own checkout is never taken for a world's project.
 """
@@ -16,7 +16,6 @@ there is one. Seahaven's own checkout is never taken for a world's project.
 from __future__ import annotations
 
 import re
-import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 from seahaven.errors import WorldBug
 from seahaven.registry import Registry, import_world
 from seahaven.registry import registry as process_registry
+from seahaven.targets import add_import_roots, add_source_roots, nearest_pyproject
 from seahaven.world import World
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "add_source_roots",
     "find_world",
     "import_world",
+    "nearest_pyproject",
     "project_package",
 ]
 
@@ -53,16 +54,6 @@ class FoundWorld:
     attribute: str
     # The project directory (holding pyproject.toml), when there is one.
     project: Path | None
-
-
-def nearest_pyproject(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start``."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 WORLDS_GROUP = "seahaven.worlds"
@@ -133,25 +124,3 @@ def find_world(
     package = project_package(pyproject)
     world, module, attribute = import_world(f"{package}:world")
     return FoundWorld(world, module, attribute, project)
-
-
-def add_source_roots(project: Path | None) -> None:
-    """Let a checked-out project import without being installed: its root and ``src/``."""
-    if project is None:
-        return
-    for folder in (project / "src", project):
-        text = str(folder)
-        if folder.is_dir() and text not in sys.path:
-            sys.path.insert(0, text)
-
-
-def add_import_roots(project: Path | None) -> None:
-    """What ``module:attr`` imports from: the working directory, then the project's roots.
-
-    The same for a world and for a ``--run`` generator, so a module beside the
-    shell imports whether or not a ``pyproject.toml`` is near.
-    """
-    add_source_roots(project)
-    here = str(Path.cwd())
-    if here not in sys.path:
-        sys.path.insert(0, here)

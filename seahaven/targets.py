@@ -1,17 +1,29 @@
 """``module:attr`` targets: importing the object a command-line option or a spec names.
 
 Worlds (``--world``), packs, policies, graders and fixture generators are all
-named this way; each caller says what it expects there and how to fix a wrong
-one, and the failures read alike everywhere.
+named this way, and all are imported by ``import_target``, so one rule says
+where their modules come from: what is installed, and beside it the working
+directory and the nearest project (the folder holding the nearest
+``pyproject.toml``, and its ``src/``), as ``python -m`` would import them. Each
+caller says what it expects there and how to fix a wrong one, and the failures
+read alike everywhere.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+from pathlib import Path
 
 from seahaven.errors import WorldBug
 
-__all__ = ["import_target", "split_target"]
+__all__ = [
+    "add_import_roots",
+    "add_source_roots",
+    "import_target",
+    "nearest_pyproject",
+    "split_target",
+]
 
 
 def split_target(target: str) -> tuple[str, str] | None:
@@ -20,6 +32,42 @@ def split_target(target: str) -> tuple[str, str] | None:
     if not module_name or not attribute:
         return None
     return module_name, attribute
+
+
+def nearest_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start``."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def add_source_roots(project: Path | None) -> None:
+    """Let a checked-out project import without being installed: its root and ``src/``."""
+    if project is None:
+        return
+    for folder in (project / "src", project):
+        text = str(folder)
+        if folder.is_dir() and text not in sys.path:
+            sys.path.insert(0, text)
+
+
+def add_import_roots(project: Path | None = None) -> None:
+    """What ``module:attr`` imports from: the working directory, then the project's roots.
+
+    ``project`` is the project to add (the nearest one to the working directory
+    when not given), so a module beside the shell imports whether or not a
+    ``pyproject.toml`` is near, as it does under ``python -m``.
+    """
+    here = Path.cwd()
+    if project is None:
+        pyproject = nearest_pyproject(here)
+        project = pyproject.parent if pyproject is not None else None
+    add_source_roots(project)
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
 
 
 def import_target(
@@ -34,11 +82,13 @@ def import_target(
 ) -> object:
     """Import ``module:attr`` (the attribute may be dotted) and return the object there.
 
-    ``label`` starts every message (``--policy 'x:y'``), ``what`` and ``example``
-    say what the target should name, ``module_word`` names the module in the
-    messages (``"the generator module "``), and the two fixes end the message
-    for a module that does not import and for an attribute that is not there.
-    A module that raises while importing is reported with its exception.
+    The module is found among the installed ones, the working directory and the
+    nearest project (``add_import_roots``). ``label`` starts every message
+    (``--policy 'x:y'``), ``what`` and ``example`` say what the target should
+    name, ``module_word`` names the module in the messages (``"the generator
+    module "``), and the two fixes end the message for a module that does not
+    import and for an attribute that is not there. A module that raises while
+    importing is reported with its exception.
     """
     prefix = f"{label}: " if label else ""
     split = split_target(target)
@@ -47,6 +97,8 @@ def import_target(
             f"{prefix}{target!r} does not name {what}; write module:attr, such as {example}"
         )
     module_name, attribute = split
+    if module_name not in sys.modules:
+        add_import_roots()
     try:
         found: object = importlib.import_module(module_name)
     except ImportError as error:

@@ -144,6 +144,10 @@ def test_a_result_says_which_task_it_graded_and_what_happened(shop: seahaven.Wor
     assert [check["passed"] for check in result.checks] == [True, True]
     assert result.state_sha256 is not None and result.error is None
     assert result.runner == "in process"
+    # The trial's time, split: the episode (instance and play) and the grading within it.
+    assert result.grade_seconds is not None and result.episode_seconds is not None
+    assert result.grade_seconds > 0 and result.episode_seconds > 0
+    assert result.episode_seconds + result.grade_seconds == pytest.approx(result.seconds)
 
 
 def test_a_policy_that_raises_is_an_error_and_its_episode_is_graded(
@@ -382,3 +386,65 @@ def test_an_in_process_runner_keeps_the_trials_stores_where_it_is_told(
     assert set(seen) == {"memory"}  # the default, with SEAHAVEN_STORAGE unset
     with pytest.raises(seahaven.WorldBug, match="storage must be 'memory' or 'disk'"):
         in_process(storage="tape")
+
+
+# --- the summary's table ----------------------------------------------------------------------
+
+
+def test_the_summary_has_a_row_per_scenario_and_says_why_the_worst_failed(
+    shop: seahaven.World,
+) -> None:
+    pack = shop_pack(shop)
+    summary, results = evaluate(pack, policy_that_passes_half, trials=4)
+    rows = {row.scenario: row for row in summary.per_scenario}
+    assert list(rows) == ["ship-ada", "ada-total"]
+    for name, row in rows.items():
+        mine = [result for result in results if result.scenario == name]
+        passed = sum(result.passed for result in mine)
+        assert (row.trials, row.passed, row.errored) == (4, passed, 0)
+        assert row.mean == pytest.approx(sum(result.score for result in mine) / 4)
+        assert row.pass_hat == pytest.approx(pass_hat_k(4, passed, 4))
+    ship = rows["ship-ada"]
+    failing = [
+        check["name"]
+        for result in results
+        if result.scenario == "ship-ada"
+        for check in result.checks
+        if not check["passed"]
+    ]
+    assert ship.most_failed is not None
+    assert ship.most_failed[1] == max(failing.count(name) for name in failing)
+    assert ship.reasons[0][2] == ship.most_failed[1]
+    assert rows["ada-total"].reasons == (
+        ("the answer is the number 65 within 0.01", "no answer was submitted", 2),
+    )
+    text = summary.render()
+    lines = text.splitlines()
+    assert all(len(line) <= 100 for line in lines), text
+    head = lines.index("scenario   trials  passed   mean  pass^4  most failed check")
+    assert lines[head + 1].startswith(f"ship-ada        4       {ship.passed}  {ship.mean:.3f}")
+    assert lines[head + 1].endswith(f"({ship.most_failed[1]})")
+    assert "why the worst scenarios failed" in text
+    assert "    2x the answer is the number 65 within 0.01: no answer was submitted" in lines
+    # --json carries the same, every row and every reason.
+    data = summary.to_dict()
+    assert [row["scenario"] for row in data["per_scenario"]] == ["ship-ada", "ada-total"]
+    assert data["per_scenario"][1]["reasons"] == [
+        {
+            "check": "the answer is the number 65 within 0.01",
+            "why": "no answer was submitted",
+            "trials": 2,
+        }
+    ]
+    assert data["worst"][0] == min(rows.values(), key=lambda row: row.mean or 0).scenario
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_a_long_scenario_id_and_check_name_are_cut_to_fit(shop: seahaven.World) -> None:
+    long_id = "refund-the-duplicate-charge-and-tell-the-customer-in-the-thread"
+    scenario = ship_scenario(shop, id=long_id)
+    pack = ScenarioSet("shop", "1.0.0", [scenario])
+    summary, _ = evaluate(pack, idle_policy, trials=1)
+    text = summary.render()
+    assert all(len(line) <= 100 for line in text.splitlines()), text
+    assert "refund-the-duplicate-charge…" in text

@@ -288,6 +288,54 @@ def test_matches_solution_reports_what_the_solution_did_not_make(shop: seahaven.
     assert len(failed) == 1
 
 
+def test_matches_solution_names_the_values_a_row_was_changed_to(shop: seahaven.World) -> None:
+    scenario = ship_scenario(shop)
+    with Trial(scenario, seed=5, world=shop) as trial:
+        # The row the solution ships, set to another status, and the right payment.
+        trial.call("set_status", order_id="o1", status="cancelled")
+        trial.call("ledger_record", order_id="o1", cents=2500)
+        grade = trial.finish()
+    [failed] = [check for check in grade.failed if check.name.startswith("the same net")]
+    # Column by column: what the episode left, and what the solution did.
+    assert failed.why == (
+        'main.orders (id=\'o1\'): status is "cancelled", the solution\'s "shipped"'
+    )
+
+
+def test_matches_solution_cuts_long_values_short(shop: seahaven.World) -> None:
+    scenario = ship_scenario(shop)
+    with Trial(scenario, seed=5, world=shop) as trial:
+        trial.call("set_status", order_id="o1", status="x" * 5000)
+        trial.call("ledger_record", order_id="o1", cents=2500)
+        grade = trial.finish()
+    [failed] = [check for check in grade.failed if check.name.startswith("the same net")]
+    assert 'status is "xxx' in failed.why and "…" in failed.why and len(failed.why) < 200
+
+
+def test_matches_solution_counts_a_row_changed_only_in_ignored_columns_as_unchanged(
+    shop: seahaven.World,
+) -> None:
+    scenario = ship_scenario(shop, grader={"matches_solution": {"ignore": ["orders.tags"]}})
+    with Trial(scenario, seed=5, world=shop) as trial:
+        trial.call("set_status", order_id="o1", status="shipped")
+        trial.call("ledger_record", order_id="o1", cents=2500)
+        # An extra update that touches only an ignored column: no difference that counts.
+        trial.call("tag", order_id="o2", tags=["rush"])
+        # And one beside a column that counts, on the solution's own row.
+        trial.call("tag", order_id="o1", tags=["gift"])
+        grade = trial.finish()
+    assert grade.passed, grade.summary()
+    with Trial(scenario, seed=5, world=shop) as trial:
+        trial.call("set_status", order_id="o1", status="shipped")
+        trial.call("ledger_record", order_id="o1", cents=2500)
+        trial.call("tag", order_id="o3", tags=["rush"])
+        trial.call("set_status", order_id="o3", status="open")
+        grade = trial.finish()
+    [failed] = grade.failed
+    # The extra row is named by the columns that count, never by an ignored one.
+    assert failed.why == "the solution did not make main.orders (id='o3') update of status"
+
+
 # --- what the agent did -----------------------------------------------------------------------
 
 

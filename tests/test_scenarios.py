@@ -273,12 +273,15 @@ def publish_pack(site: Path, name: str, attribute: str = "pack") -> str:
     module = fresh_module(name)
     package = site / module
     write_pack(package / "scenarios", TASKS, None)
+    # The pack's world is loaded as the pack is: it names the shop of its own package.
     (package / "scenarios" / "pack.yaml").write_text(
-        f"name: {name}\nversion: '1.0'\nworld: shop\nsplits: {{train: [ship, ask]}}\n",
+        f"name: {name}\nversion: '1.0'\nworld: {module}:shop\nsplits: {{train: [ship, ask]}}\n",
         encoding="utf-8",
     )
     (package / "__init__.py").write_text(
-        "from seahaven.scenarios import ScenarioSet\n\n\n"
+        "from grading_worlds import make_shop\n"
+        "from seahaven.scenarios import ScenarioSet\n\n"
+        "shop = make_shop()\n\n\n"
         "def pack():\n"
         "    return ScenarioSet.from_package(__name__)\n",
         encoding="utf-8",

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli.support import Progress, StorageOption, fail, failures, one_line, plural
+from seahaven.cli.support import (
+    Progress,
+    StorageOption,
+    fail,
+    failures,
+    one_line,
+    plural,
+    reported_here,
+)
 from seahaven.extras import expose
 from seahaven.hookspecs import hookimpl
 
@@ -35,12 +43,25 @@ scenarios_app = typer.Typer(
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+_PACK_HELP = "A pack: an installed pack's name, module:attr, or a folder with pack.yaml (./NAME)."
+# seahaven.evaluation.DEFAULT_MAX_CONSECUTIVE_ERRORS, written here so that building the
+# command line does not import the evaluation package (a test holds the two equal).
+_MAX_ERRORS = 5
 
 
 def _pack(name: str) -> ScenarioSet:
-    from seahaven.scenarios import load_pack
+    from seahaven.errors import WorldBug
+    from seahaven.scenarios import PACK_FILE, is_pack_path, load_pack
 
-    return load_pack(name)
+    try:
+        return load_pack(name)
+    except WorldBug as error:
+        # A bare word is a registered name only; say so when a folder of that name is here.
+        if not is_pack_path(name) and ":" not in name and (Path(name) / PACK_FILE).is_file():
+            raise WorldBug(
+                f"{error}; ./{name} holds a {PACK_FILE}: write ./{name} to load that folder"
+            ) from None
+        raise
 
 
 def _scenario_row(pack: ScenarioSet, scenario: Scenario) -> dict[str, Any]:
@@ -168,7 +189,7 @@ def _report_line(report: ScenarioReport) -> str:
 
 @scenarios_app.command("check")
 def check(
-    pack_name: Annotated[str, typer.Argument(metavar="PACK", help="A pack's name or module:attr.")],
+    pack_name: Annotated[str, typer.Argument(metavar="PACK", help=_PACK_HELP)],
     allow_unsolved: Annotated[
         bool,
         typer.Option("--allow-unsolved", help="Accept scenarios without a reference solution."),
@@ -242,17 +263,16 @@ def _runner(
     return in_process(storage=storage)
 
 
-def _status(done: int, total: int, passed: int, started: float) -> str:
+def _status(done: int, total: int, passed: int, errored: int, started: float) -> str:
     elapsed = max(time.monotonic() - started, 1e-9)
-    return (
-        f"trials {done}/{total}, {passed} passed, {done / elapsed:.1f}/s"
-        if done
-        else f"trials 0/{total}"
-    )
+    if not done:
+        return f"trials 0/{total}"
+    errors = f", {errored} errored" if errored else ""
+    return f"trials {done}/{total}, {passed} passed{errors}, {done / elapsed:.1f}/s"
 
 
 def eval_command(
-    pack_name: Annotated[str, typer.Argument(metavar="PACK", help="A pack's name or module:attr.")],
+    pack_name: Annotated[str, typer.Argument(metavar="PACK", help=_PACK_HELP)],
     policy: Annotated[
         str,
         typer.Option(
@@ -295,12 +315,24 @@ def eval_command(
         typer.Option("--workers", metavar="N", min=1, help="With --ray: how many actors."),
     ] = None,
     storage: StorageOption = None,
+    max_errors: Annotated[
+        int,
+        typer.Option(
+            "--max-errors-in-a-row",
+            metavar="N",
+            min=0,
+            help="Stop after N errored trials in a row (failures that are not the agent's: "
+            "the world, the server, the runner); 0 never stops.",
+        ),
+    ] = _MAX_ERRORS,
     as_json: JsonOption = False,
 ) -> None:
     """Run a pack's scenarios with a policy, --trials times each, and summarize the scores."""
-    from seahaven.evaluation import evaluate, load_policy
+    from seahaven.evaluation import EvalStopped, evaluate, load_policy
 
-    with failures():
+    # A world's bug is reported as its trial's error (and in the summary), not as the
+    # dispatch log's traceback on every trial.
+    with failures(), reported_here():
         pack = _pack(pack_name)
         chosen = load_policy(policy)
         if out.is_dir():
@@ -308,12 +340,13 @@ def eval_command(
         runner = _runner(ray_address, url, workers, storage)
         progress = Progress()
         started = time.monotonic()
-        passed = 0
+        passed = errored = 0
 
         def shown(result: TrialResult, done: int, total: int) -> None:
-            nonlocal passed
+            nonlocal passed, errored
             passed += 1 if result.passed else 0
-            progress.show(_status(done, total, passed, started))
+            errored += 1 if result.errored else 0
+            progress.show(_status(done, total, passed, errored, started))
 
         try:
             summary, _ = evaluate(
@@ -326,7 +359,11 @@ def eval_command(
                 resume=resume,
                 runner=runner,
                 progress=shown,
+                max_consecutive_errors=max_errors or None,
             )
+        except EvalStopped as stopped:
+            progress.clear()
+            fail(str(stopped))
         except KeyboardInterrupt:
             progress.clear()
             typer.echo(

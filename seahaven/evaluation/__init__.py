@@ -5,46 +5,66 @@ pack, the scenario and the trial number), runs them through a runner (in
 process by default; ``seahaven.ray`` and ``seahaven.openenv`` provide runners
 on a cluster and against a served world), appends each ``TrialResult`` to a
 results file as it ends, and returns a ``Summary``: the mean score with a
-bootstrap interval, and pass@k and pass^k for k up to K. ``check_pack`` is
-``seahaven scenarios check``.
+bootstrap interval, pass@k and pass^k for k up to K, and a row per scenario.
+A trial whose failure is not the agent's is errored and left out of every
+score. ``check_pack`` is ``seahaven scenarios check``.
 """
 
 from __future__ import annotations
 
 from seahaven.evaluation.checking import ScenarioReport, check_pack, check_scenario
-from seahaven.evaluation.results import ResultsFile, Summary, TrialError, TrialResult, summarize
-from seahaven.evaluation.run import (
+from seahaven.evaluation.policies import (
     LocalSession,
     Policy,
     PolicySession,
+    TrialFailure,
+    check_policy,
+    describe_policy,
+    idle_policy,
+    load_policy,
+    play_policy,
+    play_policy_async,
+    run_to_completion,
+    solution_policy,
+)
+from seahaven.evaluation.results import AGENT_KINDS, ResultsFile, TrialError, TrialResult
+from seahaven.evaluation.run import (
+    DEFAULT_MAX_CONSECUTIVE_ERRORS,
+    EvalStopped,
     TrialRunner,
     TrialSpec,
     evaluate,
-    idle_policy,
     in_process,
-    load_policy,
     plan,
     run_in_process,
     run_trial,
-    solution_policy,
+    run_trial_async,
     trial_seed,
 )
 from seahaven.evaluation.stats import bootstrap_interval, pass_at_k, pass_hat_k
+from seahaven.evaluation.summary import ScenarioSummary, Summary, summarize
 
 __all__ = [
+    "AGENT_KINDS",
+    "DEFAULT_MAX_CONSECUTIVE_ERRORS",
+    "EvalStopped",
     "LocalSession",
     "Policy",
     "PolicySession",
     "ResultsFile",
     "ScenarioReport",
+    "ScenarioSummary",
     "Summary",
     "TrialError",
+    "TrialFailure",
     "TrialResult",
     "TrialRunner",
     "TrialSpec",
     "bootstrap_interval",
     "check_pack",
+    "check_policy",
     "check_scenario",
+    "describe_policy",
     "evaluate",
     "idle_policy",
     "in_process",
@@ -52,8 +72,12 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "plan",
+    "play_policy",
+    "play_policy_async",
     "run_in_process",
+    "run_to_completion",
     "run_trial",
+    "run_trial_async",
     "solution_policy",
     "summarize",
     "trial_seed",

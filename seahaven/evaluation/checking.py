@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from seahaven.errors import WorldBug
-from seahaven.evaluation.run import LocalSession, Policy, idle_policy, solution_policy, trial_seed
+from seahaven.evaluation.policies import LocalSession, Policy, idle_policy, solution_policy
+from seahaven.evaluation.run import trial_seed
 from seahaven.grading.grade import Grade
 from seahaven.grading.graders import MatchesSolution, Reference
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
@@ -180,6 +181,7 @@ def check_pack(
         report = check_scenario(
             scenario, pack=pack.name, world=world, allow_unsolved=allow_unsolved
         )
+        report.problems.extend(pack.source_problems.get(scenario.id, ()))
         if pack.splits and not pack.split_of(scenario.id):
             report.problems.append(
                 f"it is in none of the pack's splits ({', '.join(pack.splits)}); name it in one"

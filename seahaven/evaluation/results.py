@@ -1,44 +1,63 @@
-"""One trial's result, the file of them, and the summary an eval prints.
+"""One trial's result, and the file of them.
 
 A results file holds one JSON line per trial, written as each trial ends and
 flushed, so an eval stopped half way leaves every finished trial and
 ``--resume`` runs only the rest. A line names the scenario by id and content
-hash: resuming against a pack whose scenario changed is refused, because its
-old trials graded another task.
+hash, and the policy that played it: resuming against a pack whose scenario
+changed, or with another policy, is refused, because the old lines graded
+another task or another agent.
+
+A trial whose failure is not the agent's (the world, its grader, the server or
+the machinery running it failed) is **errored**: its line is kept, with
+``errored: true``, but it is left out of every score, and ``--resume`` runs it
+again; the new line supersedes it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from seahaven.errors import WorldBug
-from seahaven.evaluation.stats import bootstrap_interval, per_scenario_rate
 
 __all__ = [
+    "AGENT_KINDS",
     "ResultsFile",
-    "Summary",
     "TrialError",
     "TrialResult",
     "check_resumable",
-    "summarize",
+    "latest",
 ]
+
+# The kinds of failure that are the agent's: its trial is scored (a failed episode). Every
+# other kind (``world``, ``runner``, and any a runner adds, such as a model API's) is not
+# the agent's doing, and its trial is errored.
+AGENT_KINDS = frozenset({"policy", "timeout"})
 
 
 class TrialError(BaseModel):
-    """Why a trial did not end as an episode should: the policy or the world raised."""
+    """Why a trial did not end as an episode should, and whose failure it was.
+
+    ``kind`` is ``policy`` (the policy raised, or let a refusal escape) or
+    ``timeout`` (the trial ran past its time limit): the agent's, scored as a
+    failure. ``world`` (a bug in the world or its grader, in process or on the
+    server) and ``runner`` (the machinery running the trial failed: a lost
+    worker or server, a refused reset) are not the agent's: see ``errored``.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # ``policy`` (the policy raised), ``world`` (a bug in the world or its grader), ``runner``
-    # (the machinery running the trial failed: a lost worker, a server that went away).
     kind: str
     message: str
+
+    @property
+    def errored(self) -> bool:
+        """Whether the trial is errored: its failure is not the agent's (see ``AGENT_KINDS``)."""
+        return self.kind not in AGENT_KINDS
 
 
 class TrialResult(BaseModel):
@@ -60,10 +79,37 @@ class TrialResult(BaseModel):
     calls: int = 0
     ended_by: str | None = None
     answer: str | None = None
+    # The whole trial; the episode (making the instance and the policy's play) and the
+    # grading within it, where the runner can tell them apart (``None`` where it cannot).
     seconds: float = 0.0
     state_sha256: str | None = None
     runner: str = "in process"
     error: TrialError | None = None
+    # Whether the trial is left out of the scores (worked out from ``error``).
+    errored: bool = False
+    # The policy that played it (``describe_policy``); ``None`` in lines of older releases.
+    policy: str | None = None
+    episode_seconds: float | None = None
+    grade_seconds: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _errored_from_error(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        error = data.get("error")
+        kind = error.kind if isinstance(error, TrialError) else None
+        if isinstance(error, dict):
+            kind = error.get("kind")
+        errored = kind is not None and kind not in AGENT_KINDS
+        if "errored" not in data:
+            return {**data, "errored": errored}
+        if data["errored"] is not errored:
+            raise ValueError(
+                f"errored is {data['errored']!r}, but an error of kind {kind!r} makes it "
+                f"{errored!r}"
+            )
+        return data
 
     @property
     def key(self) -> tuple[str, int]:
@@ -75,6 +121,15 @@ class TrialResult(BaseModel):
         return self.model_dump_json() + "\n"
 
 
+def latest(results: Iterable[TrialResult]) -> dict[tuple[str, int], TrialResult]:
+    """Each trial's last result, by key: a line written later (a re-run) supersedes."""
+    found: dict[tuple[str, int], TrialResult] = {}
+    for result in results:
+        found.pop(result.key, None)  # keep the order in which the trials last ended
+        found[result.key] = result
+    return found
+
+
 class ResultsFile:
     """A JSON-lines file of trial results, appended to as trials end."""
 
@@ -84,8 +139,12 @@ class ResultsFile:
 
     def read(self) -> list[TrialResult]:
         """Every result in the file; a ``WorldBug`` naming the first line that is not one."""
+        return self._read()[0]
+
+    def _read(self) -> tuple[list[TrialResult], bool]:
+        """The results, and whether the file ends cleanly (no line cut short)."""
         if not self.path.exists():
-            return []
+            return [], True
         results: list[TrialResult] = []
         with self.path.open(encoding="utf-8") as handle:
             for number, text in enumerate(handle, start=1):
@@ -93,7 +152,7 @@ class ResultsFile:
                     continue
                 if not text.endswith("\n"):
                     # A line cut short by a stop mid-write: that trial runs again.
-                    break
+                    return results, False
                 try:
                     results.append(TrialResult.model_validate_json(text))
                 except ValidationError as error:
@@ -103,10 +162,14 @@ class ResultsFile:
                         f"{self.path}:{number} is not a trial result ({where}: {first['msg']}); "
                         "write results to a new file"
                     ) from None
-        return results
+        return results, True
 
     def open(self, *, resume: bool) -> list[TrialResult]:
-        """Start writing: keep what the file holds when resuming, else refuse to overwrite it."""
+        """Get ready to write: keep what the file holds when resuming, else refuse to overwrite it.
+
+        Nothing is created yet: the file (and its folder) appear with the first
+        result written, so a run refused before its first trial leaves no file.
+        """
         kept: list[TrialResult] = []
         if self.path.exists() and self.path.stat().st_size > 0:
             if not resume:
@@ -114,18 +177,20 @@ class ResultsFile:
                     f"{self.path} already holds results; pass --resume to run only the trials "
                     "it lacks, or write to another file"
                 )
-            kept = self.read()
-            # Rewrite without a cut-off last line, so appended lines start on their own.
-            text = "".join(result.line() for result in kept)
-            self.path.write_text(text, encoding="utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = self.path.open("a", encoding="utf-8")
+            kept, clean = self._read()
+            if not clean:
+                # Drop the cut-off last line, so appended lines start on their own; written
+                # aside and moved over the file, so a stop here loses nothing.
+                aside = self.path.with_name(self.path.name + ".partial")
+                aside.write_text("".join(result.line() for result in kept), encoding="utf-8")
+                os.replace(aside, self.path)
         return kept
 
     def write(self, result: TrialResult) -> None:
         """Append one result and flush it to the file."""
         if self._handle is None:
-            raise WorldBug("open the results file before writing to it")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("a", encoding="utf-8")
         self._handle.write(result.line())
         self._handle.flush()
         os.fsync(self._handle.fileno())
@@ -137,110 +202,28 @@ class ResultsFile:
             self._handle = None
 
 
-@dataclass(frozen=True)
-class Summary:
-    """An eval's numbers: the mean score with its interval, pass@k and pass^k for each k."""
+def check_resumable(
+    kept: Iterable[TrialResult],
+    hashes: Mapping[str, str],
+    path: Path,
+    *,
+    pack: str | None = None,
+    policy: str | None = None,
+) -> None:
+    """Refuse to resume when a kept result graded another version of its scenario.
 
-    pack: str
-    split: str | None
-    scenarios: int
-    trials: int
-    results: int
-    mean: float
-    interval: tuple[float, float]
-    pass_at: dict[int, float] = field(default_factory=dict)
-    pass_hat: dict[int, float] = field(default_factory=dict)
-    errors: int = 0
-    missing: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary as JSON data."""
-        return {
-            "pack": self.pack,
-            "split": self.split,
-            "scenarios": self.scenarios,
-            "trials": self.trials,
-            "results": self.results,
-            "mean": self.mean,
-            "interval": list(self.interval),
-            "pass_at": {str(k): v for k, v in self.pass_at.items()},
-            "pass_hat": {str(k): v for k, v in self.pass_hat.items()},
-            "errors": self.errors,
-            "missing": self.missing,
-        }
-
-    def render(self) -> str:
-        """The summary as a few lines of text for a terminal."""
-        split = f" ({self.split})" if self.split else ""
-        low, high = self.interval
-        lines = [
-            f"{self.pack}{split}: {_counted(self.scenarios, 'scenario')} x "
-            f"{_counted(self.trials, 'trial')}, {_counted(self.results, 'result')}",
-            f"mean score {self.mean:.3f}  (95% CI {low:.3f} to {high:.3f})",
-        ]
-        if self.pass_at:
-            width = max(len(str(k)) for k in self.pass_at)
-            lines.append("k".rjust(width) + "  pass@k  pass^k")
-            for k in sorted(self.pass_at):
-                lines.append(
-                    f"{str(k).rjust(width)}  {self.pass_at[k]:6.3f}  {self.pass_hat[k]:6.3f}"
+    With ``pack`` and ``policy``, refuse too when a kept result of that pack was
+    played by another policy (lines of older releases, which name none, pass).
+    """
+    kept = list(kept)
+    if pack is not None and policy is not None:
+        for result in kept:
+            if result.pack == pack and result.policy is not None and result.policy != policy:
+                raise WorldBug(
+                    f"{path} holds trials of pack {pack!r} played by the policy "
+                    f"{result.policy!r}, and this run's policy is {policy!r}; one results file "
+                    "scores one agent: write to a new file, or resume with the same policy"
                 )
-        if self.errors:
-            lines.append(f"{self.errors} trials ended in an error (see their lines' error)")
-        if self.missing:
-            lines.append(f"{self.missing} planned trials have no result yet (run with --resume)")
-        return "\n".join(lines)
-
-
-def summarize(
-    pack: str,
-    split: str | None,
-    trials: int,
-    planned: Sequence[tuple[str, int]],
-    results: Iterable[TrialResult],
-) -> Summary:
-    """The summary of the results of the planned trials (others in the file are left out)."""
-    wanted = set(planned)
-    by_key: dict[tuple[str, int], TrialResult] = {}
-    for result in results:
-        if result.key in wanted:
-            by_key[result.key] = result
-    scores: dict[str, list[float]] = {}
-    passes: dict[str, list[bool]] = {}
-    for scenario, _ in planned:
-        scores.setdefault(scenario, [])
-        passes.setdefault(scenario, [])
-    for result in by_key.values():
-        scores[result.scenario].append(result.score)
-        passes[result.scenario].append(result.passed)
-    all_scores = [score for values in scores.values() for score in values]
-    mean = sum(all_scores) / len(all_scores) if all_scores else 0.0
-    complete = {name: values for name, values in passes.items() if values}
-    pass_at: dict[int, float] = {}
-    pass_hat: dict[int, float] = {}
-    for k in range(1, trials + 1):
-        at = per_scenario_rate(complete, k, hat=False)
-        hat = per_scenario_rate(complete, k, hat=True)
-        if at is None or hat is None:
-            break
-        pass_at[k], pass_hat[k] = at, hat
-    return Summary(
-        pack=pack,
-        split=split,
-        scenarios=len(scores),
-        trials=trials,
-        results=len(by_key),
-        mean=mean,
-        interval=bootstrap_interval({name: v for name, v in scores.items() if v}),
-        pass_at=pass_at,
-        pass_hat=pass_hat,
-        errors=sum(1 for result in by_key.values() if result.error is not None),
-        missing=len(wanted) - len(by_key),
-    )
-
-
-def check_resumable(kept: Iterable[TrialResult], hashes: Mapping[str, str], path: Path) -> None:
-    """Refuse to resume when a kept result graded another version of its scenario."""
     for result in kept:
         current = hashes.get(result.scenario)
         if current is not None and current != result.scenario_hash:
@@ -249,7 +232,3 @@ def check_resumable(kept: Iterable[TrialResult], hashes: Mapping[str, str], path
                 f"changed (hash {result.scenario_hash[:12]}, now {current[:12]}); write to a "
                 "new file to grade the new version"
             )
-
-
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -1,17 +1,16 @@
-"""Running trials: what a policy is handed, one trial in process, and a whole eval.
-
-A **policy** is a plain callable, ``policy(session)``, that plays one episode:
-it reads ``session.instructions`` and ``session.tools()``, calls tools with
-``session.call(name, **arguments)`` (results come back as JSON data, and a
-refusal raises ``seahaven.ToolError``), and ends with ``session.submit(answer)``
-or by returning. The same callable runs in process, on Ray and against a served
-world, because each runner hands it a session with this one interface
-(``PolicySession``).
+"""Running trials: one trial in process, a plan of them, and a whole eval.
 
 ``plan`` lists the trials of a pack (scenarios times trials, each with a seed
 derived from the pack, the scenario and the trial number), ``run_trial`` runs
-one in this process, and ``evaluate`` runs a plan through a runner, appends
-each result to a results file as it ends, and summarizes.
+one in this process (``run_trial_async`` in asynchronous code), and
+``evaluate`` runs a plan through a runner, appends each result to a results
+file as it ends, and summarizes. What a policy is, and how a runner plays one,
+is ``seahaven.evaluation.policies``.
+
+A trial that is **errored** (its failure is not the agent's: see
+``TrialResult.errored``) is written like any other and left out of the scores;
+``evaluate`` stops after ``max_consecutive_errors`` of them in a row, since
+something is broken that more trials will not fix.
 """
 
 from __future__ import annotations
@@ -22,154 +21,80 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from pydantic_core import to_jsonable_python
-
-from seahaven.errors import ToolError, WorldBug
+from seahaven.errors import SeahavenError, WorldBug
+from seahaven.evaluation.policies import (
+    LocalSession,
+    Policy,
+    check_policy,
+    describe_policy,
+    load_policy,
+    play_policy,
+    play_policy_async,
+)
 from seahaven.evaluation.results import (
     ResultsFile,
-    Summary,
     TrialError,
     TrialResult,
     check_resumable,
-    summarize,
+    latest,
 )
-from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
+from seahaven.evaluation.summary import Summary, summarize
+from seahaven.scenarios.model import Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
 from seahaven.storage import check_storage
-from seahaven.targets import import_target
 from seahaven.world import World
 
 __all__ = [
-    "LocalSession",
-    "Policy",
-    "PolicySession",
+    "DEFAULT_MAX_CONSECUTIVE_ERRORS",
+    "EvalStopped",
     "TrialRunner",
     "TrialSpec",
     "evaluate",
-    "idle_policy",
     "in_process",
-    "load_policy",
     "plan",
     "run_in_process",
     "run_trial",
-    "solution_policy",
+    "run_trial_async",
     "trial_seed",
 ]
+
+# How many errored trials in a row stop an eval: enough that a one-off failure does not,
+# few enough that a dead server or a broken world does not burn through the whole plan.
+DEFAULT_MAX_CONSECUTIVE_ERRORS = 5
+# How many of a pack's scenario ids an unknown --scenario lists.
+_IDS_SHOWN = 30
+
+
+class EvalStopped(SeahavenError):
+    """An eval stopped because too many trials in a row errored; ``last`` is the last of them.
+
+    Every trial that ended is in the results file; the errored ones run again
+    with ``resume`` once the cause is fixed.
+    """
+
+    def __init__(self, count: int, last: TrialResult, out: Path | None) -> None:
+        error = last.error
+        cause = f"{error.kind}: {' '.join(error.message.split())}" if error else "unknown"
+        where = (
+            f"the finished trials are in {out}; fix the cause and run again with --resume"
+            if out is not None
+            else "fix the cause and run again"
+        )
+        super().__init__(
+            f"stopped after {count} errored trials in a row, the last "
+            f"{last.scenario} #{last.trial} ({cause}); {where}"
+        )
+        self.count = count
+        self.last = last
 
 
 def trial_seed(pack: str, scenario_id: str, trial: int) -> int:
     """The seed of one trial: the same for the same pack, scenario and trial, everywhere."""
     text = f"seahaven trial\x00{pack}\x00{scenario_id}\x00{trial}".encode()
     return int.from_bytes(hashlib.sha256(text).digest()[:4], "big")
-
-
-@runtime_checkable
-class PolicySession(Protocol):
-    """What a policy is handed: one episode of one scenario, wherever it runs."""
-
-    @property
-    def scenario(self) -> Scenario:
-        """The scenario being played (its solution too, for scripted policies)."""
-
-    @property
-    def instructions(self) -> str:
-        """What the agent is asked to do."""
-
-    @property
-    def done(self) -> bool:
-        """Whether the episode has ended."""
-
-    @property
-    def calls_left(self) -> int:
-        """How many tool calls the agent may still make."""
-
-    def tools(self) -> list[dict[str, Any]]:
-        """The tool list, ``submit`` last."""
-
-    def call(self, tool: str, /, **arguments: Any) -> Any:
-        """Call a tool; the result as JSON data. A refusal raises ``ToolError``."""
-
-    def submit(self, answer: str) -> None:
-        """End the episode with an answer."""
-
-
-Policy = Callable[[PolicySession], Any]
-
-
-class LocalSession:
-    """A ``PolicySession`` on a trial in this process."""
-
-    def __init__(self, trial: Trial) -> None:
-        self._trial = trial
-
-    @property
-    def scenario(self) -> Scenario:
-        """The scenario being played."""
-        return self._trial.scenario
-
-    @property
-    def instructions(self) -> str:
-        """What the agent is asked to do."""
-        return self._trial.instructions
-
-    @property
-    def done(self) -> bool:
-        """Whether the episode has ended."""
-        return self._trial.done
-
-    @property
-    def calls_left(self) -> int:
-        """How many tool calls the agent may still make."""
-        return self._trial.calls_left
-
-    @property
-    def seed(self) -> int | None:
-        """The trial's seed."""
-        return self._trial.seed
-
-    def tools(self) -> list[dict[str, Any]]:
-        """The tool list, ``submit`` last."""
-        return self._trial.tools()
-
-    def call(self, tool: str, /, **arguments: Any) -> Any:
-        """Call a tool; the result as JSON data, exactly as the wire would carry it."""
-        return to_jsonable_python(self._trial.call(tool, **arguments))
-
-    def submit(self, answer: str) -> None:
-        """End the episode with an answer."""
-        self._trial.submit(answer)
-
-
-def solution_policy(session: PolicySession) -> None:
-    """A scripted policy: play the scenario's reference solution, refusals and all."""
-    for step in session.scenario.solution or ():
-        if session.done:
-            return
-        if step.tool == SUBMIT_TOOL:
-            session.submit(step.arguments["answer"])
-            return
-        try:
-            session.call(step.tool, **step.arguments)
-        except ToolError:
-            continue
-
-
-def idle_policy(session: PolicySession) -> None:
-    """A policy that does nothing: what ``scenarios check`` grades to show a task is not free."""
-
-
-def load_policy(target: str) -> Policy:
-    """The policy at ``module:attr``, imported now."""
-    found = import_target(
-        target, label=f"--policy {target!r}", what="a function", example="my_agent:policy"
-    )
-    if not callable(found):
-        raise WorldBug(f"--policy {target!r} is a {type(found).__name__}, not a function")
-    policy: Policy = found
-    return policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +149,14 @@ def plan(
         unknown = [name for name in scenarios if name not in ids]
         if unknown:
             where = f"split {split!r} of pack {pack.name!r}" if split else f"pack {pack.name!r}"
-            raise WorldBug(f"{where} has no scenario {', '.join(map(repr, unknown))}")
+            known = [scenario.id for scenario in chosen]
+            listed = ", ".join(known[:_IDS_SHOWN])
+            if len(known) > _IDS_SHOWN:
+                listed += f", and {len(known) - _IDS_SHOWN} more"
+            raise WorldBug(
+                f"{where} has no scenario {', '.join(map(repr, unknown))}; its scenarios are "
+                f"{listed or 'none'}"
+            )
         chosen = [scenario for scenario in chosen if scenario.id in scenarios]
     return [
         TrialSpec(pack, scenario, trial, trial_seed(pack.name, scenario.id, trial))
@@ -243,43 +175,72 @@ def run_trial(
 ) -> TrialResult:
     """Run one trial in this process: make its instance, hand the policy a session, grade.
 
+    An ``async`` policy is run to its end here (see ``play_policy``).
     ``storage`` (``"memory"`` or ``"disk"``) is where the trial's instance keeps
     its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for any instance.
     """
     started = time.perf_counter()
-    scenario = spec.scenario
-    resolved = world if world is not None else scenario.resolve_world()
-    error: TrialError | None = None
-    with Trial(scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
-        try:
-            policy(LocalSession(trial))
-        except WorldBug as bug:
-            error = TrialError(kind="world", message=str(bug))
-        except ToolError as refused:
-            # A policy that lets a refusal escape has ended its episode there.
-            error = TrialError(kind="policy", message=f"{refused.code}: {refused.message}")
-        except Exception as failure:
-            error = TrialError(kind="policy", message=f"{type(failure).__name__}: {failure}")
-        try:
-            grade = trial.finish()
-        except WorldBug as bug:
-            error = TrialError(kind="world", message=str(bug))
-            grade = None
-        world_failed = error is not None and error.kind == "world"
-        return spec.result(
-            world=resolved.name,
-            world_version=resolved.version,
-            score=0.0 if grade is None or world_failed else grade.score,
-            passed=False if grade is None or world_failed else grade.passed,
-            checks=[] if grade is None else [check.to_dict() for check in grade.checks],
-            calls=trial.calls_made,
-            ended_by=trial.ended_by,
-            answer=trial.answer,
-            seconds=time.perf_counter() - started,
-            state_sha256=trial.state_sha256(),
-            runner=runner,
-            error=error,
-        )
+    resolved = world if world is not None else spec.scenario.resolve_world()
+    with Trial(spec.scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
+        session = LocalSession(trial)
+        error = play_policy(policy, session)
+        return _graded(spec, trial, resolved, error, runner=runner, started=started)
+
+
+async def run_trial_async(
+    spec: TrialSpec,
+    policy: Policy,
+    *,
+    world: World | None = None,
+    runner: str = "in process",
+    storage: str | None = None,
+) -> TrialResult:
+    """``run_trial`` in asynchronous code: an ``async`` policy is awaited on the running loop.
+
+    The same trial gives the same result either way. The world's calls run on
+    this thread, as they are quick (a world's tool is a few SQLite statements).
+    """
+    started = time.perf_counter()
+    resolved = world if world is not None else spec.scenario.resolve_world()
+    with Trial(spec.scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
+        session = LocalSession(trial)
+        error = await play_policy_async(policy, session)
+        return _graded(spec, trial, resolved, error, runner=runner, started=started)
+
+
+def _graded(
+    spec: TrialSpec,
+    trial: Trial,
+    world: World,
+    error: TrialError | None,
+    *,
+    runner: str,
+    started: float,
+) -> TrialResult:
+    """End the trial's episode where it stands, grade it, and make its result."""
+    try:
+        grade = trial.finish()
+    except WorldBug as bug:
+        error = TrialError(kind="world", message=str(bug))
+        grade = None
+    unscored = error is not None and error.errored
+    seconds = time.perf_counter() - started
+    return spec.result(
+        world=world.name,
+        world_version=world.version,
+        score=0.0 if grade is None or unscored else grade.score,
+        passed=False if grade is None or unscored else grade.passed,
+        checks=[] if grade is None else [check.to_dict() for check in grade.checks],
+        calls=trial.calls_made,
+        ended_by=trial.ended_by,
+        answer=trial.answer,
+        seconds=seconds,
+        episode_seconds=max(0.0, seconds - trial.grade_seconds),
+        grade_seconds=trial.grade_seconds,
+        state_sha256=trial.state_sha256(),
+        runner=runner,
+        error=error,
+    )
 
 
 TrialRunner = Callable[[Sequence[TrialSpec], Policy], Iterable[TrialResult]]
@@ -310,7 +271,7 @@ def in_process(*, storage: str | None = None) -> TrialRunner:
 
 def evaluate(
     pack: ScenarioSet,
-    policy: Policy,
+    policy: Policy | str,
     *,
     split: str | None = None,
     trials: int = 1,
@@ -319,40 +280,66 @@ def evaluate(
     resume: bool = False,
     runner: TrialRunner = run_in_process,
     progress: Callable[[TrialResult, int, int], None] | None = None,
+    max_consecutive_errors: int | None = DEFAULT_MAX_CONSECUTIVE_ERRORS,
 ) -> tuple[Summary, list[TrialResult]]:
     """Run an eval and summarize it; with ``out``, each result is appended as it ends.
 
-    With ``resume``, trials the file already holds are not run again. A
-    ``KeyboardInterrupt`` stops the eval after the trials that finished, which
+    ``policy`` is a function of the session (``async`` too) or ``"module:attr"``;
+    anything else is refused before a trial runs, and every result records its
+    name (``describe_policy``). With ``resume``, the trials the file holds are not
+    run again, except errored ones, whose new line supersedes the old; a file of
+    another policy's trials is refused. After ``max_consecutive_errors`` errored
+    trials in a row (``None``: never) the eval stops with ``EvalStopped``.
+
+    A ``KeyboardInterrupt`` stops the eval after the trials that finished, which
     are in the file; run again with ``resume`` to finish. The runner's iterator
     is closed when the eval stops, early or not, so a runner on a cluster stops
-    the work it has in flight.
+    the work it has in flight. The file is created with the first result, so an
+    eval refused before its first trial leaves none.
     """
+    chosen = load_policy(policy) if isinstance(policy, str) else check_policy(policy)
+    name = describe_policy(chosen)
+    if max_consecutive_errors is not None and (
+        isinstance(max_consecutive_errors, bool)
+        or not isinstance(max_consecutive_errors, int)
+        or max_consecutive_errors < 1
+    ):
+        raise WorldBug(
+            "max_consecutive_errors is a whole number, 1 or more (or None never to stop); "
+            f"got {max_consecutive_errors!r}"
+        )
     specs = plan(pack, split=split, trials=trials, scenarios=scenarios)
     planned = [spec.key for spec in specs]
+    wanted = set(planned)
     results: list[TrialResult] = []
     file = ResultsFile(out) if out is not None else None
     if file is not None:
         kept = file.open(resume=resume)
-        try:
-            check_resumable(kept, {s.scenario.id: s.scenario.hash for s in specs}, file.path)
-        except WorldBug:
-            file.close()
-            raise
-        done = {result.key for result in kept if result.pack == pack.name}
-        wanted = set(planned)
-        results.extend(result for result in kept if result.key in wanted)
-        specs = [spec for spec in specs if spec.key not in done]
+        hashes = {s.scenario.id: s.scenario.hash for s in specs}
+        check_resumable(kept, hashes, file.path, pack=pack.name, policy=name)
+        finished = {
+            key: result
+            for key, result in latest(r for r in kept if r.pack == pack.name).items()
+            if key in wanted and not result.errored
+        }
+        results.extend(finished.values())
+        specs = [spec for spec in specs if spec.key not in finished]
     total = len(planned)
     stream: Iterable[TrialResult] = ()
+    in_a_row = 0
     try:
-        stream = runner(specs, policy)
+        stream = runner(specs, chosen)
         for result in stream:
+            if result.policy is None:
+                result = result.model_copy(update={"policy": name})
             results.append(result)
             if file is not None:
                 file.write(result)
             if progress is not None:
                 progress(result, len(results), total)
+            in_a_row = in_a_row + 1 if result.errored else 0
+            if max_consecutive_errors is not None and in_a_row >= max_consecutive_errors:
+                raise EvalStopped(in_a_row, result, file.path if file is not None else None)
     finally:
         # A runner's iterator that stops early (Ctrl-C, an error here) is closed now, not when
         # it is collected, so a runner on a cluster cancels what it has in flight at once.

@@ -842,15 +842,26 @@ class MatchesSolution(Grader):
             values.pop(column, None)
         return (change.world, change.table, change.op, frozenset(values.items()))
 
-    def _same_as_written(self, episode: Episode) -> bool:
+    def _counted(self, changes: Iterable[NetChange]) -> list[NetChange]:
+        """The changes that count: an update of ignored columns only is no change at all."""
+        if not self.ignore:
+            return list(changes)
+        return [
+            change
+            for change in changes
+            if change.op != "update"
+            or not set(change.after or ()) <= self._ignored(change.world, change.table)
+        ]
+
+    def _same_as_written(self, solution: list[NetChange], changes: list[NetChange]) -> bool:
         """Whether the net changes match value for value, before any value is canonicalised.
 
         Equal values have equal canonical forms, so a match here is a match; the
         usual passing episode is decided without canonicalising a value.
         """
         try:
-            wanted = Counter(self._raw_form(change) for change in episode.solution)
-            return wanted == Counter(self._raw_form(change) for change in episode.changes)
+            wanted = Counter(self._raw_form(change) for change in solution)
+            return wanted == Counter(self._raw_form(change) for change in changes)
         except TypeError:  # a value that does not hash, which canonical forms handle
             return False
 
@@ -858,24 +869,92 @@ class MatchesSolution(Grader):
         title = "the same net changes as the reference solution"
         if self.ignore:
             title += f" (ignoring {', '.join(self.ignore)})"
-        if self._same_as_written(episode):
-            count = len(episode.solution)
-            return Grade.of(Check(title, True, f"both changed the same {_rows_word(count)}"))
-        wanted = Counter(self._form(change) for change in episode.solution)
-        got = Counter(self._form(change) for change in episode.changes)
+        solution = self._counted(episode.solution)
+        changes = self._counted(episode.changes)
+        if self._same_as_written(solution, changes):
+            why = f"both changed the same {_rows_word(len(solution))}"
+            return Grade.of(Check(title, True, why))
+        wanted = Counter(self._form(change) for change in solution)
+        got = Counter(self._form(change) for change in changes)
         if wanted == got:
             why = f"both changed the same {_rows_word(sum(wanted.values()))}"
             return Grade.of(Check(title, True, why))
-        examples = {self._form(change): change for change in episode.solution}
-        examples.update({self._form(change): change for change in episode.changes})
-        missing = [_describe_change(examples[form]) for form in (wanted - got).elements()]
-        extra = [_describe_change(examples[form]) for form in (got - wanted).elements()]
+        examples = {self._form(change): change for change in solution}
+        examples.update({self._form(change): change for change in changes})
+        missing = [examples[form] for form in (wanted - got).elements()]
+        extra = [examples[form] for form in (got - wanted).elements()]
+        return Grade.of(Check(title, False, self._differences(missing, extra)))
+
+    def _differences(self, missing: list[NetChange], extra: list[NetChange]) -> str:
+        """Why the two runs differ: a row both changed, value by value; then the rest."""
+        unpaired: dict[tuple[Any, ...], list[NetChange]] = {}
+        for change in extra:
+            unpaired.setdefault(self._row_form(change), []).append(change)
+        changed: list[str] = []
+        not_done: list[str] = []
+        for change in missing:
+            partners = unpaired.get(self._row_form(change))
+            if partners:
+                changed.append(self._compared(change, partners.pop(0)))
+            else:
+                not_done.append(self._described(change))
+        not_made = [self._described(change) for found in unpaired.values() for change in found]
         parts = []
-        if missing:
-            parts.append(f"the solution's {_listing(missing)} did not happen")
-        if extra:
-            parts.append(f"the solution did not make {_listing(extra)}")
-        return Grade.of(Check(title, False, "; ".join(parts)))
+        if changed:
+            parts.append(_listing(changed))
+        if not_done:
+            parts.append(f"the solution's {_listing(not_done)} did not happen")
+        if not_made:
+            parts.append(f"the solution did not make {_listing(not_made)}")
+        return "; ".join(parts)
+
+    def _row_form(self, change: NetChange) -> tuple[Any, ...]:
+        """The row a change is of, as the comparison sees it: its key's counted columns."""
+        ignored = self._ignored(change.world, change.table)
+        key = tuple(
+            sorted(
+                (column, canonical(value))
+                for column, value in change.key.items()
+                if column not in ignored
+            )
+        )
+        return (change.world, change.table, change.op, key)
+
+    def _described(self, change: NetChange) -> str:
+        if change.op == "update":
+            ignored = self._ignored(change.world, change.table)
+            columns = ", ".join(column for column in change.after or {} if column not in ignored)
+            return f"{change.where} update of {columns}"
+        return f"{change.where} {change.op}"
+
+    def _compared(self, solution: NetChange, episode: NetChange) -> str:
+        """One row both runs changed, column by column: the episode's value and the solution's."""
+        ignored = self._ignored(solution.world, solution.table)
+        wanted = {k: v for k, v in _changed_values(solution).items() if k not in ignored}
+        got = {k: v for k, v in _changed_values(episode).items() if k not in ignored}
+        differing = []
+        for column in dict.fromkeys([*wanted, *got]):
+            if column in wanted and column in got and same(wanted[column], got[column]):
+                continue
+            left = show(got[column], _VALUE_SHOWN) if column in got else "unchanged"
+            right = show(wanted[column], _VALUE_SHOWN) if column in wanted else "left unchanged"
+            differing.append(f"{column} is {left}, the solution's {right}")
+        shown = ", ".join(differing[:_COLUMNS_SHOWN])
+        if len(differing) > _COLUMNS_SHOWN:
+            shown += f", and {len(differing) - _COLUMNS_SHOWN} more columns"
+        return f"{episode.where}: {shown}"
+
+
+def _changed_values(change: NetChange) -> dict[str, Any]:
+    """The values a change set: an update's new values, an insert's row, a delete's old row."""
+    if change.op == "update":
+        return dict(change.after or {})
+    return change.values()
+
+
+# How much of a value, and how many columns of a row, a reason quotes.
+_VALUE_SHOWN = 40
+_COLUMNS_SHOWN = 4
 
 
 # --- what the agent did -----------------------------------------------------------------------

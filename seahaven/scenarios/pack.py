@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -58,6 +60,9 @@ class ScenarioSet:
         # under, or its module:attr. ``load_pack`` fills it in; ``None`` for a pack built
         # in Python, which a runner in another process must be sent whole.
         self.source: str | None = None
+        # What reading the pack's files found wrong that loading it could not refuse (an
+        # instruction a YAML comment cut short), by scenario id: ``scenarios check`` fails it.
+        self.source_problems: dict[str, list[str]] = {}
         self._scenarios = tuple(scenarios)
         self._by_id: dict[str, Scenario] = {}
         for scenario in self._scenarios:
@@ -153,7 +158,7 @@ class ScenarioSet:
                 f"{folder} has no {PACK_FILE}; a pack's folder starts with one naming the pack "
                 "(name, version, splits)"
             )
-        header = _read_yaml(pack_file, f"{folder}/{PACK_FILE}")
+        header = _read_yaml(pack_file, f"{folder}/{PACK_FILE}").data
         if not isinstance(header, Mapping):
             raise WorldBug(f"{folder}/{PACK_FILE} must be a mapping of {', '.join(_PACK_KEYS)}")
         stray = sorted(str(key) for key in header if key not in _PACK_KEYS)
@@ -172,6 +177,7 @@ class ScenarioSet:
                 f"{folder}/{PACK_FILE}: defaults is a mapping of {', '.join(_DEFAULT_KEYS)}"
             )
         scenarios: list[Scenario] = []
+        problems: dict[str, list[str]] = {}
         files = sorted(
             (item for item in folder.iterdir() if item.name.endswith((".yaml", ".yml"))),
             key=lambda item: item.name,
@@ -180,24 +186,29 @@ class ScenarioSet:
             if item.name == PACK_FILE:
                 continue
             where = f"{folder}/{item.name}"
-            content = _read_yaml(item, where)
+            document = _read_yaml(item, where)
+            content = document.data
             entries = content if isinstance(content, list) else [content]
+            nodes = document.entry_nodes()
             for index, entry in enumerate(entries):
                 place = f"{where}[{index}]" if isinstance(content, list) else where
                 if not isinstance(entry, Mapping):
                     raise WorldBug(
                         f"{place}: a scenario is a mapping (id, instructions, grader, ...)"
                     )
-                scenarios.append(
-                    scenario_from_data(
-                        _with_defaults(entry, header, defaults), _named(place, entry)
-                    )
+                scenario = scenario_from_data(
+                    _with_defaults(entry, header, defaults), _named(place, entry)
                 )
+                scenarios.append(scenario)
+                if index < len(nodes):
+                    cut = document.cut_instructions(nodes[index], where)
+                    if cut is not None:
+                        problems.setdefault(scenario.id, []).append(cut)
         splits = header.get("splits") or {}
         if not isinstance(splits, Mapping):
             raise WorldBug(f"{folder}/{PACK_FILE}: splits maps each split to a list of ids")
         try:
-            return cls(
+            pack = cls(
                 name,
                 version,
                 scenarios,
@@ -206,6 +217,8 @@ class ScenarioSet:
             )
         except WorldBug as error:
             raise WorldBug(f"{folder}/{PACK_FILE}: {error}") from None
+        pack.source_problems = problems
+        return pack
 
     @classmethod
     def from_package(cls, package: str, directory: str = "scenarios") -> ScenarioSet:
@@ -219,13 +232,68 @@ class ScenarioSet:
         return cls.from_directory(root / directory)
 
 
-def _read_yaml(item: Traversable, where: str) -> Any:
+@dataclass(frozen=True)
+class _YamlFile:
+    """A YAML file read: its data, the node tree it was built from, and its lines."""
+
+    data: Any
+    node: yaml.Node | None
+    lines: list[str]
+
+    def entry_nodes(self) -> list[yaml.Node]:
+        """The nodes of the file's scenarios: a list's items, or the one document."""
+        if isinstance(self.node, yaml.SequenceNode):
+            return list(self.node.value)
+        return [self.node] if self.node is not None else []
+
+    def cut_instructions(self, entry: yaml.Node, where: str) -> str | None:
+        """What is wrong when the entry's plain ``instructions`` end where a comment starts.
+
+        YAML ends an unquoted scalar at `` #`` and drops the rest of the line as a
+        comment, so ``Refund invoice #1234`` loads as ``Refund invoice``: the
+        scalar's end mark is followed, on its own line, by more text.
+        """
+        if not isinstance(entry, yaml.MappingNode):
+            return None
+        for key, value in entry.value:
+            if not (isinstance(key, yaml.ScalarNode) and key.value == "instructions"):
+                continue
+            if not isinstance(value, yaml.ScalarNode) or value.style is not None:
+                return None  # quoted or a block scalar: a # there is text
+            end = value.end_mark
+            rest = self.lines[end.line][end.column :] if end.line < len(self.lines) else ""
+            if not _COMMENT_AFTER.match(rest):
+                return None
+            told = value.value if len(value.value) <= 80 else value.value[:79] + "…"
+            return (
+                f"{where}:{end.line + 1}: its instructions stop where an unquoted ' #' starts a "
+                f"YAML comment, so the agent is told only {told!r}; quote the instructions, or "
+                "move the comment to a line of its own"
+            )
+        return None
+
+
+# What follows a plain scalar that a comment cut short: spaces, then the comment's #.
+_COMMENT_AFTER = re.compile(r"[ \t]+#")
+# The line breaks YAML counts lines by (its marks' line numbers are in these).
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def _read_yaml(item: Traversable, where: str) -> _YamlFile:
     try:
-        return yaml.safe_load(item.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise WorldBug(f"{where} is not valid YAML: {error}") from None
+        text = item.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise WorldBug(f"{where} cannot be read: {error}") from None
+    loader = yaml.SafeLoader(text)
+    try:
+        # What yaml.safe_load does, keeping the node tree: its marks say where each value was.
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as error:
+        raise WorldBug(f"{where} is not valid YAML: {error}") from None
+    finally:
+        loader.dispose()
+    return _YamlFile(data, node, _LINE_BREAK.split(text))
 
 
 def _named(place: str, entry: Mapping[str, Any]) -> str:

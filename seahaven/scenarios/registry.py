@@ -3,21 +3,25 @@
 A distribution publishes its packs under the ``seahaven.scenarios`` entry-point
 group (``name = "module:attr"``), where ``attr`` is a ``ScenarioSet`` or a
 function returning one. Listing packs reads metadata only; a pack is imported
-when it is first asked for. ``find_scenario("pack/id")`` is how the wire, the
+when it is first asked for. ``load_pack`` also takes ``module:attr`` and a
+folder holding ``pack.yaml`` written as a path, and loads the worlds a pack
+runs on as it loads the pack. ``find_scenario("pack/id")`` is how the wire, the
 command line and the adapters name one scenario.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import importlib_metadata
 
 from seahaven.errors import WorldBug
 from seahaven.scenarios.model import Scenario
-from seahaven.scenarios.pack import ScenarioSet
+from seahaven.scenarios.pack import PACK_FILE, ScenarioSet
 from seahaven.targets import import_target
 
 __all__ = [
@@ -25,6 +29,7 @@ __all__ = [
     "PackSpec",
     "find_scenario",
     "load_pack",
+    "pack_folder",
     "pack_specs",
     "refresh_packs",
     "split_reference",
@@ -49,7 +54,7 @@ class PackSpec:
         return f"pack {self.name!r} ({source}entry point {self.value})"
 
     def load(self) -> ScenarioSet:
-        """Import the pack on first use and keep it."""
+        """Import the pack on first use, check that its worlds load, and keep it."""
         if self._loaded:
             return self._loaded[0]
         pack = import_pack(self.value, self.describe())
@@ -57,13 +62,18 @@ class PackSpec:
             raise WorldBug(
                 f"{self.describe()} holds a pack named {pack.name!r}; publish it under its own name"
             )
+        _check_worlds(pack, self.describe())
         pack.source = self.name
         self._loaded.append(pack)
         return pack
 
 
 def import_pack(target: str, what: str | None = None) -> ScenarioSet:
-    """The ``ScenarioSet`` at ``module:attr`` (or what calling it returns), its ``source`` set."""
+    """The ``ScenarioSet`` at ``module:attr`` (or what calling it returns), its ``source`` set.
+
+    Its worlds are not loaded here (a caller may hold the world itself);
+    ``load_pack`` loads them.
+    """
     label = what or target
     found = import_target(target, label=label, what="a pack", example="my_tasks:pack")
     if not isinstance(found, ScenarioSet) and callable(found):
@@ -72,6 +82,46 @@ def import_pack(target: str, what: str | None = None) -> ScenarioSet:
         raise WorldBug(f"{label}: {target} is a {type(found).__name__}, not a seahaven.ScenarioSet")
     found.source = target
     return found
+
+
+def pack_folder(path: str | Path) -> ScenarioSet:
+    """The pack in a folder holding ``pack.yaml``; its ``source`` is the folder's full path."""
+    folder = Path(path).expanduser()
+    if not (folder / PACK_FILE).is_file():
+        raise WorldBug(
+            f"{path} is not a folder holding {PACK_FILE}; give a pack's folder, an installed "
+            "pack's name, or module:attr"
+        )
+    pack = ScenarioSet.from_directory(folder)
+    _check_worlds(pack, str(path))
+    pack.source = str(folder.resolve())
+    return pack
+
+
+def is_pack_path(name: str) -> bool:
+    """Whether ``name`` is written as a path: ``./shop``, ``packs/shop``, ``/srv/shop``, ``~/shop``.
+
+    A bare word is a pack's registered name, never a folder: a name a client
+    sends a server can then never make it read a folder of its choosing.
+    """
+    return "/" in name or os.sep in name or name.startswith(("~", "."))
+
+
+def _check_worlds(pack: ScenarioSet, label: str) -> None:
+    """Load every world the pack's scenarios name; a ``WorldBug`` naming the first that fails."""
+    seen: set[str] = set()
+    for scenario in pack:
+        name = scenario.world_name
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            scenario.resolve_world()
+        except WorldBug as error:
+            raise WorldBug(
+                f"{label}: pack {pack.name!r} cannot run, as its world does not load ({error}); "
+                "install the world, or correct the world the pack names"
+            ) from None
 
 
 _specs: dict[str, PackSpec] | None = None
@@ -114,9 +164,18 @@ def refresh_packs() -> None:
 
 
 def load_pack(name: str) -> ScenarioSet:
-    """The installed pack ``name``, or the pack at ``module:attr``."""
+    """The installed pack ``name``, the pack at ``module:attr``, or a folder holding ``pack.yaml``.
+
+    A folder is written as a path (``./shop``; see ``is_pack_path``). Each way,
+    the worlds the pack's scenarios run on are loaded now, so a pack naming a
+    world that cannot be imported fails here.
+    """
+    if is_pack_path(name):
+        return pack_folder(name)
     if ":" in name:
-        return import_pack(name)
+        pack = import_pack(name)
+        _check_worlds(pack, name)
+        return pack
     specs = _discover()
     if name in _conflicts:
         claimants = " and ".join(spec.describe() for spec in _conflicts[name])

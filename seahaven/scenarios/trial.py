@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -158,6 +159,8 @@ class Trial:
         self.calls_made = 0
         self.answer: str | None = None
         self.ended_by: str | None = None
+        #: How long grading the episode took (the solution's replay included), once it has.
+        self.grade_seconds = 0.0
         self._grade: Grade | None = None
         self._start: Instance | None = None
         self._lock = threading.RLock()
@@ -322,6 +325,7 @@ class Trial:
     def _end(self, reason: str) -> Grade:
         self.ended_by = reason
         grader = self.scenario.grader
+        started = time.perf_counter()
         try:
             grade = grader.grade(self.episode())
         except WorldBug as error:
@@ -331,6 +335,7 @@ class Trial:
                 f"scenario {self.scenario.id!r}: grading raised {type(error).__name__}: {error}"
             ) from error
         finally:
+            self.grade_seconds = time.perf_counter() - started
             # Graded (or failed to be): nothing replays from the start any more.
             self._drop_start_image()
         self._grade = grade

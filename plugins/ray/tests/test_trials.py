@@ -24,6 +24,7 @@ import seahaven
 from seahaven.evaluation import (
     Policy,
     TrialResult,
+    describe_policy,
     evaluate,
     idle_policy,
     plan,
@@ -75,8 +76,10 @@ def worker_paths(site: Path) -> list[Path]:
 
 
 def comparable(result: TrialResult) -> dict[str, Any]:
-    """Everything of a result but where and how fast it ran."""
-    return result.model_dump(exclude={"runner", "seconds"})
+    """Everything of a result but where and how fast it ran, and which policy ran it."""
+    return result.model_dump(
+        exclude={"runner", "seconds", "episode_seconds", "grade_seconds", "policy"}
+    )
 
 
 def by_key(results: list[TrialResult]) -> dict[tuple[str, int], dict[str, Any]]:
@@ -97,6 +100,8 @@ def assert_same_as_in_process(
     here_summary, here = evaluate(pack, policy, trials=trials)
     there_summary, there = evaluate(pack, policy, trials=trials, runner=on_ray(**ray_options))
     assert by_key(there) == by_key(here)
+    assert {result.policy for result in there} == {describe_policy(policy)}
+    assert all(result.grade_seconds is not None for result in there)
     assert there_summary == here_summary
     assert all(result.runner.startswith(f"ray actor {TRIAL_ACTOR_PREFIX}-") for result in there)
     return there
@@ -114,6 +119,13 @@ def test_an_eval_on_ray_scores_every_trial_as_in_process(policy: Policy) -> None
     # The seed is the trial's, so the two trials of a scenario that mints ids differ.
     minted = {result.state_sha256 for result in there if result.scenario == "order-for-ada"}
     assert len(minted) == (2 if policy is solution_policy else 1)
+
+
+def test_an_async_policy_is_awaited_on_ray_as_in_process() -> None:
+    pack = load_pack("trial_cases:pack")
+    there = assert_same_as_in_process(pack, trial_cases.async_solution, trials=1)
+    _, solved = evaluate(pack, solution_policy, trials=1)
+    assert by_key(there) == by_key(solved)
 
 
 def test_a_policy_named_module_attr_and_its_errors_are_the_same_on_ray() -> None:
@@ -186,8 +198,8 @@ def test_a_policy_that_does_not_pickle_is_a_world_bug_before_ray_starts(tmp_path
         seahaven.WorldBug, match="cannot be sent to Ray workers: it does not pickle"
     ):
         evaluate(trial_cases.pack, trial_cases.Locked(), out=out, runner=on_ray())
-    assert out.read_text(encoding="utf-8") == ""
-    with pytest.raises(seahaven.WorldBug, match="not a callable"):
+    assert not out.exists()  # refused before the first trial: no file at all
+    with pytest.raises(seahaven.WorldBug, match="is of type int, not a function"):
         on_ray()(plan(trial_cases.pack), 42)
 
 
@@ -251,7 +263,7 @@ def test_a_trial_whose_worker_dies_every_time_is_a_runner_error() -> None:
     assert sorted(found) == sorted(expected)
     died = found.pop((trial_cases.GATED, 0))
     assert died["score"] == 0.0 and died["passed"] is False and died["state_sha256"] is None
-    assert died["error"]["kind"] == "runner"
+    assert died["error"]["kind"] == "runner" and died["errored"] is True
     assert "the worker died on each of 1 attempts" in died["error"]["message"]
     assert died["world"] == "raytrial-shop" and died["world_version"] == "1.2.0"
     for key, result in found.items():
@@ -269,7 +281,9 @@ def test_a_trial_past_its_time_limit_is_a_timeout_and_the_rest_run_on(tmp_path: 
     _, here = evaluate(pack, solution_policy, trials=1)
     found, expected = by_key(there), by_key(here)
     stalled = found.pop((trial_cases.GATED, 0))
+    # The agent's failure, scored: a trial that runs out of time has failed the task.
     assert stalled["error"]["kind"] == "timeout" and stalled["score"] == 0.0
+    assert stalled["errored"] is False
     assert "ran longer than the 20 seconds allowed (trial_timeout)" in stalled["error"]["message"]
     assert found == {key: value for key, value in expected.items() if key in found}
     assert len(found) == len(expected) - 1

@@ -11,6 +11,7 @@ the Ray workers, which import the pack (``trial_cases:pack``), the world
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -255,6 +256,19 @@ def flaky_policy(session: PolicySession) -> None:
     if "total_for" in tools:
         session.call("total_for", customer="brian")
     raise RuntimeError(f"lost the thread on {session.scenario.id}")
+
+
+async def async_solution(session: PolicySession) -> None:
+    """The reference solution, played by an ``async def`` policy that yields between calls."""
+    for step in session.scenario.solution or ():
+        await asyncio.sleep(0)
+        if session.done:
+            return
+        if step.tool == "submit":
+            session.submit(step.arguments["answer"])
+            return
+        with contextlib.suppress(seahaven.ToolError):
+            session.call(step.tool, **step.arguments)
 
 
 class Greedy:

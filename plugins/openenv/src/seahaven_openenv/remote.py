@@ -24,7 +24,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from seahaven.errors import ToolError, WorldBug
-from seahaven.evaluation import Policy, TrialError, TrialResult, TrialRunner, TrialSpec
+from seahaven.evaluation import (
+    Policy,
+    TrialError,
+    TrialFailure,
+    TrialResult,
+    TrialRunner,
+    TrialSpec,
+    play_policy,
+)
 from seahaven.scenarios import SUBMIT_TOOL, EpisodeOver, Scenario
 
 __all__ = ["RemoteSession", "WireFailure", "trial_runner"]
@@ -34,18 +42,14 @@ __all__ = ["RemoteSession", "WireFailure", "trial_runner"]
 DEFAULT_MESSAGE_TIMEOUT_S = 300.0
 
 
-class WireFailure(Exception):
+class WireFailure(TrialFailure):
     """A frame the server did not answer as an episode's step; ``kind``: ``world`` or ``runner``.
 
     ``world`` is the server's own failure inside the episode (a bug in the world or its
     grader, reported as an internal error); ``runner`` is everything else (a lost
-    connection, a refused reset, a server that went away).
+    connection, a refused reset, a server that went away). Either way the trial is
+    errored: the failure is not the agent's.
     """
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 class RemoteSession:
@@ -94,6 +98,13 @@ class RemoteSession:
 
     def call(self, tool: str, /, **arguments: Any) -> Any:
         """Call a tool; the result as JSON data. A refusal raises ``ToolError`` with its code."""
+        if not isinstance(tool, str):
+            # The policy's mistake, not the wire's: a frame carries a tool's name only.
+            raise TypeError(f"session.call takes the tool's name, a string; got {tool!r}")
+        try:
+            json.dumps(arguments)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"the arguments of {tool} are not JSON: {error}") from None
         observation = self._wire(lambda: self._client.call(tool, **arguments))
         self._observe(observation.done, observation.metadata)
         if observation.error is not None:
@@ -214,8 +225,7 @@ def run_remote_trial(
     world = {"name": scenario.world_name, "version": ""}
 
     def result() -> TrialResult:
-        world_failed = error is not None and error.kind in ("world", "runner")
-        scored = grade is not None and not world_failed
+        scored = grade is not None and (error is None or not error.errored)
         return spec.result(
             world=str(world.get("name")),
             world_version=str(world.get("version")),
@@ -247,19 +257,11 @@ def run_remote_trial(
         )
         return result()
     session = RemoteSession(client, spec, metadata)
-    try:
-        policy(session)
-    except WireFailure:
-        pass  # kept on the session, and reported below
-    except ToolError as refused:
-        # A policy that lets a refusal escape has ended its episode there.
-        error = TrialError(kind="policy", message=f"{refused.code}: {refused.message}")
-    except Exception as failure:
-        error = TrialError(kind="policy", message=f"{type(failure).__name__}: {failure}")
-    if session.failure is not None:
-        error = TrialError(kind=session.failure.kind, message=session.failure.message)
-        if session.failure.kind == "runner":
-            return result()
+    # The wire's failures are kept on the session, so they decide even when the policy
+    # caught them; an async policy is awaited to its end, as in process.
+    error = play_policy(policy, session)
+    if session.failure is not None and session.failure.kind == "runner":
+        return result()
     try:
         if not session.done:
             session.finish()

@@ -27,9 +27,12 @@ What travels, and how:
 
 Results come back as each trial ends, in no particular order. A trial whose
 actor dies is started again on another, as an episode is; one that fails on
-every attempt, or runs past ``trial_timeout``, is a ``TrialResult`` with an
-error of kind ``runner`` or ``timeout`` and a score of 0. A trial whose world
-or grader raises stops the eval with a ``WorldBug``, as it does in process.
+every attempt is a ``TrialResult`` with an error of kind ``runner`` (errored: not
+the agent's failure, left out of the scores), and one that runs past
+``trial_timeout`` one of kind ``timeout`` (the agent's, scored 0). A bug in the
+world or the grader during a trial is an errored result of kind ``world``, as in
+process; a trial that cannot start at all (a fixture that does not exist) stops
+the eval with a ``WorldBug``, as it does in process.
 Closing the iterator (``evaluate`` does when it stops, Ctrl-C included) kills
 the actors, so nothing runs on after it.
 """
@@ -42,7 +45,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from seahaven import World, WorldBug
-from seahaven.evaluation import Policy, TrialError, TrialResult, TrialSpec, load_policy
+from seahaven.evaluation import (
+    Policy,
+    TrialError,
+    TrialResult,
+    TrialSpec,
+    check_policy,
+    describe_policy,
+    load_policy,
+)
 from seahaven.scenarios import ScenarioSet
 from seahaven.storage import check_storage
 from seahaven_ray.cluster import (
@@ -143,30 +154,18 @@ class RayTrialRunner:
         )
 
 
-def _name_of(policy: object) -> str:
-    if isinstance(policy, str):
-        return policy
-    target = policy if hasattr(policy, "__qualname__") else type(policy)
-    module = getattr(target, "__module__", None) or "?"
-    return f"{module}:{getattr(target, '__qualname__', repr(target))}"
-
-
 def _setup(specs: Sequence[TrialSpec], policy: Policy | str) -> tuple[TrialSetup, dict[int, str]]:
     """The run's ``TrialSetup`` (the policy pickled or named, each pack's ``PackRef``), and
     each pack's key, by the pack object's id."""
     from ray import cloudpickle
 
-    name = _name_of(policy)
     shipped: bytes | str
     if isinstance(policy, str):
         load_policy(policy)  # a WorldBug here, rather than on every actor
+        name = policy
         shipped = policy
     else:
-        if not callable(policy):
-            raise WorldBug(
-                f"the policy {name} is a {type(policy).__name__}, not a callable; give a "
-                "function of the session, or 'module:function'"
-            )
+        name = describe_policy(check_policy(policy))
         try:
             shipped = cloudpickle.dumps(policy)
         except Exception as error:
