@@ -615,6 +615,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.errors",
                 "seahaven.hookspecs",
                 "seahaven.instance_options",
+                "seahaven.storage",
                 "seahaven.tool_results",
             }
         ),

@@ -244,7 +244,7 @@ def run_trial(
     """Run one trial in this process: make its instance, hand the policy a session, grade.
 
     ``storage`` (``"memory"`` or ``"disk"``) is where the trial's instance keeps
-    its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for any instance.
+    its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for every runner.
     """
     started = time.perf_counter()
     scenario = spec.scenario
