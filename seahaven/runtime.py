@@ -15,6 +15,7 @@ before each statement for every store that changed since the last.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -315,16 +316,21 @@ def keep_combined_writes(conn: apsw.Connection, runtimes: Sequence[NodeRuntime])
 
 
 class ReaderDb(Db):
-    """The ``Db`` of a reader from ``open_reader``; in memory, each statement sees the last commit.
+    """The ``Db`` of a reader from ``open_reader``: one connection, shared by every thread.
 
-    On disk it is a ``Db`` on the reader's connection. In memory, each of
-    ``one``, ``rows``, ``execute`` and ``executemany`` first calls ``sync``,
-    which copies in the image of every store that changed since the reader
-    last looked (under the instance's lock, so never half way through a
-    call). Whoever uses ``conn`` directly calls ``sync`` first.
+    A connection runs one statement at a time, so each of ``one``, ``rows``,
+    ``execute`` and ``executemany`` takes the reader's turn (a lock of its own)
+    for its statement: threads sharing the reader each get their rows, one
+    statement after another, in memory and on disk alike. On disk that is all;
+    the statement reads alongside the calls. In memory each first copies in the
+    image of every store that changed since the reader last looked (``sync``),
+    under the instance's lock, so never half way through a call, and the turn is
+    taken before that lock is let go, so no other thread renews the copies under
+    a running statement. Whoever uses ``conn`` directly calls ``sync`` first, and
+    keeps that connection to one thread.
     """
 
-    __slots__ = ("_lock", "_runtimes", "_seen")
+    __slots__ = ("_lock", "_runtimes", "_seen", "_turn")
 
     def __init__(
         self, conn: apsw.Connection, runtimes: Iterable[NodeRuntime], lock: threading.RLock
@@ -333,55 +339,92 @@ class ReaderDb(Db):
         self._runtimes = tuple(runtimes)
         self._lock = lock
         self._seen: dict[int, tuple[int, int, int]] = {}
+        # One statement at a time on the reader's connection. Always taken after the
+        # instance's lock, never before it: a thread holding the turn never waits for the
+        # instance, so a call that reads through the reader cannot wait on it in a circle.
+        self._turn = threading.RLock()
 
     def sync(self) -> None:
         """Copy in each store changed since the last ``sync``: nothing to do on disk."""
         if not self._runtimes:
             return
-        conn = self.conn
+        with self._lock, self._turn:
+            self._copy_changed()
+
+    def _take_turn(self) -> None:
+        """Take the reader's turn for one statement; in memory, with the copies renewed first."""
+        if not self._runtimes:
+            self._turn.acquire()
+            return
         with self._lock:
+            self._turn.acquire()
             try:
-                stale = [
-                    (runtime, version)
-                    for runtime in self._runtimes
-                    if self._seen.get(runtime.index) != (version := runtime.image_version())
-                ]
-            except apsw.Error as error:
-                raise db_error(error, conn) from error
-            if not stale:
-                return
+                self._copy_changed()
+            except BaseException:
+                self._turn.release()
+                raise
+
+    def _copy_changed(self) -> None:
+        """Copy in each store that changed; the caller holds the instance's lock and the turn."""
+        conn = self.conn
+        try:
+            stale = [
+                (runtime, version)
+                for runtime in self._runtimes
+                if self._seen.get(runtime.index) != (version := runtime.image_version())
+            ]
+        except apsw.Error as error:
+            raise db_error(error, conn) from error
+        if not stale:
+            return
+        try:
             authorizer = conn.authorizer
             conn.authorizer = None
-            try:
-                for runtime, version in stale:
-                    conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
-                    if runtime.conn.in_transaction:
-                        # What is copied is the last commit; the open transaction's commit
-                        # changes no count, so the store is copied again next time.
-                        self._seen.pop(runtime.index, None)
-                    else:
-                        self._seen[runtime.index] = version
-            except apsw.Error as error:
-                raise db_error(error, conn) from error
-            finally:
+        except apsw.Error as error:
+            raise db_error(error, conn) from error
+        try:
+            for runtime, version in stale:
+                conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
+                if runtime.conn.in_transaction:
+                    # What is copied is the last commit; the open transaction's commit
+                    # changes no count, so the store is copied again next time.
+                    self._seen.pop(runtime.index, None)
+                else:
+                    self._seen[runtime.index] = version
+        except apsw.Error as error:
+            raise db_error(error, conn) from error
+        finally:
+            with contextlib.suppress(apsw.Error):
                 conn.authorizer = authorizer
 
     def one(self, sql: str, *params: Any) -> dict[str, Any] | None:
         """The first row as a dict, or ``None``."""
-        self.sync()
-        return super().one(sql, *params)
+        self._take_turn()
+        try:
+            return super().one(sql, *params)
+        finally:
+            self._turn.release()
 
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """Every row, each a dict keyed by column name."""
-        self.sync()
-        return super().rows(sql, *params)
+        self._take_turn()
+        try:
+            return super().rows(sql, *params)
+        finally:
+            self._turn.release()
 
     def execute(self, sql: str, *params: Any) -> Exec:
         """Run a statement; a reader's refuses anything that writes."""
-        self.sync()
-        return super().execute(sql, *params)
+        self._take_turn()
+        try:
+            return super().execute(sql, *params)
+        finally:
+            self._turn.release()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement per row of bindings; a reader's refuses anything that writes."""
-        self.sync()
-        return super().executemany(sql, rows)
+        self._take_turn()
+        try:
+            return super().executemany(sql, rows)
+        finally:
+            self._turn.release()
