@@ -11,6 +11,13 @@ and the control tool) and ``open_combined`` (``setup_sql``). On disk they
 attach the stores' files; in memory, where no other connection can open a
 store, they hold copies of the stores' images, which ``ReaderDb.sync`` renews
 before each statement for every store that changed since the last.
+
+``open_store`` opens one store (a copy of a fixture file, or an image loaded in
+memory) and ``link_children`` gives each store its added stores, for whatever
+assembles an instance: ``seahaven.creation`` making one, ``seahaven.snapshots``
+restoring one. ``InstanceParts`` is what an ``Instance`` is made of. All three
+sit here, beneath the instance, so that both assemble instances without
+importing each other.
 """
 
 from __future__ import annotations
@@ -18,15 +25,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import apsw
 
 from seahaven.changelog import Shape
 from seahaven.clock import Clock
-from seahaven.composition import Node
+from seahaven.composition import Node, NodeReport
 from seahaven.context import InstanceInfo
 from seahaven.db import (
     Connections,
@@ -35,16 +43,54 @@ from seahaven.db import (
     db_error,
     open_connection,
     run_script,
+    use_memory_journal,
     use_private_journal,
     use_shared_journal,
 )
 from seahaven.errors import WorldBug
+from seahaven.fixtures.preparation import copy_state_file
 from seahaven.ids import Ids, node_seed
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
 from seahaven.schema import TableInfo, describe
 from seahaven.storage import Storage
+from seahaven.workdir import write_new_file
 
-__all__ = ["NodeRuntime", "ReaderDb", "keep_combined_writes", "open_combined", "open_reader"]
+if TYPE_CHECKING:
+    from seahaven.world import World
+
+__all__ = [
+    "InstanceParts",
+    "NodeRuntime",
+    "ReaderDb",
+    "keep_combined_writes",
+    "link_children",
+    "open_combined",
+    "open_reader",
+    "open_store",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceParts:
+    """Everything an ``Instance`` is made of, checked and assembled by whoever makes it.
+
+    ``seahaven.creation`` assembles one for a new instance, ``seahaven.snapshots``
+    for a restored one; ``Instance`` takes it whole. ``directory`` is ``None``
+    for an instance in memory.
+    """
+
+    info: InstanceInfo
+    world: World
+    clock: Clock
+    state_format: str
+    setup_sql: str | None
+    control_tools: bool
+    caller_seed: int | None
+    startup: Any
+    fixture_files: dict[str, str] | None
+    reports: tuple[NodeReport, ...]
+    directory: Path | None
+    storage: Storage = "disk"
 
 
 class NodeRuntime:
@@ -216,6 +262,83 @@ class NodeRuntime:
 
 def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
     return any(table.kind in ("shadow", "virtual") for table in tables.values())
+
+
+def open_store(
+    node: Node,
+    *,
+    directory: Path | None,
+    instance_seed: bytes,
+    clock: Clock,
+    info: InstanceInfo,
+    connections: Connections,
+    image: bytes | None = None,
+    copy_from: Path | None = None,
+    run_schema: bool = False,
+) -> NodeRuntime:
+    """Open one store of an instance: a private file in ``directory``, or (``None``) in memory.
+
+    The store holds ``image`` (a database image), or a copy of the file
+    ``copy_from`` (on disk only), or nothing yet. On disk the file is new and
+    private (0600), so its companion files get the same mode; in memory the
+    image is loaded in one step. The connection joins ``connections`` and is set
+    up as every store's is, its journal on first use. ``run_schema`` runs the
+    world's schema on the store's own connection first, so rows it makes read
+    the instance's clock and random stream. The caller adds the runtime to its
+    instance.
+    """
+    seed = node_seed(instance_seed, node.path)
+    target: Path | None = None
+    if directory is not None:
+        target = directory / node.file_name
+        if copy_from is not None:
+            copy_state_file(copy_from, target)
+        else:
+            write_new_file(target, image or b"")
+    elif copy_from is not None:
+        raise WorldBug("a store in memory is loaded from an image, not copied from a file")
+    conn = open_connection(
+        target if target is not None else ":memory:",
+        clock=clock,
+        seed=seed,
+        purpose="main",
+        defer_journal=True,
+    )
+    connections.add(conn)
+    try:
+        if target is None:
+            if image:
+                conn.deserialize("main", image)
+        else:
+            # Closing must not copy the write-ahead log back into a file that is deleted next.
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+        if run_schema:
+            # A journal that waits on no disk and keeps no lock after the script.
+            use_memory_journal(conn)
+            _run_schema(conn, node)
+        return NodeRuntime(
+            node, target, conn, seed, clock=clock, info=info, connections=connections
+        )
+    except BaseException:
+        connections.close(conn)
+        raise
+
+
+def _run_schema(conn: apsw.Connection, node: Node) -> None:
+    try:
+        run_script(conn, node.world.schema)
+    except apsw.Error as error:
+        raise WorldBug(
+            f"the schema of world {node.world.name!r} does not execute: {error}"
+        ) from error
+
+
+def link_children(runtimes: Sequence[NodeRuntime]) -> None:
+    """Give each store its added stores by name, once every store of the instance is open."""
+    for runtime in runtimes:
+        runtime.children = {
+            name: runtimes[child.index] for name, child in runtime.node.children.items()
+        }
 
 
 def open_reader(
