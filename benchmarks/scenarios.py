@@ -52,6 +52,7 @@ import seahaven
 from seahaven import grading
 from seahaven.evaluation import evaluate, solution_policy
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack
+from seahaven.storage import runner_storage
 
 CHECKS = grading.all_of(
     grading.changed(
@@ -100,8 +101,9 @@ def _play(call: Callable[..., Any]) -> None:
 
 
 def plain_episode(seed: int) -> None:
+    # Stored where a trial stores its instance, so the two compare like for like.
     with company_world.world.instance(
-        "acme", seed=seed, clock_mode="tick", startup=PRINCIPAL
+        "acme", seed=seed, clock_mode="tick", startup=PRINCIPAL, storage=runner_storage()
     ) as inst:
         _play(inst.call)
         inst.change_log()

@@ -54,13 +54,15 @@ from serving_load import (
 )
 
 import seahaven
+from seahaven.storage import runner_storage
 
 FRAMES_PER_SESSION = CALLS_PER_SESSION + 2
 
 
 def in_process_episode(world: seahaven.World, index: int) -> int:
     """The load's episode, in process; answers how many frames it stands for."""
-    with world.instance("small_shop", seed=index) as inst:
+    # Stored where a served session's instance is, so the two compare like for like.
+    with world.instance("small_shop", seed=index, storage=runner_storage()) as inst:
         created = [
             inst.call("create_customer", email=f"load{index}.{n}@example.com", name=f"S{index}")
             for n in range(2)

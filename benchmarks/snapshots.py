@@ -38,6 +38,7 @@ from typing import Any
 from company_world import world
 
 import seahaven
+from seahaven.storage import runner_storage
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT: list[dict[str, Any]] = json.loads(
@@ -54,7 +55,9 @@ IN_TURN = f"{FORK} restores in turn, each destroyed"
 
 def mid_episode(seed: int) -> seahaven.Instance:
     """An acme instance a few calls into the script, as a snapshot finds one."""
-    instance = world.instance("acme", seed=seed, clock_mode="tick")
+    # Where a runner keeps an instance (memory unless SEAHAVEN_STORAGE says otherwise), so the
+    # figures compare with the trials and sessions that snapshot and restore.
+    instance = world.instance("acme", seed=seed, clock_mode="tick", storage=runner_storage())
     for call in SCRIPT[:PREFIX]:
         with contextlib.suppress(seahaven.ToolError):
             instance.call(call["tool"], **call["arguments"])
@@ -99,7 +102,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     options = parser.parse_args(list(argv) if argv is not None else None)
 
     # Warm the fixture cache, the composition and the routes, as a running harness has them.
-    destroy(world.instance("acme", seed=0, clock_mode="tick"))
+    destroy(world.instance("acme", seed=0, clock_mode="tick", storage=runner_storage()))
     source = mid_episode(0)
     destroy(source.snapshot().restore_many(2))
 

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import apsw
 from pydantic_core import to_jsonable_python
 
 from seahaven.activation import Activation, in_call
@@ -25,22 +24,21 @@ from seahaven.clock import Clock, ClockMode, check_clock_mode, format_instant, p
 from seahaven.composition import Composition, Node, NodeReport
 from seahaven.concurrency import watch
 from seahaven.context import InstanceInfo
-from seahaven.db import open_connection, run_script, use_memory_journal
 from seahaven.errors import WorldBug
-from seahaven.fixtures.preparation import PreparedFixture, copy_state_file, prepare
-from seahaven.ids import check_seed, derive_seed, node_seed
-from seahaven.instance import Instance, InstanceParts, live_instances
+from seahaven.fixtures.preparation import PreparedFixture, prepare
+from seahaven.ids import check_seed, derive_seed
+from seahaven.instance import Instance, live_instances
 from seahaven.names import check_fixture_id
-from seahaven.runtime import NodeRuntime
+from seahaven.runtime import InstanceParts, link_children, open_store
 from seahaven.schema import blank_image
 from seahaven.setup_sql import run_setup_sql
 from seahaven.storage import check_storage, fixture_image
-from seahaven.workdir import instance_directory, write_new_file
+from seahaven.workdir import instance_directory
 
 if TYPE_CHECKING:
     from seahaven.world import World
 
-__all__ = ["create_instance", "link_children", "open_store", "startup_order"]
+__all__ = ["create_instance", "startup_order"]
 
 
 def create_instance(
@@ -182,101 +180,43 @@ def _materialise(
     instance: Instance, composition: Composition, prepared: PreparedFixture | None
 ) -> None:
     """Every store of a new instance: from its fixture file, or its world's blank schema."""
+    directory = instance.directory if instance.storage == "disk" else None
+
+    def add(
+        node: Node,
+        image: bytes | None = None,
+        copy_from: Path | None = None,
+        run_schema: bool = False,
+    ) -> None:
+        instance.add_runtime(
+            open_store(
+                node,
+                directory=directory,
+                instance_seed=instance.seed,
+                clock=instance.clock,
+                info=instance.calls.info,
+                connections=instance.connections,
+                image=image,
+                copy_from=copy_from,
+                run_schema=run_schema,
+            )
+        )
+
     for node in composition.nodes:
         if prepared is not None:
-            if instance.storage == "memory":
-                image = fixture_image(prepared.files[node.path], prepared.file_hashes[node.path])
-                open_store(instance, node, image=image)
+            if directory is None:
+                add(
+                    node,
+                    image=fixture_image(prepared.files[node.path], prepared.file_hashes[node.path]),
+                )
             else:
-                open_store(instance, node, copy_from=prepared.files[node.path])
+                add(node, copy_from=prepared.files[node.path])
             continue
         # The schema built once per process and copied, as a fixture's file is; a schema
         # whose rows read the clock or random() has no such image, and runs on the store.
         blank = blank_image(node.world.name, node.world.schema)
-        open_store(instance, node, image=blank, run_schema=blank is None)
-    link_children(instance)
-
-
-def open_store(
-    instance: Instance,
-    node: Node,
-    *,
-    image: bytes | None = None,
-    copy_from: Path | None = None,
-    run_schema: bool = False,
-) -> NodeRuntime:
-    """Open one store of ``instance`` and add it: an in-memory database or a private file.
-
-    The store holds ``image`` (a database image), or a copy of the file
-    ``copy_from`` (on disk only), or nothing yet. On disk the file is new and
-    private (0600), so its companion files get the same mode; in memory the
-    image is loaded in one step. The connection is set up as every store's is,
-    its journal on first use. ``run_schema`` runs the world's schema on the
-    store's own connection first, so rows it makes read the instance's clock and
-    random stream.
-    """
-    seed = node_seed(instance.seed, node.path)
-    target: Path | None = None
-    if instance.storage == "disk":
-        target = instance.directory / node.file_name
-        if copy_from is not None:
-            copy_state_file(copy_from, target)
-        else:
-            write_new_file(target, image or b"")
-    elif copy_from is not None:
-        raise WorldBug("a store in memory is loaded from an image, not copied from a file")
-    connections = instance.connections
-    conn = open_connection(
-        target if target is not None else ":memory:",
-        clock=instance.clock,
-        seed=seed,
-        purpose="main",
-        defer_journal=True,
-    )
-    connections.add(conn)
-    try:
-        if target is None:
-            if image:
-                conn.deserialize("main", image)
-        else:
-            # Closing must not copy the write-ahead log back into a file that is deleted next.
-            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-        if run_schema:
-            # A journal that waits on no disk and keeps no lock after the script.
-            use_memory_journal(conn)
-            _run_schema(conn, node)
-        runtime = NodeRuntime(
-            node,
-            target,
-            conn,
-            seed,
-            clock=instance.clock,
-            info=instance.calls.info,
-            connections=connections,
-        )
-    except BaseException:
-        connections.close(conn)
-        raise
-    instance.add_runtime(runtime)
-    return runtime
-
-
-def _run_schema(conn: apsw.Connection, node: Node) -> None:
-    try:
-        run_script(conn, node.world.schema)
-    except apsw.Error as error:
-        raise WorldBug(
-            f"the schema of world {node.world.name!r} does not execute: {error}"
-        ) from error
-
-
-def link_children(instance: Instance) -> None:
-    """Give each of ``instance``'s stores its added stores by name, once every store is open."""
-    runtimes = instance.calls.runtimes
-    for runtime in runtimes:
-        runtime.children = {
-            name: runtimes[child.index] for name, child in runtime.node.children.items()
-        }
+        add(node, image=blank, run_schema=blank is None)
+    link_children(instance.calls.runtimes)
 
 
 def startup_order(composition: Composition) -> list[Node]:

@@ -36,6 +36,7 @@ from seahaven.errors import ToolError, WorldBug
 from seahaven.instance_options import InstanceOptions, instance_option_names, option_problems
 from seahaven.registry import import_world
 from seahaven.scenarios.model import ToolCall
+from seahaven.storage import runner_storage
 from seahaven.world import World
 
 __all__ = [
@@ -122,7 +123,8 @@ class Episode(BaseModel):
     clock_mode: ClockMode | None = None
     setup_sql: str | None = None
     startup: dict[str, Any] = Field(default_factory=dict)
-    # Where the instance keeps its stores (memory or disk); None is the worker's default.
+    # Where the instance keeps its stores (memory or disk); None is the worker's default:
+    # SEAHAVEN_STORAGE there, else memory (seahaven.storage.runner_storage).
     storage: Literal["memory", "disk"] | None = None
     calls: list[ToolCall] | None = None
     policy: Policy | None = Field(default=None, exclude=True)
@@ -346,7 +348,11 @@ def run_episode(
     failure: EpisodeError | None = None
     try:
         world = loader.load(episode.world)
-        instance = world.instance(**episode.instance_options().keywords())
+        keywords = episode.instance_options().keywords()
+        # An episode's instance is the runner's own: memory unless the episode or the
+        # process (SEAHAVEN_STORAGE) says otherwise.
+        keywords["storage"] = runner_storage(keywords.get("storage"))
+        instance = world.instance(**keywords)
     except Exception as error:
         failure = EpisodeError(kind="world", message=_describe(error))
         instance = None

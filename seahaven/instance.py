@@ -14,7 +14,6 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
@@ -23,12 +22,12 @@ from seahaven.activation import Activation, in_world_code
 from seahaven.changelog import CallRecord, LogRecord
 from seahaven.clock import Clock
 from seahaven.composition import NodeReport
-from seahaven.context import Ctx, InstanceInfo
+from seahaven.context import Ctx
 from seahaven.control_tool import ControlTool
 from seahaven.db import Connections, Db
 from seahaven.dispatch import Calls
 from seahaven.errors import WorldBug
-from seahaven.runtime import NodeRuntime, ReaderDb, open_reader
+from seahaven.runtime import InstanceParts, NodeRuntime, ReaderDb, open_reader
 from seahaven.storage import Storage
 from seahaven.workdir import remove_directory
 
@@ -52,24 +51,6 @@ _NO_FILES = (
 
 # How often destroy() stops the statements of a thread holding the instance, in seconds.
 _STOP_EVERY = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class InstanceParts:
-    """Everything an ``Instance`` is made of, checked and assembled by ``seahaven.creation``."""
-
-    info: InstanceInfo
-    world: World
-    clock: Clock
-    state_format: str
-    setup_sql: str | None
-    control_tools: bool
-    caller_seed: int | None
-    startup: Any
-    fixture_files: dict[str, str] | None
-    reports: tuple[NodeReport, ...]
-    directory: Path | None
-    storage: Storage = "disk"
 
 
 class Instance:

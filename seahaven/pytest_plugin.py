@@ -52,7 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         choices=("memory", "disk"),
         help="where every instance the run makes keeps its stores unless it names a storage: "
-        "sets SEAHAVEN_STORAGE for the run (default: SEAHAVEN_STORAGE, else memory)",
+        "sets SEAHAVEN_STORAGE for the run (default: SEAHAVEN_STORAGE, else disk for a plain "
+        "world.instance() and the instance fixture, memory for a trial's, eval's or episode's)",
     )
 
 
@@ -66,7 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     storage = config.getoption("seahaven_storage", None)
     if storage is not None:
-        # The process default, read by every world.instance(...) that names no storage; put
+        # The process default, read wherever an instance names no storage (a plain
+        # world.instance(...), and every runner's); put
         # back as it was when the run ends, for a run inside another (pytester's).
         config.stash[_PREVIOUS_STORAGE] = os.environ.get("SEAHAVEN_STORAGE")
         os.environ["SEAHAVEN_STORAGE"] = storage

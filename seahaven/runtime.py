@@ -11,21 +11,30 @@ and the control tool) and ``open_combined`` (``setup_sql``). On disk they
 attach the stores' files; in memory, where no other connection can open a
 store, they hold copies of the stores' images, which ``ReaderDb.sync`` renews
 before each statement for every store that changed since the last.
+
+``open_store`` opens one store (a copy of a fixture file, or an image loaded in
+memory) and ``link_children`` gives each store its added stores, for whatever
+assembles an instance: ``seahaven.creation`` making one, ``seahaven.snapshots``
+restoring one. ``InstanceParts`` is what an ``Instance`` is made of. All three
+sit here, beneath the instance, so that both assemble instances without
+importing each other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import apsw
 
 from seahaven.changelog import Shape
 from seahaven.clock import Clock
-from seahaven.composition import Node
+from seahaven.composition import Node, NodeReport
 from seahaven.context import InstanceInfo
 from seahaven.db import (
     Connections,
@@ -34,16 +43,54 @@ from seahaven.db import (
     db_error,
     open_connection,
     run_script,
+    use_memory_journal,
     use_private_journal,
     use_shared_journal,
 )
 from seahaven.errors import WorldBug
+from seahaven.fixtures.preparation import copy_state_file
 from seahaven.ids import Ids, node_seed
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
 from seahaven.schema import TableInfo, describe
 from seahaven.storage import Storage
+from seahaven.workdir import write_new_file
 
-__all__ = ["NodeRuntime", "ReaderDb", "keep_combined_writes", "open_combined", "open_reader"]
+if TYPE_CHECKING:
+    from seahaven.world import World
+
+__all__ = [
+    "InstanceParts",
+    "NodeRuntime",
+    "ReaderDb",
+    "keep_combined_writes",
+    "link_children",
+    "open_combined",
+    "open_reader",
+    "open_store",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceParts:
+    """Everything an ``Instance`` is made of, checked and assembled by whoever makes it.
+
+    ``seahaven.creation`` assembles one for a new instance, ``seahaven.snapshots``
+    for a restored one; ``Instance`` takes it whole. ``directory`` is ``None``
+    for an instance in memory.
+    """
+
+    info: InstanceInfo
+    world: World
+    clock: Clock
+    state_format: str
+    setup_sql: str | None
+    control_tools: bool
+    caller_seed: int | None
+    startup: Any
+    fixture_files: dict[str, str] | None
+    reports: tuple[NodeReport, ...]
+    directory: Path | None
+    storage: Storage = "disk"
 
 
 class NodeRuntime:
@@ -217,6 +264,83 @@ def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
     return any(table.kind in ("shadow", "virtual") for table in tables.values())
 
 
+def open_store(
+    node: Node,
+    *,
+    directory: Path | None,
+    instance_seed: bytes,
+    clock: Clock,
+    info: InstanceInfo,
+    connections: Connections,
+    image: bytes | None = None,
+    copy_from: Path | None = None,
+    run_schema: bool = False,
+) -> NodeRuntime:
+    """Open one store of an instance: a private file in ``directory``, or (``None``) in memory.
+
+    The store holds ``image`` (a database image), or a copy of the file
+    ``copy_from`` (on disk only), or nothing yet. On disk the file is new and
+    private (0600), so its companion files get the same mode; in memory the
+    image is loaded in one step. The connection joins ``connections`` and is set
+    up as every store's is, its journal on first use. ``run_schema`` runs the
+    world's schema on the store's own connection first, so rows it makes read
+    the instance's clock and random stream. The caller adds the runtime to its
+    instance.
+    """
+    seed = node_seed(instance_seed, node.path)
+    target: Path | None = None
+    if directory is not None:
+        target = directory / node.file_name
+        if copy_from is not None:
+            copy_state_file(copy_from, target)
+        else:
+            write_new_file(target, image or b"")
+    elif copy_from is not None:
+        raise WorldBug("a store in memory is loaded from an image, not copied from a file")
+    conn = open_connection(
+        target if target is not None else ":memory:",
+        clock=clock,
+        seed=seed,
+        purpose="main",
+        defer_journal=True,
+    )
+    connections.add(conn)
+    try:
+        if target is None:
+            if image:
+                conn.deserialize("main", image)
+        else:
+            # Closing must not copy the write-ahead log back into a file that is deleted next.
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+        if run_schema:
+            # A journal that waits on no disk and keeps no lock after the script.
+            use_memory_journal(conn)
+            _run_schema(conn, node)
+        return NodeRuntime(
+            node, target, conn, seed, clock=clock, info=info, connections=connections
+        )
+    except BaseException:
+        connections.close(conn)
+        raise
+
+
+def _run_schema(conn: apsw.Connection, node: Node) -> None:
+    try:
+        run_script(conn, node.world.schema)
+    except apsw.Error as error:
+        raise WorldBug(
+            f"the schema of world {node.world.name!r} does not execute: {error}"
+        ) from error
+
+
+def link_children(runtimes: Sequence[NodeRuntime]) -> None:
+    """Give each store its added stores by name, once every store of the instance is open."""
+    for runtime in runtimes:
+        runtime.children = {
+            name: runtimes[child.index] for name, child in runtime.node.children.items()
+        }
+
+
 def open_reader(
     runtimes: Sequence[NodeRuntime],
     clock: Clock,
@@ -315,16 +439,21 @@ def keep_combined_writes(conn: apsw.Connection, runtimes: Sequence[NodeRuntime])
 
 
 class ReaderDb(Db):
-    """The ``Db`` of a reader from ``open_reader``; in memory, each statement sees the last commit.
+    """The ``Db`` of a reader from ``open_reader``: one connection, shared by every thread.
 
-    On disk it is a ``Db`` on the reader's connection. In memory, each of
-    ``one``, ``rows``, ``execute`` and ``executemany`` first calls ``sync``,
-    which copies in the image of every store that changed since the reader
-    last looked (under the instance's lock, so never half way through a
-    call). Whoever uses ``conn`` directly calls ``sync`` first.
+    A connection runs one statement at a time, so each of ``one``, ``rows``,
+    ``execute`` and ``executemany`` takes the reader's turn (a lock of its own)
+    for its statement: threads sharing the reader each get their rows, one
+    statement after another, in memory and on disk alike. On disk that is all;
+    the statement reads alongside the calls. In memory each first copies in the
+    image of every store that changed since the reader last looked (``sync``),
+    under the instance's lock, so never half way through a call, and the turn is
+    taken before that lock is let go, so no other thread renews the copies under
+    a running statement. Whoever uses ``conn`` directly calls ``sync`` first, and
+    keeps that connection to one thread.
     """
 
-    __slots__ = ("_lock", "_runtimes", "_seen")
+    __slots__ = ("_lock", "_runtimes", "_seen", "_turn")
 
     def __init__(
         self, conn: apsw.Connection, runtimes: Iterable[NodeRuntime], lock: threading.RLock
@@ -333,55 +462,92 @@ class ReaderDb(Db):
         self._runtimes = tuple(runtimes)
         self._lock = lock
         self._seen: dict[int, tuple[int, int, int]] = {}
+        # One statement at a time on the reader's connection. Always taken after the
+        # instance's lock, never before it: a thread holding the turn never waits for the
+        # instance, so a call that reads through the reader cannot wait on it in a circle.
+        self._turn = threading.RLock()
 
     def sync(self) -> None:
         """Copy in each store changed since the last ``sync``: nothing to do on disk."""
         if not self._runtimes:
             return
-        conn = self.conn
+        with self._lock, self._turn:
+            self._copy_changed()
+
+    def _take_turn(self) -> None:
+        """Take the reader's turn for one statement; in memory, with the copies renewed first."""
+        if not self._runtimes:
+            self._turn.acquire()
+            return
         with self._lock:
+            self._turn.acquire()
             try:
-                stale = [
-                    (runtime, version)
-                    for runtime in self._runtimes
-                    if self._seen.get(runtime.index) != (version := runtime.image_version())
-                ]
-            except apsw.Error as error:
-                raise db_error(error, conn) from error
-            if not stale:
-                return
+                self._copy_changed()
+            except BaseException:
+                self._turn.release()
+                raise
+
+    def _copy_changed(self) -> None:
+        """Copy in each store that changed; the caller holds the instance's lock and the turn."""
+        conn = self.conn
+        try:
+            stale = [
+                (runtime, version)
+                for runtime in self._runtimes
+                if self._seen.get(runtime.index) != (version := runtime.image_version())
+            ]
+        except apsw.Error as error:
+            raise db_error(error, conn) from error
+        if not stale:
+            return
+        try:
             authorizer = conn.authorizer
             conn.authorizer = None
-            try:
-                for runtime, version in stale:
-                    conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
-                    if runtime.conn.in_transaction:
-                        # What is copied is the last commit; the open transaction's commit
-                        # changes no count, so the store is copied again next time.
-                        self._seen.pop(runtime.index, None)
-                    else:
-                        self._seen[runtime.index] = version
-            except apsw.Error as error:
-                raise db_error(error, conn) from error
-            finally:
+        except apsw.Error as error:
+            raise db_error(error, conn) from error
+        try:
+            for runtime, version in stale:
+                conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
+                if runtime.conn.in_transaction:
+                    # What is copied is the last commit; the open transaction's commit
+                    # changes no count, so the store is copied again next time.
+                    self._seen.pop(runtime.index, None)
+                else:
+                    self._seen[runtime.index] = version
+        except apsw.Error as error:
+            raise db_error(error, conn) from error
+        finally:
+            with contextlib.suppress(apsw.Error):
                 conn.authorizer = authorizer
 
     def one(self, sql: str, *params: Any) -> dict[str, Any] | None:
         """The first row as a dict, or ``None``."""
-        self.sync()
-        return super().one(sql, *params)
+        self._take_turn()
+        try:
+            return super().one(sql, *params)
+        finally:
+            self._turn.release()
 
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """Every row, each a dict keyed by column name."""
-        self.sync()
-        return super().rows(sql, *params)
+        self._take_turn()
+        try:
+            return super().rows(sql, *params)
+        finally:
+            self._turn.release()
 
     def execute(self, sql: str, *params: Any) -> Exec:
         """Run a statement; a reader's refuses anything that writes."""
-        self.sync()
-        return super().execute(sql, *params)
+        self._take_turn()
+        try:
+            return super().execute(sql, *params)
+        finally:
+            self._turn.release()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one statement per row of bindings; a reader's refuses anything that writes."""
-        self.sync()
-        return super().executemany(sql, rows)
+        self._take_turn()
+        try:
+            return super().executemany(sql, rows)
+        finally:
+            self._turn.release()

@@ -33,15 +33,14 @@ from seahaven.clock import Clock, ClockMode, format_instant
 from seahaven.composition import Composition, NodeReport
 from seahaven.concurrency import watch
 from seahaven.context import InstanceInfo
-from seahaven.creation import link_children, open_store
 from seahaven.errors import SeahavenError, WorldBug
 from seahaven.ids import sql_stream
-from seahaven.instance import Instance, InstanceParts
-from seahaven.runtime import NodeRuntime
+from seahaven.runtime import InstanceParts, NodeRuntime, link_children, open_store
 from seahaven.storage import Storage, check_storage, rollback_image
 from seahaven.workdir import instance_directory
 
 if TYPE_CHECKING:
+    from seahaven.instance import Instance
     from seahaven.world import World
 
 __all__ = [
@@ -117,6 +116,9 @@ class Snapshot:
     call_log: tuple[CallRecord, ...] = field(repr=False)
     records: tuple[LogRecord, ...] = field(repr=False)
     texts: tuple[str, ...] = field(repr=False)
+    instance_class: type[Instance] = field(repr=False)
+    """The class of the instance it was taken of; ``restore()`` makes instances of it. Taken
+    from the instance, so that this module imports nothing of the instance's at run time."""
     storage: Storage = "disk"
     """Where the original kept its stores; a restore keeps them there unless told otherwise."""
     nbytes: int = 0
@@ -186,6 +188,7 @@ def take(instance: Instance) -> Snapshot:
         call_log=call_log,
         records=records,
         texts=texts,
+        instance_class=type(instance),
         storage=instance.storage,
         nbytes=nbytes,
     )
@@ -355,7 +358,7 @@ def _branch(
     mode, start_ms, ticks = snapshot.clock
     clock = Clock.resumed(mode, start_ms, ticks)
     info = InstanceInfo(f"inst-{secrets.token_hex(8)}", snapshot.fixture, snapshot.seed)
-    instance = Instance(_parts(snapshot, target, info, clock, storage))
+    instance = snapshot.instance_class(_parts(snapshot, target, info, clock, storage))
     watch(instance)
     try:
         load_stores(instance, composition, snapshot.stores)
@@ -378,9 +381,19 @@ def load_stores(instance: Instance, composition: Composition, stores: Sequence[S
             f"the snapshot holds {len(stores)} stores for {len(composition.nodes)} nodes; it is "
             "damaged: take a new one"
         )
+    directory = instance.directory if instance.storage == "disk" else None
     for node, store in zip(composition.nodes, stores, strict=True):
-        open_store(instance, node, image=_checked_image(store))
-    link_children(instance)
+        runtime = open_store(
+            node,
+            directory=directory,
+            instance_seed=instance.seed,
+            clock=instance.clock,
+            info=instance.calls.info,
+            connections=instance.connections,
+            image=_checked_image(store),
+        )
+        instance.add_runtime(runtime)
+    link_children(instance.calls.runtimes)
     _set_streams(instance.calls.runtimes, stores)
 
 

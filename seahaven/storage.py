@@ -9,7 +9,13 @@ recently used first out, keyed by the file's ``file_sha256``, which the bytes
 are checked against when they are read: a fixture file changed since it was
 cached has another hash, so it is never served from an older image.
 
-``SEAHAVEN_STORAGE`` (``memory`` or ``disk``) sets the default for the
+Where an instance goes when its maker names no storage depends on who holds
+it, and this module is the one place that says so. A plain ``world.instance()``
+is held by its caller, who may open its files, so it gets the seed's files on
+disk (``INSTANCE_STORAGE``). An instance a runner makes for itself and hands to
+nobody (a trial, an eval's, an episode's, a served session's, ``seahaven
+mcp``'s) is in memory (``RUNNER_STORAGE``), where its speed shows and its files
+would not. ``SEAHAVEN_STORAGE`` (``memory`` or ``disk``) sets both for the
 process, which is how a test run is pointed at one mode.
 """
 
@@ -26,6 +32,8 @@ from seahaven.errors import WorldBug
 
 __all__ = [
     "DEFAULT_STORAGE",
+    "INSTANCE_STORAGE",
+    "RUNNER_STORAGE",
     "STORAGES",
     "STORAGE_VARIABLE",
     "Storage",
@@ -34,6 +42,7 @@ __all__ = [
     "default_storage",
     "fixture_image",
     "rollback_image",
+    "runner_storage",
     "set_image_cache_limit",
 ]
 
@@ -41,10 +50,18 @@ Storage = Literal["memory", "disk"]
 """Where an instance's stores live: in this process's memory, or in files of its own."""
 
 STORAGES: tuple[str, ...] = ("memory", "disk")
-"""Every storage an instance can have, the default first."""
+"""Every storage an instance can have."""
 
-DEFAULT_STORAGE: Storage = "memory"
-"""The storage an instance gets when neither the caller nor ``SEAHAVEN_STORAGE`` names one."""
+INSTANCE_STORAGE: Storage = "disk"
+"""Where ``world.instance()`` keeps its stores when neither it nor ``SEAHAVEN_STORAGE`` names one:
+the seed's files, one per node in one instance directory, for the caller who holds the instance."""
+
+RUNNER_STORAGE: Storage = "memory"
+"""Where an instance a runner makes for itself keeps its stores when neither the runner's caller
+nor ``SEAHAVEN_STORAGE`` names one: memory, since nobody outside the runner opens its files."""
+
+DEFAULT_STORAGE: Storage = INSTANCE_STORAGE
+"""The storage a plain ``world.instance()`` gets by default (``INSTANCE_STORAGE``)."""
 
 STORAGE_VARIABLE = "SEAHAVEN_STORAGE"
 """The environment variable naming the default storage (`memory` or `disk`)."""
@@ -55,11 +72,15 @@ STORAGE_VARIABLE = "SEAHAVEN_STORAGE"
 _ROLLBACK_VERSIONS = b"\x01\x01"
 
 
-def default_storage() -> Storage:
-    """The storage for an instance whose maker named none: ``SEAHAVEN_STORAGE``, else memory."""
+def default_storage(*, runner: bool = False) -> Storage:
+    """The storage for an instance whose maker named none: ``SEAHAVEN_STORAGE``, else the default.
+
+    The default is ``RUNNER_STORAGE`` (memory) for an instance a runner makes for
+    itself (``runner=True``), and ``INSTANCE_STORAGE`` (disk) for one a caller holds.
+    """
     value = os.environ.get(STORAGE_VARIABLE)
     if value is None or value == "":
-        return DEFAULT_STORAGE
+        return RUNNER_STORAGE if runner else INSTANCE_STORAGE
     if value not in STORAGES:
         raise WorldBug(
             f"{STORAGE_VARIABLE}={value!r} is not a storage; "
@@ -68,15 +89,26 @@ def default_storage() -> Storage:
     return "memory" if value == "memory" else "disk"
 
 
-def check_storage(storage: object) -> Storage:
-    """``storage`` checked, or the default when it is ``None``."""
+def check_storage(storage: object, *, runner: bool = False) -> Storage:
+    """``storage`` checked, or ``default_storage(runner=runner)`` when it is ``None``."""
     if storage is None:
-        return default_storage()
+        return default_storage(runner=runner)
     if storage == "memory":
         return "memory"
     if storage == "disk":
         return "disk"
     raise WorldBug(f"storage must be 'memory' or 'disk' (or None for the default), not {storage!r}")
+
+
+def runner_storage(storage: object = None) -> Storage:
+    """Where an instance a runner makes for itself goes: ``storage`` checked, else its default.
+
+    Every runner that owns its instances (``Trial``, ``run_episode``,
+    ``seahaven serve``'s sessions, ``seahaven.http``, ``seahaven mcp``) calls this
+    with what its caller asked for, ``None`` when nothing: ``SEAHAVEN_STORAGE``,
+    else ``RUNNER_STORAGE``.
+    """
+    return check_storage(storage, runner=True)
 
 
 def rollback_image(data: bytes) -> bytes:

@@ -590,9 +590,11 @@ class World:
     ) -> Instance:
         """Make an instance: a private copy of a fixture, or a blank one. A context manager.
 
-        ``storage`` is where its stores live: ``"memory"`` (nothing on disk) or
-        ``"disk"`` (files an outside tool can open); ``None`` takes
-        ``SEAHAVEN_STORAGE``, else memory.
+        ``storage`` is where its stores live: ``"disk"`` (one file per node in
+        the instance's directory, which an outside tool can open) or ``"memory"``
+        (nothing on disk, and faster); ``None`` takes ``SEAHAVEN_STORAGE``, else
+        disk. The runners that make instances for themselves (trials, evals,
+        episodes, servers) default to memory instead: see ``seahaven.storage``.
         """
         from seahaven.creation import create_instance
 

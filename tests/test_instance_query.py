@@ -71,6 +71,54 @@ def test_query_refuses_anything_but_reading_and_the_calls_go_on(
         assert inst.db.conn.authorizer is None
 
 
+@STORAGES
+def test_pragmas_that_only_report_are_reads_through_query_and_inspect(storage: str) -> None:
+    shop = make_shop()
+    with shop.instance(setup_sql=SEED_ROWS, seed=1, storage=storage) as inst:
+        inst.call("set_status", order_id="o1", status="shipped")
+        columns = [row["name"] for row in inst.query("PRAGMA table_info(orders)")]
+        assert columns == ["id", "customer", "total", "status", "placed_at", "tags"]
+        assert [row["name"] for row in inst.query("PRAGMA table_xinfo(entries)", store="ledger")]
+        assert inst.query("PRAGMA index_list(orders)") == inst.db.rows("PRAGMA index_list(orders)")
+        assert inst.query("PRAGMA foreign_key_check(orders)") == []
+        reader = inst.inspect()
+        assert [row["name"] for row in reader.rows("PRAGMA table_info(orders)")] == columns
+        # An added store's table, by its schema name, as every other read on the reader.
+        assert [row["name"] for row in reader.rows("PRAGMA ledger.table_info(entries)")] == [
+            "n",
+            "order_id",
+            "cents",
+        ]
+        assert reader.rows("PRAGMA main.table_info(orders)")[3]["name"] == "status"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "PRAGMA user_version = 7",
+        "PRAGMA query_only = OFF",
+        "PRAGMA foreign_keys = OFF",
+        "PRAGMA journal_mode = DELETE",
+        "PRAGMA writable_schema = ON",
+        "PRAGMA main.cache_size = 10",
+    ],
+)
+@STORAGES
+def test_pragmas_that_set_something_stay_refused(statement: str, storage: str) -> None:
+    world = memo_world("pragmas")
+    add_jot(world)
+    with world.instance(storage=storage) as inst:
+        inst.call("jot", id="m1", gist="kept")
+        with pytest.raises(seahaven.DbError, match="sets a value"):
+            inst.query(statement)
+        with pytest.raises(seahaven.DbError, match="sets a value"):
+            inst.inspect().rows(statement)
+        assert inst.db.one("PRAGMA user_version") == {"user_version": 0}
+        assert inst.db.one("PRAGMA foreign_keys") == {"foreign_keys": 1}
+        inst.call("jot", id="m2", gist="after")
+        assert inst.query("SELECT count(*) AS n FROM memos") == [{"n": 2}]
+
+
 def test_query_is_refused_inside_a_call_for_an_unknown_store_and_after_destroy() -> None:
     world = memo_world("refusing")
     seen: list[str] = []

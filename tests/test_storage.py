@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -232,3 +234,50 @@ def test_the_fixture_image_is_the_verified_file(tmp_path: Path) -> None:
     assert image[:18] == data[:18] and image[20:] == data[20:]
     with pytest.raises(seahaven.WorldBug, match="file_sha256"):
         storage_module.fixture_image(fixture.state_path, "0" * 64)
+
+
+# An outside tool: another process, with Python's own sqlite3, reading a file read-only and
+# giving up at once when the file is locked.
+_OUTSIDE_READER = """
+import sqlite3, sys
+try:
+    conn = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=0)
+    print(conn.execute("SELECT count(*) FROM " + sys.argv[2]).fetchone()[0])
+except sqlite3.OperationalError as error:
+    print(error)
+"""
+
+
+def read_from_outside(file: Path, table: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", _OUTSIDE_READER, str(file), table],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_an_outside_tool_reads_a_live_instance_once_inspect_has_shared_its_files(
+    tmp_path: Path,
+) -> None:
+    world = composite(tmp_path)
+    with world.instance(storage="disk") as inst:
+        till = inst.directory / "state.till.sqlite"
+        # Before its first use a store holds no lock.
+        assert read_from_outside(inst.state_path, "items") == "0"
+        inst.call("put", id="a", n=1)
+        inst.call("till_put", id="t", n=2)
+        # From its first use, each store's own connection keeps its file to itself.
+        assert read_from_outside(inst.state_path, "items") == "database is locked"
+        assert read_from_outside(till, "sales") == "database is locked"
+        # inst.query() reads on the store's own connection, and shares nothing.
+        assert inst.query("SELECT count(*) AS n FROM items") == [{"n": 1}]
+        assert read_from_outside(inst.state_path, "items") == "database is locked"
+        # The first inspect() switches every store to the write-ahead log, for good.
+        inst.inspect()
+        assert read_from_outside(inst.state_path, "items") == "1"
+        assert read_from_outside(till, "sales") == "1"
+        inst.call("put", id="b", n=3)
+        assert read_from_outside(inst.state_path, "items") == "2"

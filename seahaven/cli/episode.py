@@ -36,7 +36,7 @@ from seahaven.cli.support import (
 from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
 from seahaven.scenarios.model import read_calls
-from seahaven.storage import check_storage
+from seahaven.storage import runner_storage
 
 if TYPE_CHECKING:
     from seahaven.clock import ClockMode
@@ -230,7 +230,7 @@ def run_script(
             now=now,
             clock_mode=cast("ClockMode | None", clock_mode),
             startup=keywords or None,
-            storage=check_storage(storage),
+            storage=runner_storage(storage),
         ) as instance:
             for step in script:
                 tool, arguments = step.tool, step.arguments

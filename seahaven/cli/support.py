@@ -30,6 +30,7 @@ from typer.core import TyperArgument, TyperCommand
 from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
 from seahaven.errors import SeahavenError, ToolError, WorldBug
 from seahaven.instance_options import check_instance_options
+from seahaven.storage import INSTANCE_STORAGE, RUNNER_STORAGE, STORAGE_VARIABLE
 from seahaven.world import INSTANCE_OPTIONS
 
 if TYPE_CHECKING:
@@ -457,8 +458,9 @@ StorageOption = Annotated[
     typer.Option(
         "--storage",
         metavar="WHERE",
-        help="Where an instance keeps its stores: memory or disk (default: "
-        "SEAHAVEN_STORAGE, else memory).",
+        help="Where the instances this command makes keep their stores: memory or disk "
+        f"(default: {STORAGE_VARIABLE}, else {RUNNER_STORAGE}, as for every runner; a plain "
+        f"world.instance() defaults to {INSTANCE_STORAGE}).",
     ),
 ]
 

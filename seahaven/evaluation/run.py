@@ -177,7 +177,7 @@ def run_trial(
 
     An ``async`` policy is run to its end here (see ``play_policy``).
     ``storage`` (``"memory"`` or ``"disk"``) is where the trial's instance keeps
-    its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for any instance.
+    its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for every runner.
     """
     started = time.perf_counter()
     resolved = world if world is not None else spec.scenario.resolve_world()

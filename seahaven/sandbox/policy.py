@@ -272,7 +272,13 @@ def reader_refusal(action: int, first: str | None, second: str | None) -> str | 
         return "it changes the schema, and this connection only reads"
     if action in (apsw.SQLITE_ATTACH, apsw.SQLITE_DETACH):
         return "it attaches or detaches a database, and this connection's databases are fixed"
-    if action == apsw.SQLITE_PRAGMA and second is not None:
+    if (
+        action == apsw.SQLITE_PRAGMA
+        and second is not None
+        and (first or "").lower() not in REPORTING_PRAGMAS
+    ):
+        # A reporting pragma's argument names what to report on (PRAGMA table_info(charges));
+        # any other pragma given an argument sets something.
         return f"PRAGMA {first} sets a value, and this connection only reads"
     if action in (apsw.SQLITE_TRANSACTION, apsw.SQLITE_SAVEPOINT):
         return _CONTROLS_TRANSACTION

@@ -31,6 +31,7 @@ from seahaven.grading.graders import Grader, MatchesSolution
 from seahaven.instance import Instance
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.snapshots import Snapshot, restore_into
+from seahaven.storage import runner_storage
 from seahaven.world import World
 
 __all__ = [
@@ -125,7 +126,12 @@ def _submitted_answer(arguments: dict[str, Any]) -> str:
 
 
 class Trial:
-    """One episode of a scenario: its instance, the calls left, the answer, and the grade."""
+    """One episode of a scenario: its instance, the calls left, the answer, and the grade.
+
+    ``storage`` (``"memory"`` or ``"disk"``) is where every instance the trial
+    makes keeps its stores; by default ``SEAHAVEN_STORAGE``, else memory, as for
+    every runner (``seahaven.storage.runner_storage``).
+    """
 
     def __init__(
         self,
@@ -147,9 +153,9 @@ class Trial:
                 "adds to end the episode; rename the world's tool to bind it to scenarios"
             )
         self._options = scenario.start.instance_options(seed=self.seed)
-        if storage is not None:
-            # Where the stores live is the harness's to choose, not the scenario's.
-            self._options["storage"] = storage
+        # Where the stores live is the harness's to choose, not the scenario's; a trial hands
+        # its instances to nobody, so it keeps them where a runner's go (memory, unless told).
+        self._options["storage"] = runner_storage(storage)
         try:
             self.instance: Instance = self.world.instance(
                 state_format=state_format, control_tools=control_tools, **self._options
@@ -451,7 +457,9 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
     instance = (
         _replay_instance(world, start)
         if start is not None
-        else world.instance(**scenario.start.instance_options(seed=seed))
+        else world.instance(
+            **scenario.start.instance_options(seed=seed), storage=runner_storage(None)
+        )
     )
     try:
         # Only the net state is compared, so the calls are recorded as one net change per row.

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import pytest
 from conftest import BOUND_SECONDS, Server, connected
 from mcp import types
 
@@ -363,3 +364,38 @@ def test_seahaven_mcp_is_the_plugin_package() -> None:
     assert seahaven.mcp.serve is seahaven_mcp.server.serve
     assert isinstance(seahaven.mcp.RESET_KEYS, tuple)
     assert seahaven.World  # the framework is importable beside it
+
+
+@pytest.mark.parametrize(
+    ("args", "variable", "files"),
+    [
+        # No storage named anywhere: a server's own instance is in memory.
+        (["--seed", "1"], "", False),
+        # The reset option has the last word over the variable, either way.
+        (["--reset-options", '{"storage": "disk", "seed": 1}'], "memory", True),
+        (["--reset-options", '{"storage": "memory", "seed": 1}'], "disk", False),
+        # The variable sets the process's default.
+        (["--seed", "1"], "disk", True),
+    ],
+    ids=["default", "option-disk", "option-memory", "variable-disk"],
+)
+def test_storage_is_memory_by_default_and_a_reset_option_asks_for_files(
+    server_dirs: Callable[[], Server], args: list[str], variable: str, files: bool
+) -> None:
+    server = server_dirs()
+
+    async def scenario() -> None:
+        env = {"SEAHAVEN_STORAGE": variable}
+        async with connected(server, ["--world", "payments", *args], env) as (session, _):
+            with anyio.fail_after(BOUND_SECONDS):
+                created = await session.call_tool(
+                    "create_customer", {"email": "ada@example.com", "name": "Ada"}
+                )
+                assert created.isError is False
+                dirs = server.instance_dirs()
+                assert len(dirs) == (1 if files else 0), dirs
+                if files:
+                    assert [path.name for path in dirs[0].glob("state*.sqlite")] == ["state.sqlite"]
+
+    anyio.run(scenario)
+    assert server.files() == []

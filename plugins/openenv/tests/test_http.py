@@ -222,6 +222,25 @@ def test_requests_to_one_instance_run_one_at_a_time(
     assert most == 1
 
 
+def test_the_servers_instances_are_in_memory_unless_a_put_or_the_process_says_otherwise(
+    shelf: seahaven.World, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def where(ctx: seahaven.Ctx, request: HttpRequest) -> HttpResponse:
+        # An in-memory database's connection names no file.
+        return HttpResponse.json({"file": bool(ctx.db.conn.filename)})
+
+    monkeypatch.delenv("SEAHAVEN_STORAGE", raising=False)
+    with seahaven.http.running(shelf, where) as server:
+        assert client.get(server.url("a") + "/").json() == {"file": False}
+        assert client.put(server.url("b"), json={"storage": "disk"}).status_code == 201
+        assert client.get(server.url("b") + "/").json() == {"file": True}
+    monkeypatch.setenv("SEAHAVEN_STORAGE", "disk")
+    with seahaven.http.running(shelf, where) as server:
+        assert client.get(server.url("a") + "/").json() == {"file": True}
+        assert client.put(server.url("b"), json={"storage": "memory"}).status_code == 201
+        assert client.get(server.url("b") + "/").json() == {"file": False}
+
+
 def test_put_creates_then_replaces_an_instance_with_the_options_laid_over_the_servers(
     shelf: seahaven.World, client: httpx.Client
 ) -> None:

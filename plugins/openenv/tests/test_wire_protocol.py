@@ -116,6 +116,22 @@ def test_reset_takes_the_storage_and_the_episode_reads_the_same(served, wire, be
     assert error["code"] == "VALIDATION_ERROR" and "storage" in error["message"]
 
 
+def test_a_reset_naming_no_storage_is_in_memory_unless_the_process_says_otherwise(
+    served, wire, beacon_world, monkeypatch
+) -> None:
+    ws = wire(served)
+    # The session's instance is the server's own: memory, unless SEAHAVEN_STORAGE (or the
+    # server's --storage, which sets it) names another.
+    monkeypatch.delenv("SEAHAVEN_STORAGE", raising=False)
+    ws.reset(seed=3)
+    call_observation(ws.call("add_note", text="kept"))
+    assert instance_dirs(beacon_world) == []
+    monkeypatch.setenv("SEAHAVEN_STORAGE", "disk")
+    ws.reset(seed=3)
+    call_observation(ws.call("add_note", text="kept"))
+    assert len(instance_dirs(beacon_world)) == 1
+
+
 def test_a_second_reset_destroys_the_first_instance(served, wire, beacon_world) -> None:
     ws = wire(served)
     ws.reset(episode_id="first")

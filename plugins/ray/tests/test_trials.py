@@ -10,6 +10,7 @@ the change log and the call log) between ``evaluate(...)`` in this process and
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -342,6 +343,10 @@ def test_storage_reaches_the_trials_on_the_actors() -> None:
         _, there = evaluate(pack, answer_where_the_stores_are, runner=on_ray(storage=where))
         assert {result.answer for result in there} == {where}
         assert all(result.error is None for result in there)
+    # Named nowhere: the actor's SEAHAVEN_STORAGE (the driver's, which the local cluster
+    # inherits), else memory, as for every runner.
+    _, there = evaluate(pack, answer_where_the_stores_are, runner=on_ray())
+    assert {result.answer for result in there} == {os.environ.get("SEAHAVEN_STORAGE") or "memory"}
     with pytest.raises(seahaven.WorldBug, match="storage must be 'memory' or 'disk'"):
         trial_runner(None, storage="tape")
 

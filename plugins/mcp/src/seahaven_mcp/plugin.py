@@ -43,6 +43,8 @@ def mcp_command(
 
     The instance is made when the client starts this command and destroyed when the
     client disconnects or the process is stopped; every row its tools wrote goes with it.
+    It keeps its stores in memory unless --reset-options names a storage
+    ('{"storage": "disk"}' gives it files) or SEAHAVEN_STORAGE does.
     """
     chosen = one_world(world_argument, world)
     flags = {"fixture": fixture, "seed": seed, "now": now, "clock_mode": clock_mode}

@@ -36,6 +36,7 @@ from mcp.server.lowlevel import Server
 
 import seahaven
 from seahaven.errors import ToolError, WorldBug
+from seahaven.storage import runner_storage
 from seahaven.tool_results import error_result, value_result
 from seahaven_mcp.options import CONVENIENCE_KEYS, RESET_KEYS, check_reset_options
 from seahaven_mcp.stdio import stdio_transport
@@ -143,6 +144,9 @@ def serve(
     drawn = options.get("seed") is None
     if drawn:
         options["seed"] = secrets.randbelow(_SEED_BOUND)
+    # The instance is this process's own: memory unless reset_options or SEAHAVEN_STORAGE
+    # name a storage.
+    options["storage"] = runner_storage(options.get("storage"))
     instance = world.instance(**options)
     if drawn:
         # Only once the instance exists: a refusal stays the one line on stderr.

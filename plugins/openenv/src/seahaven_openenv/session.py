@@ -43,6 +43,7 @@ from seahaven.scenarios import (
 )
 from seahaven.state import document_json, document_without_instance
 from seahaven.state_formats import encode_json
+from seahaven.storage import runner_storage
 from seahaven_openenv import descriptors
 from seahaven_openenv.echo import clip, json_type, listed, shown
 from seahaven_openenv.frames import FrameError
@@ -220,8 +221,11 @@ class Session:
             trial: Trial | None = None
             try:
                 if chosen is None:
+                    # A session's instance is the server's own: memory unless the reset, the
+                    # server's --storage or SEAHAVEN_STORAGE says otherwise.
                     instance = self.service.world.instance(
-                        control_tools=self.service.include_control_tools, **arguments
+                        control_tools=self.service.include_control_tools,
+                        **{**arguments, "storage": runner_storage(arguments.get("storage"))},
                     )
                 else:
                     trial = Trial(

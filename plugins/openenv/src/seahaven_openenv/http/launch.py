@@ -141,7 +141,11 @@ def command_line(
         allow_host: AllowHostOption = None,
         allow_origin: AllowOriginOption = None,
     ) -> None:
-        """Serve the world's HTTP API: one instance per id, at /worlds/{id}/..."""
+        """Serve the world's HTTP API: one instance per id, at /worlds/{id}/...
+
+        The instances keep their stores in memory unless --reset-options, a PUT body
+        or SEAHAVEN_STORAGE names a storage.
+        """
         flags = {"fixture": fixture, "seed": seed, "now": now, "clock_mode": clock_mode}
         options = instance_options(
             reset_options,

@@ -34,6 +34,7 @@ from urllib.parse import unquote_to_bytes
 import seahaven
 from seahaven.errors import SeahavenError, WorldBug, client_message
 from seahaven.instance_options import check_instance_options
+from seahaven.storage import runner_storage
 from seahaven.world import INSTANCE_OPTIONS
 from seahaven_openenv.guard import (
     Guard,
@@ -189,6 +190,8 @@ class HttpWorldApp:
         arguments = dict(options)
         fixture = arguments.pop("fixture", None)
         arguments.setdefault("clock_mode", DEFAULT_CLOCK_MODE)
+        # The server's own instance, reached only over HTTP: memory unless told otherwise.
+        arguments["storage"] = runner_storage(arguments.get("storage"))
         if arguments.get("seed") is None:
             arguments["seed"] = secrets.randbits(_SEED_BITS)
         return self.world.instance(fixture, **arguments)
