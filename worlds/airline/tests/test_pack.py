@@ -10,7 +10,6 @@ fail tau2-bench's database check.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -21,11 +20,11 @@ import airline_world.scenarios
 import pytest
 from airline_support import data_or_skip, play
 from fixtures_src.pack import PACK_DIR, WRITE_TOOLS, scenario_id, write_pack
+
 import seahaven
 from seahaven.evaluation import check_pack
 from seahaven.grading import Grade
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack, pack_specs
-
 
 WORLD = airline_world.world
 
@@ -241,7 +240,11 @@ def _wrong_trajectories(
             found = None
             for name, value in arguments.items():
                 for candidate in _candidates(probe, tool, name, value, arguments):
-                    wrong = [*steps[:index], (tool, {**arguments, name: candidate}), *steps[index + 1 :]]
+                    wrong = [
+                        *steps[:index],
+                        (tool, {**arguments, name: candidate}),
+                        *steps[index + 1 :],
+                    ]
                     grade, refused, differs = _replay(scenario, wrong, gold, index)
                     if not refused and differs:
                         found = (f"{label} {name}={candidate!r}", grade)

@@ -78,6 +78,13 @@ def test_a_booking_takes_seats_spends_the_certificate_and_gift_card_and_files_th
     # A certificate is spent whole, whatever part of it paid; a gift card keeps the rest.
     assert "certificate_3765853" not in left
     assert left["gift_card_8020792"] == 106.0
+    # The profile keeps its order with no gap, as the benchmark's dictionary does.
+    positions = rows(
+        instance,
+        "SELECT position FROM payment_methods WHERE user_id = ? ORDER BY position",
+        MOHAMED,
+    )
+    assert [item["position"] for item in positions] == list(range(len(left)))
     assert instance.call("get_user_details", user_id=MOHAMED).reservations == ["K1NW8N", "HATHAT"]
     stored = row(instance, "SELECT created_at FROM reservations WHERE reservation_id = 'HATHAT'")
     assert stored["created_at"] == "2024-05-15T20:00:00.000Z"

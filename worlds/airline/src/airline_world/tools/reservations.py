@@ -137,6 +137,32 @@ def _passenger_count(ctx: seahaven.Ctx, reservation_id: str) -> int:
     )
 
 
+def _remove_payment_method(ctx: seahaven.Ctx, user_id: str, payment_id: str) -> None:
+    """Remove a spent certificate, and close the gap it leaves in the profile's order.
+
+    Positions stay 0, 1, 2, ... so that two profiles listing the same methods in the same
+    order are the same rows, as they are the same dictionary in the benchmark.
+    """
+    removed = ctx.db.one(
+        "SELECT position FROM payment_methods WHERE user_id = ? AND id = ?", user_id, payment_id
+    )
+    assert removed is not None  # checked by the caller
+    ctx.db.execute("DELETE FROM payment_methods WHERE user_id = ? AND id = ?", user_id, payment_id)
+    later = ctx.db.rows(
+        "SELECT id, position FROM payment_methods WHERE user_id = ? AND position > ?"
+        " ORDER BY position",
+        user_id,
+        removed["position"],
+    )
+    for row in later:  # one at a time, upwards, so that (user_id, position) stays unique
+        ctx.db.execute(
+            "UPDATE payment_methods SET position = ? WHERE user_id = ? AND id = ?",
+            row["position"] - 1,
+            user_id,
+            row["id"],
+        )
+
+
 def _set_balance(ctx: seahaven.Ctx, user_id: str, payment_id: str, amount: float) -> None:
     ctx.db.execute(
         "UPDATE payment_methods SET amount = ? WHERE user_id = ? AND id = ?",
@@ -283,11 +309,7 @@ def book_reservation(
             _set_balance(ctx, user_id, payment.payment_id, balances[payment.payment_id])
         elif source == "certificate":
             spent.add(payment.payment_id)
-            ctx.db.execute(
-                "DELETE FROM payment_methods WHERE user_id = ? AND id = ?",
-                user_id,
-                payment.payment_id,
-            )
+            _remove_payment_method(ctx, user_id, payment.payment_id)
     for item in flights:
         ctx.db.execute(
             f"UPDATE flight_dates SET seats_{cabin} = seats_{cabin} - ?"
