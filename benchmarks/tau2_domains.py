@@ -157,6 +157,7 @@ def run_domain(domain: str, python: str, data: Path) -> dict[str, Any]:
         theirs = _tau2_runs(python, domain, data, Path(out))
         problems: list[str] = []
         timings: dict[str, list[float]] = {
+            "ours_plain": [],
             "ours_episode": [],
             "ours_grade": [],
             "tau2_episode": [],

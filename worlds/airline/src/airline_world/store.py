@@ -14,6 +14,7 @@ from airline_world.errors import NotFound
 from airline_world.models import (
     CABINS,
     Address,
+    CabinClass,
     Certificate,
     CreditCard,
     GiftCard,
@@ -75,7 +76,9 @@ def flight_date(ctx: seahaven.Ctx, flight_number: str, date: str) -> dict[str, A
     return found
 
 
-def seats_and_prices(row: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+def seats_and_prices(
+    row: dict[str, Any],
+) -> tuple[dict[CabinClass, int], dict[CabinClass, int]]:
     """An available flight date's seats left and prices, by cabin in the benchmark's order."""
     seats = {cabin: int(row[f"seats_{cabin}"]) for cabin in CABINS}
     prices = {cabin: int(row[f"price_{cabin}"]) for cabin in CABINS}

@@ -56,9 +56,9 @@ def evaluate(expression: str) -> str:
 
 
 def _value(node: ast.expr) -> float:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        number: float = node.value
-        return number
+    # A number; True and False cannot be spelled with these characters.
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _value(node.left), _value(node.right)
         if isinstance(node.op, ast.Pow):

@@ -13,7 +13,7 @@ from pydantic import Field
 import seahaven
 from airline_world import store
 from airline_world.errors import InvalidDate
-from airline_world.models import AirportCode, DirectFlight
+from airline_world.models import AirportCode, CabinClass, DirectFlight
 from airline_world.world import world
 
 __all__ = [
@@ -82,7 +82,9 @@ def _available(
     return found
 
 
-def _direct(row: dict[str, Any], seats: dict[str, int], prices: dict[str, int]) -> DirectFlight:
+def _direct(
+    row: dict[str, Any], seats: dict[CabinClass, int], prices: dict[CabinClass, int]
+) -> DirectFlight:
     return DirectFlight.model_validate(
         {
             "flight_number": row["flight_number"],
