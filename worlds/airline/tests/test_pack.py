@@ -65,6 +65,21 @@ def test_the_pack_is_published_by_name_with_the_benchmarks_tasks_and_splits(
     assert airline_world.scenarios.task("task-14")["id"] == "14"
 
 
+def test_scenarios_show_prints_the_packs_policy_with_the_scenario(pack: ScenarioSet) -> None:
+    from typer.testing import CliRunner
+
+    from seahaven import cli, plugins
+
+    shown = CliRunner().invoke(
+        cli.build_app(plugins.make_plugin_manager()),
+        ["scenarios", "show", "airline/task-7", "--json"],
+    )
+    assert shown.exit_code == 0, shown.output
+    data = json.loads(shown.stdout)
+    assert (data["id"], data["policy"]) == ("task-7", pack.policy)
+    assert [step["tool"] for step in data["solution"]][-1] == "submit"
+
+
 def test_ids_are_normalised_to_the_scenario_id_rules() -> None:
     assert scenario_id("7") == "task-7"
     assert scenario_id("Mobile Data:1 [PERSONA:Easy]") == "task-mobile-data-1--persona-easy-"
