@@ -202,20 +202,21 @@ def _replay(
     in another state than ``gold`` (an instance the gold actions played): every row
     either of them changed is read back from both and compared, without the grader.
     """
-    refused = False
     with Trial(scenario, seed=1) as trial:
         for index, (tool, arguments) in enumerate(steps):
             try:
                 trial.call(tool, **arguments)
             except seahaven.ToolError:
-                refused = refused or index == watch
+                if index == watch:
+                    # Refused: not a trajectory worth grading, and the search moves on.
+                    return trial.finish(), True, False
         grade = trial.submit(_reply(scenario))
         rows = _touched(trial.instance) | _touched(gold)
         differs = any(
             _row(trial.instance, table, json.loads(key)) != _row(gold, table, json.loads(key))
             for table, key in rows
         )
-        return grade, refused, differs
+        return grade, False, differs
 
 
 def _reply(scenario: Scenario) -> str:
