@@ -9,6 +9,9 @@ interpreter) and in a trial of the task's scenario here. Then, task by task:
   benchmark's end database is put through the world's own fixture mapping
   (``fixtures_src/generate.py``'s ``tables``) and compared with every row of
   every table of the instance, as multisets; and both graders pass it;
+* **refusals**: the calls of ``tau2_calls.json`` (refusals of every kind, and
+  reads the gold actions never make), made in turn on one environment or
+  instance per domain, answer the same;
 * **speed**: an episode (a fresh environment or instance, and the gold calls;
   here also as a trial, which keeps an image of its start for the grade's replay)
   and a grade (tau2-bench's environment and communicate checks, which replay
@@ -195,6 +198,38 @@ def run_domain(domain: str, python: str, data: Path) -> dict[str, Any]:
     return {"domain": domain, "tasks": len(pack), "problems": problems, **medians}
 
 
+def run_calls(python: str, data: Path) -> tuple[int, list[str]]:
+    """The calls of ``tau2_calls.json`` made in both; how many, and each that answered otherwise."""
+    listed = Path(__file__).with_name("tau2_calls.json")
+    done = subprocess.run(
+        [python, str(Path(__file__).with_name("tau2_side.py")), "calls", str(listed)],
+        env={**os.environ, "TAU2_DATA_DIR": str(data), "LOGURU_LEVEL": "ERROR"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"tau2-bench's side failed:\n{done.stderr[-3000:]}")
+    theirs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    cases = json.loads(listed.read_text())
+    worlds = {name: load_pack(name).scenarios[0].resolve_world() for name in DOMAINS}
+    instances = {name: world.instance("initial") for name, world in worlds.items()}
+    problems = []
+    try:
+        for (domain, tool, arguments), answer in zip(cases, theirs, strict=True):
+            try:
+                mine = _parsed(to_jsonable_python(instances[domain].call(tool, **arguments)))
+            except seahaven.ToolError as refused:
+                mine = f"Error: {refused.message}"
+            expected = answer["content"] if answer["error"] else _parsed(answer["content"])
+            if mine != expected:
+                problems.append(f"{domain} {tool} {arguments}: {mine!r} != {expected!r}")
+    finally:
+        for instance in instances.values():
+            instance.destroy()
+    return len(cases), problems
+
+
 def _report(rows: list[dict[str, Any]], markdown: bool) -> None:
     header = (
         "| Domain | Tasks | Agree | Episode: tau2-bench | Seahaven | Ratio | Trial episode | Ratio "
@@ -240,10 +275,14 @@ def main(argv: list[str]) -> int:
         print("skipped: tau2-bench's data is not here (set SEAHAVEN_TAU2_DATA)")
         return 0
     data = _data_dir(source.parent)
+    count, refusals = run_calls(options.tau2_python, data)
     rows = [run_domain(domain, options.tau2_python, data) for domain in options.domains]
     print(f"Python {sys.version.split()[0]}, tau2-bench at {options.tau2_python}")
+    print(f"tau2_calls.json: {count - len(refusals)} of {count} calls answer the same")
+    for problem in refusals:
+        print(f"  disagreement: {problem}")
     _report(rows, options.markdown)
-    return 1 if any(row["problems"] for row in rows) else 0
+    return 1 if refusals or any(row["problems"] for row in rows) else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@ episode with tau2-bench's evaluators; it times both, and writes one JSON line
 per task to standard output, with the end database saved beside it:
 
     TAU2_DATA_DIR=... python tau2_side.py airline OUT_DIR
+    TAU2_DATA_DIR=... python tau2_side.py calls tau2_calls.json
+
+The second form makes each call of a file of ``[domain, tool, arguments]`` in
+turn, on one environment per domain (so the calls see each other's writes),
+and prints each answer: refusals and reads the gold actions never make.
 
 The grade is the environment check (the database hash against the gold
 actions' replay) and, where the reward basis has it, the communicate check;
@@ -83,5 +88,16 @@ def main(domain: str, out: Path) -> None:
         print(json.dumps(line), flush=True)
 
 
+def calls(path: Path) -> None:
+    """Make each call of the file on one environment per domain; print each answer."""
+    environments = {name: _domain(name)[0]() for name in ("airline", "retail")}
+    for domain, tool, arguments in json.loads(path.read_text()):
+        answer = environments[domain].get_response(ToolCall(id="c", name=tool, arguments=arguments))
+        print(json.dumps({"error": answer.error, "content": answer.content}), flush=True)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]))
+    if sys.argv[1] == "calls":
+        calls(Path(sys.argv[2]))
+    else:
+        main(sys.argv[1], Path(sys.argv[2]))
