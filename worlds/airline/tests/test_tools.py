@@ -375,6 +375,13 @@ def test_status_airports_calculator_and_transfer(instance: seahaven.Instance) ->
         "INVALID_EXPRESSION",
         "division by zero",
     )
+    assert instance.call("calculate", expression=" 2 ** -1 + 10 // 4") == "2.5"
+    # The benchmark's eval would work at this for ever; here it is refused at once.
+    assert refusal(instance, "calculate", expression="9 ** 9 ** 9") == (
+        "INVALID_EXPRESSION",
+        "int too large to convert to float",
+    )
+    assert refusal(instance, "calculate", expression="()")[0] == "INVALID_EXPRESSION"
     assert (
         instance.call("transfer_to_human_agents", summary="wants a human") == "Transfer successful"
     )
