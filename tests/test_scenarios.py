@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -254,6 +255,59 @@ def test_a_broken_yaml_pack_names_the_file_and_the_problem(
 def test_a_folder_without_pack_yaml_says_what_it_needs(tmp_path: Path) -> None:
     with pytest.raises(seahaven.WorldBug, match=r"has no pack\.yaml"):
         ScenarioSet.from_directory(tmp_path)
+
+
+POLICY_HEADER = """\
+name: tiny
+version: "1.2"
+world: shop
+policy_file: policy.md
+"""
+
+
+def test_a_pack_reads_its_policy_document_from_policy_file(tmp_path: Path) -> None:
+    folder = write_pack(tmp_path / "tiny", TASKS, POLICY_HEADER)
+    (folder / "policy.md").write_text("# Shop policy\n\nShip only paid orders.\n", encoding="utf-8")
+    pack = ScenarioSet.from_directory(folder)
+    assert pack.policy == "# Shop policy\n\nShip only paid orders.\n"
+    # Without a policy a pack has none, and its hash is what it was: the policy counts only
+    # when there is one, and then a change of its text is a change of the pack.
+    plain = ScenarioSet.from_directory(
+        write_pack(tmp_path / "plain", TASKS, POLICY_HEADER.replace("policy_file: policy.md\n", ""))
+    )
+    assert plain.policy is None
+    same = ScenarioSet("tiny", "1.2", plain.scenarios, splits=plain.splits)
+    assert plain.hash == same.hash
+    assert ScenarioSet("tiny", "1.2", plain.scenarios, policy="Be kind.").hash != plain.hash
+    assert pack.hash != plain.hash
+    (folder / "policy.md").write_text("# Shop policy\n\nShip anything.\n", encoding="utf-8")
+    assert ScenarioSet.from_directory(folder).hash != pack.hash
+
+
+@pytest.mark.parametrize(
+    ("line", "content", "message"),
+    [
+        ("policy_file: missing.md", None, "policy_file names missing.md, which is not a file"),
+        (
+            "policy_file: ../policy.md",
+            "x",
+            "policy_file is the name of a file in the pack's folder",
+        ),
+        ("policy_file: [policy.md]", "x", "policy_file is the name of a file in the pack's folder"),
+        ("policy_file: policy.md", "  \n", "policy.md is empty"),
+    ],
+)
+def test_a_policy_file_that_is_not_there_or_not_text_is_refused(
+    tmp_path: Path, line: str, content: str | None, message: str
+) -> None:
+    header = POLICY_HEADER.replace("policy_file: policy.md", line)
+    folder = write_pack(tmp_path / "tiny", TASKS, header)
+    if content is not None:
+        (folder / "policy.md").write_text(content, encoding="utf-8")
+    with pytest.raises(seahaven.WorldBug, match=re.escape(message)):
+        ScenarioSet.from_directory(folder)
+    with pytest.raises(seahaven.WorldBug, match="policy is the text"):
+        ScenarioSet("tiny", "1", [], policy="")
 
 
 # --- finding packs by name --------------------------------------------------------------------

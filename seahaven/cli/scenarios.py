@@ -156,7 +156,7 @@ def show_scenario(
     reference: Annotated[str, typer.Argument(metavar="SCENARIO", help="The scenario, as pack/id.")],
     as_json: JsonOption = False,
 ) -> None:
-    """Show one scenario whole: its start, instructions, grader and solution."""
+    """Show one scenario whole: its start, instructions, grader, solution and pack's policy."""
     from seahaven.scenarios import find_scenario
 
     with failures():
@@ -168,6 +168,9 @@ def show_scenario(
             "hash": scenario.hash,
             **scenario.to_data(),
         }
+        if pack.policy is not None:
+            # The pack's rules are part of what the agent is told in every one of its scenarios.
+            data["policy"] = pack.policy
         if as_json:
             typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
             return

@@ -11,7 +11,9 @@ YAML files inside a world's package::
 
 ``pack.yaml``'s ``defaults`` (a ``start``, a ``budget``, ``tags``) apply to every
 scenario that does not say otherwise; ``splits`` maps each split to scenario
-ids. ``ScenarioSet.from_package(__package__)`` loads the folder beside a module.
+ids; ``policy_file`` names a text file in the folder holding the pack's policy
+document, the rules an agent works under in every scenario (``pack.policy``).
+``ScenarioSet.from_package(__package__)`` loads the folder beside a module.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from seahaven.scenarios.model import Scenario, scenario_from_data
 __all__ = ["PACK_FILE", "ScenarioSet"]
 
 PACK_FILE = "pack.yaml"
-_PACK_KEYS = ("name", "version", "description", "world", "defaults", "splits")
+_PACK_KEYS = ("name", "version", "description", "world", "policy_file", "defaults", "splits")
 _DEFAULT_KEYS = ("start", "budget", "tags")
 
 
@@ -50,12 +52,18 @@ class ScenarioSet:
         *,
         splits: Mapping[str, Sequence[str]] | None = None,
         description: str = "",
+        policy: str | None = None,
     ) -> None:
         self.name = check_scenario_name(name, what="pack name")
         if not isinstance(version, str) or not version:
             raise WorldBug(f"pack {name!r}: version is a string such as 1.0.0")
         self.version = version
         self.description = description
+        if policy is not None and (not isinstance(policy, str) or not policy.strip()):
+            raise WorldBug(f"pack {name!r}: policy is the text of the policy document, or None")
+        # The rules an agent works under in every scenario of the pack (a support desk's
+        # policy, say): shown to the agent beside each scenario's instructions.
+        self.policy = policy
         # How the pack can be found again by another process: the name it is registered
         # under, or its module:attr. ``load_pack`` fills it in; ``None`` for a pack built
         # in Python, which a runner in another process must be sent whole.
@@ -136,13 +144,16 @@ class ScenarioSet:
 
     @property
     def hash(self) -> str:
-        """The pack's content hash: its name, version, splits and every scenario's hash."""
+        """The pack's content hash: its name, version, splits, every scenario's hash, its policy."""
         data = {
             "name": self.name,
             "version": self.version,
             "splits": {split: list(ids) for split, ids in self._splits.items()},
             "scenarios": [scenario.hash for scenario in self._scenarios],
         }
+        if self.policy is not None:
+            # Only when there is one, so a pack without a policy keeps the hash it had.
+            data["policy_sha256"] = hashlib.sha256(self.policy.encode("utf-8")).hexdigest()
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -204,6 +215,7 @@ class ScenarioSet:
                     cut = document.cut_instructions(nodes[index], where)
                     if cut is not None:
                         problems.setdefault(scenario.id, []).append(cut)
+        policy = _read_policy(folder, header.get("policy_file"))
         splits = header.get("splits") or {}
         if not isinstance(splits, Mapping):
             raise WorldBug(f"{folder}/{PACK_FILE}: splits maps each split to a list of ids")
@@ -214,6 +226,7 @@ class ScenarioSet:
                 scenarios,
                 splits=splits,
                 description=str(header.get("description") or ""),
+                policy=policy,
             )
         except WorldBug as error:
             raise WorldBug(f"{folder}/{PACK_FILE}: {error}") from None
@@ -294,6 +307,27 @@ def _read_yaml(item: Traversable, where: str) -> _YamlFile:
     finally:
         loader.dispose()
     return _YamlFile(data, node, _LINE_BREAK.split(text))
+
+
+def _read_policy(folder: Traversable, name: Any) -> str | None:
+    """The text of the file ``policy_file`` names in the pack's folder, or ``None`` for none."""
+    if name is None:
+        return None
+    where = f"{folder}/{PACK_FILE}"
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", ".."):
+        raise WorldBug(
+            f"{where}: policy_file is the name of a file in the pack's folder, such as policy.md"
+        )
+    item = folder / name
+    if not item.is_file():
+        raise WorldBug(f"{where}: policy_file names {name}, which is not a file in {folder}")
+    try:
+        text = item.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise WorldBug(f"{folder}/{name} cannot be read as UTF-8 text: {error}") from None
+    if not text.strip():
+        raise WorldBug(f"{folder}/{name} is empty; a policy document says what the agent may do")
+    return text
 
 
 def _named(place: str, entry: Mapping[str, Any]) -> str:

@@ -1,0 +1,44 @@
+"""The ``airline`` pack: tau2-bench's airline tasks, one scenario each.
+
+The YAML files beside this module are written by ``fixtures_src/pack.py`` from
+the benchmark's ``tasks.json``, which ships here too (tau2-bench's data, MIT:
+see ``LICENSE``) with the policy document ``policy.md``. The pack is published
+under the ``seahaven.scenarios`` entry point as ``airline`` and read the first
+time it is asked for; ``task(scenario_id)`` gives the benchmark's own task a
+scenario was made from, with what the pack does not grade (its LLM-judged
+``nl_assertions``, its description).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import seahaven
+from seahaven.scenarios import ScenarioSet
+
+__all__ = ["pack", "task", "tasks"]
+
+
+@cache
+def pack() -> ScenarioSet:
+    """The ``airline`` pack, loaded from the files shipped in this package."""
+    return ScenarioSet.from_package("airline_world", "scenarios")
+
+
+@cache
+def tasks() -> dict[str, dict[str, Any]]:
+    """tau2-bench's airline tasks as it ships them, by the id of the scenario made from each."""
+    text = resources.files(__package__).joinpath("tasks.json").read_text(encoding="utf-8")
+    loaded: list[dict[str, Any]] = json.loads(text)
+    return {"task-" + item["id"].lower(): item for item in loaded}
+
+
+def task(scenario_id: str) -> dict[str, Any]:
+    """The benchmark's task a scenario of the pack was made from; a ``WorldBug`` for another id."""
+    found = tasks().get(scenario_id)
+    if found is None:
+        raise seahaven.WorldBug(f"the airline pack has no scenario {scenario_id!r}")
+    return found
