@@ -29,6 +29,7 @@ from seahaven_openenv import card, frames, mcp_frames, mcp_sessions, pool, work
 from seahaven_openenv.close_codes import CLOSE_NO_SESSION_HERE
 from seahaven_openenv.connection import serve_connection
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
+from seahaven_openenv.echo import clip
 from seahaven_openenv.frames import FrameError
 from seahaven_openenv.session import WorldService
 from seahaven_openenv.session_pool import SessionPool
@@ -438,14 +439,24 @@ def _episode_refusal(route: str) -> Callable[[], Any]:
 
 
 def _mcp_answer(body: str | bytes) -> dict[str, Any]:
-    """What ``/mcp`` answers a request: a parse error, or the refusal (with an id it may echo)."""
+    """What ``/mcp`` answers a request: a parse error, or the refusal (with an id it may echo).
+
+    The refusal's ``data`` says what the route does take and where else to go, as
+    the 501 of ``POST /reset`` does in its ``details``.
+    """
     try:
         request = frames.read_json(body)
     except FrameError as error:
-        return mcp_frames.rpc_error(None, mcp_frames.PARSE_ERROR, f"Parse error: {error.message}")
+        return mcp_frames.rpc_error(
+            None,
+            mcp_frames.PARSE_ERROR,
+            f"Parse error: {error.message}",
+            {"code": error.code},
+        )
     request_id = request.get("id") if isinstance(request, dict) else None
     if not mcp_frames.usable_id(request_id):
         request_id = None
+    method = request.get("method") if isinstance(request, dict) else None
     return mcp_frames.rpc_error(
         request_id,
         mcp_frames.METHOD_NOT_FOUND,
@@ -453,6 +464,20 @@ def _mcp_answer(body: str | bytes) -> dict[str, Any]:
         "openenv/session/create, then tools/list and tools/call naming its session_id, and "
         "openenv/session/close. Reach the world from any other MCP client with `seahaven mcp`, "
         'or send {"type": "mcp"} frames on /ws after a reset',
+        {
+            "code": "mcp_session_required",
+            "route": "POST /mcp",
+            "method": clip(method) if isinstance(method, str) else None,
+            "session_methods": [
+                mcp_sessions.CREATE,
+                "tools/list",
+                "tools/call",
+                "initialize",
+                "ping",
+                mcp_sessions.CLOSE,
+            ],
+            "use_instead": ["seahaven mcp", '{"type": "mcp"} frames on /ws'],
+        },
     )
 
 
