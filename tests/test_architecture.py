@@ -546,6 +546,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                         "loop_clock",
                         "pool",
                         "runner",
+                        "strict_json",
                         "wheelhouse",
                     }
                 ),
