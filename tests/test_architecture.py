@@ -543,6 +543,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                         "echo",
                         "guard",
                         "http.messages",
+                        "lean_openenv",
                         "loop_clock",
                         "pool",
                         "runner",
