@@ -33,7 +33,7 @@ from seahaven_openenv.echo import clip
 from seahaven_openenv.frames import FrameError
 from seahaven_openenv.session import WorldService
 from seahaven_openenv.session_pool import SessionPool
-from seahaven_openenv.tasks import task_router
+from seahaven_openenv.tasks import scenarios_for, task_router
 
 __all__ = [
     "MAX_MCP_BODY_BYTES",
@@ -243,6 +243,7 @@ class WorldRoutes(PoolRoutes):
         super().__init__(hub)
         self.service = service
         self._card: list[dict[str, Any]] = []
+        self._scenario_list: list[list[dict[str, Any]]] = []
         self.http_sessions = mcp_sessions.HttpSessions(service, hub, work.call_work)
 
     async def _metadata(self) -> dict[str, Any]:
@@ -267,6 +268,15 @@ class WorldRoutes(PoolRoutes):
             }
             for fixture in listed
         ]
+
+    async def _scenarios(self) -> list[dict[str, Any]]:
+        # The scenarios a reset can name (the console's chooser): listed once, the packs fixed.
+        if not self._scenario_list:
+            service = self.service
+            self._scenario_list.append(
+                await self.hub.run(scenarios_for, service.world, service.packs)
+            )
+        return self._scenario_list[0]
 
     async def _mcp_http(self, request: Request) -> Response:
         # ``POST /mcp``: OpenEnv's production MCP; anything else is refused.
@@ -338,6 +348,14 @@ def world_router(service: WorldService, hub: SessionPool, *, console: bool) -> A
         methods=["GET"],
         tags=["Environment Info"],
         summary="The fixtures a reset can name",
+    )
+    _add_route(
+        router,
+        "/scenarios",
+        routes._scenarios,
+        methods=["GET"],
+        tags=["Environment Info"],
+        summary="The scenarios a reset can name, with their instructions and budgets",
     )
     for method, path in (("POST", "/reset"), ("POST", "/step"), ("GET", "/state")):
         _add_route(
