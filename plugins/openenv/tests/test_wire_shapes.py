@@ -204,6 +204,14 @@ def test_an_unknown_action_types_echo_is_bounded(served, wire, kind: Any) -> Non
     assert ws.call("add_note", text="still here")["data"]["observation"]["error"] is None
 
 
+def test_an_unknown_type_among_many_keys_is_still_the_one_judged(served, wire) -> None:
+    ws = wire(served)
+    action: dict[str, Any] = {f"k{n}": n for n in range(40)}
+    action["type"] = "dance"
+    [entry] = refused(ws, action)["errors"]
+    assert entry["type"] == "literal_error" and entry["input"] == "dance"
+
+
 # --- POST /mcp naming no session ---------------------------------------------------------------
 
 

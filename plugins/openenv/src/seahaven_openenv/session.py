@@ -887,7 +887,8 @@ def _check_action(data: Any) -> str:
         raise FrameError(
             "VALIDATION_ERROR",
             f"unknown action type {shown(kind)}; a step is call_tool, list_tools or finish",
-            errors=_errors(_ACTION_TYPE, data, whole=True),
+            # Only the type is judged: an action of many keys keeps its type in view.
+            errors=_errors(_ACTION_TYPE, {"type": kind} if "type" in data else data, whole=True),
         )
     allowed = _ACTION_KEYS[kind]
     stray = sorted(key for key in data if key not in allowed)
