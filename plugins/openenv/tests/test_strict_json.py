@@ -198,3 +198,54 @@ def test_a_request_body_json_cannot_carry_is_a_value_error_for_the_handler(body:
     request = HttpRequest("POST", "/v1/books", body=body)
     with pytest.raises(ValueError, match=r"^(?!.*\d{300})"):
         request.json()
+
+
+# --- FastAPI's own body routes (OpenEnv's Task API) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/company/tasks", '{"split": 1e999}', "split"),
+        ("/company/tasks", '{"split": NaN}', "split"),
+        ("/company/task", '{"split": "test", "index": 1e999}', "index"),
+        ("/company/task_range", '{"split": "test", "start": -Infinity}', "start"),
+        (
+            "/company/num_tasks",
+            '{"split": "' + "s" * 100_000 + '", "x": [' + "1," * 5000 + "1]}",
+            "x",
+        ),
+    ],
+    ids=["overflow", "nan", "index-overflow", "minus-infinity", "long-echo"],
+)
+def test_a_task_api_body_json_cannot_carry_is_a_422_never_a_500(
+    serving, path: str, body: str, field: str
+) -> None:
+    import company_world
+
+    server = serving(company_world.world, scenarios=["company"])
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    try:
+        connection.request(
+            "POST", path, body=body.encode(), headers={"Content-Type": "application/json"}
+        )
+        response = connection.getresponse()
+        text = response.read()
+    finally:
+        connection.close()
+    assert response.status == 422 and response.getheader("content-type") == "application/json"
+    assert len(text) < 8_000
+    [entry] = [item for item in json.loads(text)["detail"] if item["loc"][-1] == field]
+    assert {"type", "loc", "msg", "input"} <= set(entry)
+    # The server goes on answering.
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    try:
+        connection.request(
+            "POST",
+            "/company/num_tasks",
+            body=b'{"split": "test"}',
+            headers={"Content-Type": "application/json"},
+        )
+        assert connection.getresponse().status == 200
+    finally:
+        connection.close()

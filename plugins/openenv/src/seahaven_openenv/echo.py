@@ -9,6 +9,7 @@ message says which value was wrong without carrying all of it.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -71,8 +72,13 @@ def bounded(value: Any, depth: int = 0) -> Any:
     it is named by its JSON type. So a frame of 16 MiB, or one nested 500 levels
     deep, is echoed in a few kilobytes at most, whatever it holds.
     """
-    if value is None or isinstance(value, bool | float):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, float):
+        # NaN and the infinities (which Python's parser reads) are named: JSON cannot carry them.
+        return value if math.isfinite(value) else {"nan": "NaN", "inf": "Infinity"}.get(
+            str(value), "-Infinity"
+        )
     if isinstance(value, int):
         text = str(value) if value.bit_length() < 4 * ECHO_CHARACTERS else None
         return value if text is not None and len(text) <= ECHO_CHARACTERS else shown(value)

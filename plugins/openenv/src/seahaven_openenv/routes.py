@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 import seahaven
@@ -29,7 +30,7 @@ from seahaven_openenv import card, frames, mcp_frames, mcp_sessions, pool, work
 from seahaven_openenv.close_codes import CLOSE_NO_SESSION_HERE
 from seahaven_openenv.connection import serve_connection
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
-from seahaven_openenv.echo import clip
+from seahaven_openenv.echo import bounded, clip
 from seahaven_openenv.frames import FrameError
 from seahaven_openenv.session import WorldService
 from seahaven_openenv.session_pool import SessionPool
@@ -45,6 +46,7 @@ __all__ = [
     "index_router",
     "listed_fixtures",
     "schema_document",
+    "validation_refusal",
     "world_router",
     "worlds_listing",
     "worlds_router",
@@ -497,6 +499,30 @@ def _mcp_answer(body: str | bytes) -> dict[str, Any]:
             "use_instead": ["seahaven mcp", '{"type": "mcp"} frames on /ws'],
         },
     )
+
+
+async def validation_refusal(request: Request, error: Exception) -> JSONResponse:
+    """FastAPI's 422 for a body that does not validate, every value it echoes bounded.
+
+    FastAPI's own answer repeats each refused value whole, so a body holding
+    ``NaN`` or ``1e999`` (which its parser reads) failed the answer itself, a
+    plain-text 500; and a long value came back whole. Here each entry keeps
+    pydantic's ``type``, ``loc``, ``msg`` and ``input``, that input as
+    ``echo.bounded`` shortens it and with NaN and the infinities named.
+    """
+    assert isinstance(error, RequestValidationError)
+    detail = []
+    for item in list(error.errors())[:20]:
+        entry = {
+            "type": item.get("type"),
+            "loc": [clip(part) if isinstance(part, str) else part for part in item.get("loc", ())],
+            "msg": clip(str(item.get("msg", "")), 1000),
+            "input": bounded(item.get("input")),
+        }
+        if isinstance(item.get("ctx"), dict):
+            entry["ctx"] = {str(key): bounded(value) for key, value in item["ctx"].items()}
+        detail.append(entry)
+    return JSONResponse(status_code=422, content={"detail": detail})
 
 
 async def _bounded_body(request: Request, limit: int) -> bytes | None:
