@@ -76,8 +76,10 @@ def bounded(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, float):
         # NaN and the infinities (which Python's parser reads) are named: JSON cannot carry them.
-        return value if math.isfinite(value) else {"nan": "NaN", "inf": "Infinity"}.get(
-            str(value), "-Infinity"
+        return (
+            value
+            if math.isfinite(value)
+            else {"nan": "NaN", "inf": "Infinity"}.get(str(value), "-Infinity")
         )
     if isinstance(value, int):
         text = str(value) if value.bit_length() < 4 * ECHO_CHARACTERS else None
