@@ -145,7 +145,7 @@ class ArgumentError(ToolError):
         """
         return [
             {
-                "field": ".".join(str(part) for part in violation.get("loc", ())) or "(arguments)",
+                "field": _dotted_path(violation.get("loc", ())) or "(arguments)",
                 "message": str(violation.get("msg", "invalid")),
             }
             for violation in self.violations
@@ -156,9 +156,18 @@ def _both_spellings(violation: Mapping[str, Any]) -> dict[str, Any]:
     spelled = dict(violation)
     if "loc" in spelled:
         spelled.setdefault("path", spelled["loc"])
+    if isinstance(spelled.get("path"), list | tuple):
+        # The reference's path is one string, its parts joined by dots ("items.0.sku"); the
+        # parts themselves stay in ``loc``.
+        spelled["path"] = _dotted_path(spelled["path"])
     if "msg" in spelled:
         spelled.setdefault("message", spelled["msg"])
     return spelled
+
+
+def _dotted_path(parts: Sequence[Any]) -> str:
+    """A violation's location as one string: its parts joined by dots, ``""`` for the call."""
+    return ".".join(str(part) for part in parts)
 
 
 class DbError(ToolError):

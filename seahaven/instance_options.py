@@ -35,8 +35,8 @@ __all__ = [
 
 # The most unknown keys one refusal lists by name.
 _MAX_LISTED = 10
-# The most characters of one key a refusal repeats.
-_MAX_KEY = 120
+# The most characters of one key a refusal repeats (the same limit as every echo on the wire).
+_MAX_KEY = 256
 
 
 @dataclass(frozen=True, slots=True)

@@ -761,7 +761,7 @@ def _is_plain_json(value: Any) -> bool:
 
 # The most characters of one part of a violation's location (a key the caller made up, say)
 # and of its message that a violation repeats: an argument error never grows with its input.
-_ECHO_CHARACTERS = 120
+_ECHO_CHARACTERS = 256
 _MESSAGE_CHARACTERS = 500
 
 

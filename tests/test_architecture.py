@@ -550,9 +550,11 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                         "echo",
                         "guard",
                         "http.messages",
+                        "lean_openenv",
                         "loop_clock",
                         "pool",
                         "runner",
+                        "strict_json",
                         "wheelhouse",
                     }
                 ),

@@ -28,6 +28,7 @@ the client's text beyond a short method name, so an answer stays small.
 from __future__ import annotations
 
 import json
+import math
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +54,7 @@ MAX_DEPTH = 100
 """The deepest nesting of arrays and objects a message may have, the message itself counted."""
 
 # How much of an unknown method's name an answer repeats.
-_ECHO_CHARS = 64
+_ECHO_CHARS = 256
 
 
 def _methods(root: type[BaseModel]) -> frozenset[str]:
@@ -118,6 +119,15 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    # 1e999 is JSON's syntax but reads as infinity, which no answer could carry back.
+    number = float(text)
+    if math.isinf(number):
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise ValueError(f"the number {shown} is too large for a double")
+    return number
+
+
 def _scan(value: Any) -> tuple[bool, set[str]]:
     """Whether ``value`` nests deeper than ``MAX_DEPTH``, and where it holds non-Unicode text.
 
@@ -167,13 +177,14 @@ def read_line(line: bytes) -> types.JSONRPCMessage | Refusal | None:
     except UnicodeDecodeError as error:
         return _parse_error(f"the line is not UTF-8 text (byte {error.start + 1} is not)")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except RecursionError:
         return _parse_error(f"the JSON is nested deeper than {MAX_DEPTH} levels")
     except json.JSONDecodeError as error:
         return _parse_error(f"the line is not JSON ({error.msg} at column {error.colno})")
     except ValueError as error:
-        # NaN and Infinity, or an integer longer than Python reads.
+        # NaN and Infinity, a number too large for a double, or an integer longer than
+        # Python reads.
         return _parse_error(f"the line is not JSON ({' '.join(str(error).split())[:120]})")
     too_deep, unencodable = _scan(value)
     if too_deep:

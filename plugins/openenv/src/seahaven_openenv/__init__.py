@@ -4,7 +4,8 @@
 ``serve.serve(world, ...)`` runs it under uvicorn; ``SeahavenClient`` drives
 it; ``trial_runner(url)`` runs ``seahaven eval``'s trials against a served
 world. The client and the typed models import OpenEnv, which takes seconds, so
-they load on first use: a server that only serves never pays for them.
+they load on first use: a server that only serves never pays for them, and the server
+(FastAPI, uvicorn) loads on first use too, so a client never pays for it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from seahaven_openenv import serve
-from seahaven_openenv.server import app, app_for_worlds
-
 if TYPE_CHECKING:
+    from seahaven_openenv import serve
     from seahaven_openenv.client import SeahavenClient, ServerError, SessionLost
     from seahaven_openenv.environment import SeahavenEnv
     from seahaven_openenv.harness import ScenarioSessions
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
         WorldRef,
     )
     from seahaven_openenv.remote import RemoteSession, trial_runner
+    from seahaven_openenv.server import app, app_for_worlds
 
 __all__ = [
     "CallToolAction",
@@ -54,7 +54,12 @@ __all__ = [
     "trial_runner",
 ]
 
+# Every name loads on first use, so importing ``seahaven.openenv`` costs nearly nothing: the
+# server (FastAPI, uvicorn) is imported by what serves, and the client (OpenEnv's models,
+# websockets) by what connects, neither by the other.
 _LAZY = {
+    "app": "seahaven_openenv.server",
+    "app_for_worlds": "seahaven_openenv.server",
     "SeahavenClient": "seahaven_openenv.client",
     "SessionLost": "seahaven_openenv.client",
     "ServerError": "seahaven_openenv.client",
@@ -75,6 +80,9 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "serve":
+        # A module of this package: importing it sets the attribute, as ``import`` does.
+        return importlib.import_module("seahaven_openenv.serve")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'seahaven.openenv' has no attribute {name!r}")

@@ -47,10 +47,6 @@ import json
 from typing import Any, NoReturn
 from urllib.parse import urlencode, urlsplit
 
-from openenv.core.client_types import StepResult
-from openenv.core.env_client import EnvClient
-from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction, ListToolsObservation
-from openenv.core.env_server.types import Observation
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
@@ -58,6 +54,14 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from seahaven_openenv import pool
+from seahaven_openenv.lean_openenv import (
+    CallToolAction,
+    EnvClient,
+    ListToolsAction,
+    ListToolsObservation,
+    Observation,
+    StepResult,
+)
 from seahaven_openenv.models import SeahavenObservation, SeahavenState
 
 __all__ = [

@@ -4,15 +4,16 @@ The page is a client of the world's own ``/ws`` protocol and nothing else: it
 opens a session of its own, resets it, lists and calls tools, and reads the
 state document with ``state`` frames. Besides the socket it reads three routes
 the server already has, all read-only: ``GET /fixtures`` (the fixtures a reset
-can name, with their descriptions), ``GET /metadata`` (the world's name and
+can name, with their descriptions), ``GET /scenarios`` (the scenarios it can
+name, with their instructions), ``GET /metadata`` (the world's name and
 version) and ``GET /schema`` (whose ``reset``, the schema of a reset's data, its
 episode form is made from). It finds them all relative to its own address, so the same files
 work for a world served at the root and for each world under ``/worlds/<name>/``.
 
 The assets are files in the package's ``console/`` folder, of three kinds: the
 HTML page, its CSS, and its script as ES modules (``console.js``, the page,
-imports ``app.js``, ``dom.js``, ``socket.js``, ``schema_form.js`` and
-``state_view.js``), served as they are: no build step, nothing fetched from
+imports ``app.js``, ``dom.js``, ``socket.js``, ``schema_form.js``,
+``state_view.js`` and ``scenario_view.js``), served as they are: no build step, nothing fetched from
 another origin, and a content security policy that says so. Every response
 of the console carries that policy and ``nosniff``, its 404s and redirects too,
 and so does the index of worlds a server of several shows at ``/``.
@@ -46,6 +47,7 @@ SCRIPTS: tuple[str, ...] = (
     "socket.js",
     "schema_form.js",
     "state_view.js",
+    "scenario_view.js",
 )
 # The files the page loads beside itself, and the media type each is served with: the only
 # names /console/{name} answers, so no other path (and no traversal) reaches a file.

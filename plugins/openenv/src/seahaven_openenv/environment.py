@@ -17,14 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.mcp_types import ListToolsObservation
-from openenv.core.env_server.types import EnvironmentMetadata, Observation
-
 import seahaven
 from seahaven.scenarios import ScenarioSet
 from seahaven_openenv import card
 from seahaven_openenv.frames import FrameError
+from seahaven_openenv.lean_openenv import (
+    Environment,
+    EnvironmentMetadata,
+    ListToolsObservation,
+    Observation,
+)
 from seahaven_openenv.models import EpisodeEndObservation, SeahavenObservation, SeahavenState
 from seahaven_openenv.session import Session, WorldService
 from seahaven_openenv.tasks import ServedPack, TaskError, packs_for

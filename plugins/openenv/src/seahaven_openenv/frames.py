@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seahaven.state_formats import encode_values
+from seahaven_openenv import strict_json
 from seahaven_openenv.echo import listed, shown
 
 __all__ = [
@@ -206,17 +207,23 @@ def _parse_object(frame: dict[str, Any]) -> tuple[str, Any]:
 
 
 def read_json(text: str | bytes) -> Any:
-    """``text`` parsed as JSON, or ``FrameError("INVALID_JSON")`` saying why it cannot be."""
+    """``text`` parsed as JSON, or ``FrameError("INVALID_JSON")`` saying why it cannot be.
+
+    Only what JSON can carry back is read: ``NaN`` and ``Infinity`` (which Python's
+    parser takes) and a number too large for a double (``1e999``) are refused, as
+    are an integer of more digits than Python reads, a lone surrogate and nesting
+    deeper than ``MAX_FRAME_DEPTH``.
+    """
     too_deep = FrameError(
         "INVALID_JSON",
         "Invalid JSON: the text nests arrays and objects more deeply than the server reads; "
         f"a frame of up to {MAX_FRAME_DEPTH} levels is read",
     )
     try:
-        value = json.loads(text)
-    except RecursionError:
+        value = strict_json.loads(text)
+    except strict_json.TooDeep:
         raise too_deep from None
-    except (ValueError, UnicodeDecodeError) as error:
+    except strict_json.NotJson as error:
         raise FrameError("INVALID_JSON", f"Invalid JSON: {error}") from None
     # How deep the parser itself goes depends on the interpreter (3.13 reads thousands of
     # levels, 3.11 under a thousand), so the limit is the server's own, the same everywhere.

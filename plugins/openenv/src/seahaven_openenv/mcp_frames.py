@@ -17,6 +17,7 @@ Notifications (requests without an ``id``) are not answered, as JSON-RPC says.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from seahaven.tool_results import error_result, value_result
@@ -93,10 +94,11 @@ def answer(session: Session, message: Any) -> dict[str, Any] | None:
 
 def usable_id(request_id: Any) -> bool:
     """Whether a JSON-RPC id may be echoed: absent or null, a number, or a short string."""
-    if request_id is None or (
-        isinstance(request_id, int | float) and not isinstance(request_id, bool)
-    ):
+    if request_id is None or (isinstance(request_id, int) and not isinstance(request_id, bool)):
         return True
+    if isinstance(request_id, float):
+        # A number JSON can carry back; the readers refuse NaN and the infinities already.
+        return math.isfinite(request_id)
     return isinstance(request_id, str) and len(request_id) <= MAX_ID_CHARACTERS
 
 

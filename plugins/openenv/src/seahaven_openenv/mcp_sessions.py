@@ -114,7 +114,12 @@ class HttpSessions:
             return await self._close(request_id, params)
         found = self._find(params.get("session_id"))
         if isinstance(found, str):
-            return mcp_frames.rpc_error(request_id, mcp_frames.INVALID_PARAMS, found)
+            return mcp_frames.rpc_error(
+                request_id,
+                mcp_frames.INVALID_PARAMS,
+                found,
+                _no_session(params.get("session_id")),
+            )
         inner = {key: value for key, value in params.items() if key != "session_id"}
         message = {"jsonrpc": "2.0", "method": method, "params": inner}
         if "id" in request:
@@ -167,7 +172,10 @@ class HttpSessions:
         session_id = params.get("session_id")
         if not isinstance(session_id, str) or not session_id:
             return mcp_frames.rpc_error(
-                request_id, mcp_frames.INVALID_PARAMS, "Invalid params - 'session_id' is required"
+                request_id,
+                mcp_frames.INVALID_PARAMS,
+                "Invalid params - 'session_id' is required",
+                _no_session(session_id),
             )
         entry = self._live.get(session_id)
         if entry is None:
@@ -177,7 +185,10 @@ class HttpSessions:
                 result = {"session_id": session_id, "closed": True, "lost": lost}
                 return {"jsonrpc": "2.0", "id": request_id, "result": result}
             return mcp_frames.rpc_error(
-                request_id, mcp_frames.INVALID_PARAMS, self._unknown(session_id)
+                request_id,
+                mcp_frames.INVALID_PARAMS,
+                self._unknown(session_id),
+                _no_session(session_id),
             )
         if entry.attached:
             entry.closing = True
@@ -265,6 +276,15 @@ class HttpSessions:
         self._live.pop(entry.session_id, None)
         self.hub.sessions.pop(entry.session, None)
         await self.hub.execute("close", entry.session.close)
+
+
+def _no_session(session_id: Any) -> dict[str, Any]:
+    """The ``data`` of a refusal naming no session this server holds: which id, and what to do."""
+    return {
+        "code": "SESSION_ERROR",
+        "session_id": clip(session_id) if isinstance(session_id, str) else None,
+        "create_with": CREATE,
+    }
 
 
 def _add_data(response: dict[str, Any]) -> None:

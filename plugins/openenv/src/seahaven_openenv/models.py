@@ -18,15 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from openenv.core.env_server.mcp_types import (
-    CallToolAction,
-    CallToolObservation,
-    ListToolsAction,
-    ListToolsObservation,
-    Tool,
-    ToolError,
-)
-from openenv.core.env_server.types import Observation, State
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -36,7 +27,16 @@ from pydantic import (
 )
 
 from seahaven.clock import ClockMode
-from seahaven_openenv.session import reset_schema
+from seahaven_openenv.lean_openenv import (
+    CallToolAction,
+    CallToolObservation,
+    ListToolsAction,
+    ListToolsObservation,
+    Observation,
+    State,
+    Tool,
+    ToolError,
+)
 
 __all__ = [
     "SCHEMA_FILE",
@@ -239,6 +239,10 @@ def schemas() -> dict[str, Any]:
     with are ``seahaven.InstanceOptions``'s fields, and the web console builds
     its reset form from it.
     """
+    # The session module is the server's (it imports the Task API's router, and FastAPI with
+    # it): a client importing these models never needs it.
+    from seahaven_openenv.session import reset_schema
+
     return {
         "action": CallToolAction.model_json_schema(),
         "observation": observation_schema(),

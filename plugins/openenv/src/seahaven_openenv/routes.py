@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 import seahaven
@@ -29,10 +30,11 @@ from seahaven_openenv import card, frames, mcp_frames, mcp_sessions, pool, work
 from seahaven_openenv.close_codes import CLOSE_NO_SESSION_HERE
 from seahaven_openenv.connection import serve_connection
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
+from seahaven_openenv.echo import bounded, clip
 from seahaven_openenv.frames import FrameError
 from seahaven_openenv.session import WorldService
 from seahaven_openenv.session_pool import SessionPool
-from seahaven_openenv.tasks import task_router
+from seahaven_openenv.tasks import scenarios_for, task_router
 
 __all__ = [
     "MAX_MCP_BODY_BYTES",
@@ -44,6 +46,7 @@ __all__ = [
     "index_router",
     "listed_fixtures",
     "schema_document",
+    "validation_refusal",
     "world_router",
     "worlds_listing",
     "worlds_router",
@@ -242,6 +245,7 @@ class WorldRoutes(PoolRoutes):
         super().__init__(hub)
         self.service = service
         self._card: list[dict[str, Any]] = []
+        self._scenario_list: list[list[dict[str, Any]]] = []
         self.http_sessions = mcp_sessions.HttpSessions(service, hub, work.call_work)
 
     async def _metadata(self) -> dict[str, Any]:
@@ -266,6 +270,15 @@ class WorldRoutes(PoolRoutes):
             }
             for fixture in listed
         ]
+
+    async def _scenarios(self) -> list[dict[str, Any]]:
+        # The scenarios a reset can name (the console's chooser): listed once, the packs fixed.
+        if not self._scenario_list:
+            service = self.service
+            self._scenario_list.append(
+                await self.hub.run(scenarios_for, service.world, service.packs)
+            )
+        return self._scenario_list[0]
 
     async def _mcp_http(self, request: Request) -> Response:
         # ``POST /mcp``: OpenEnv's production MCP; anything else is refused.
@@ -337,6 +350,14 @@ def world_router(service: WorldService, hub: SessionPool, *, console: bool) -> A
         methods=["GET"],
         tags=["Environment Info"],
         summary="The fixtures a reset can name",
+    )
+    _add_route(
+        router,
+        "/scenarios",
+        routes._scenarios,
+        methods=["GET"],
+        tags=["Environment Info"],
+        summary="The scenarios a reset can name, with their instructions and budgets",
     )
     for method, path in (("POST", "/reset"), ("POST", "/step"), ("GET", "/state")):
         _add_route(
@@ -438,14 +459,24 @@ def _episode_refusal(route: str) -> Callable[[], Any]:
 
 
 def _mcp_answer(body: str | bytes) -> dict[str, Any]:
-    """What ``/mcp`` answers a request: a parse error, or the refusal (with an id it may echo)."""
+    """What ``/mcp`` answers a request: a parse error, or the refusal (with an id it may echo).
+
+    The refusal's ``data`` says what the route does take and where else to go, as
+    the 501 of ``POST /reset`` does in its ``details``.
+    """
     try:
         request = frames.read_json(body)
     except FrameError as error:
-        return mcp_frames.rpc_error(None, mcp_frames.PARSE_ERROR, f"Parse error: {error.message}")
+        return mcp_frames.rpc_error(
+            None,
+            mcp_frames.PARSE_ERROR,
+            f"Parse error: {error.message}",
+            {"code": error.code},
+        )
     request_id = request.get("id") if isinstance(request, dict) else None
     if not mcp_frames.usable_id(request_id):
         request_id = None
+    method = request.get("method") if isinstance(request, dict) else None
     return mcp_frames.rpc_error(
         request_id,
         mcp_frames.METHOD_NOT_FOUND,
@@ -453,7 +484,45 @@ def _mcp_answer(body: str | bytes) -> dict[str, Any]:
         "openenv/session/create, then tools/list and tools/call naming its session_id, and "
         "openenv/session/close. Reach the world from any other MCP client with `seahaven mcp`, "
         'or send {"type": "mcp"} frames on /ws after a reset',
+        {
+            "code": "mcp_session_required",
+            "route": "POST /mcp",
+            "method": clip(method) if isinstance(method, str) else None,
+            "session_methods": [
+                mcp_sessions.CREATE,
+                "tools/list",
+                "tools/call",
+                "initialize",
+                "ping",
+                mcp_sessions.CLOSE,
+            ],
+            "use_instead": ["seahaven mcp", '{"type": "mcp"} frames on /ws'],
+        },
     )
+
+
+async def validation_refusal(request: Request, error: Exception) -> JSONResponse:
+    """FastAPI's 422 for a body that does not validate, every value it echoes bounded.
+
+    FastAPI's own answer repeats each refused value whole, so a body holding
+    ``NaN`` or ``1e999`` (which its parser reads) failed the answer itself, a
+    plain-text 500; and a long value came back whole. Here each entry keeps
+    pydantic's ``type``, ``loc``, ``msg`` and ``input``, that input as
+    ``echo.bounded`` shortens it and with NaN and the infinities named.
+    """
+    assert isinstance(error, RequestValidationError)
+    detail = []
+    for item in list(error.errors())[:20]:
+        entry = {
+            "type": item.get("type"),
+            "loc": [clip(part) if isinstance(part, str) else part for part in item.get("loc", ())],
+            "msg": clip(str(item.get("msg", "")), 1000),
+            "input": bounded(item.get("input")),
+        }
+        if isinstance(item.get("ctx"), dict):
+            entry["ctx"] = {str(key): bounded(value) for key, value in item["ctx"].items()}
+        detail.append(entry)
+    return JSONResponse(status_code=422, content={"detail": detail})
 
 
 async def _bounded_body(request: Request, limit: int) -> bytes | None:

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 
 import seahaven
 from seahaven.errors import WorldBug
@@ -173,6 +174,8 @@ def app_for_worlds(
         description=card.description(worlds[0]) if len(worlds) == 1 else ", ".join(names),
         lifespan=hub.lifespan,
     )
+    # A body that does not validate is answered with every echo bounded, never a 500.
+    application.add_exception_handler(RequestValidationError, routes.validation_refusal)
     application.state.hub = hub
     application.state.services = {service.name: service for service in services}
     application.state.packs = {name: served.pack for name, served in packs.items()}

@@ -45,7 +45,7 @@ from seahaven.state import document_json, document_without_instance
 from seahaven.state_formats import encode_json
 from seahaven.storage import runner_storage
 from seahaven_openenv import descriptors
-from seahaven_openenv.echo import clip, json_type, listed, shown
+from seahaven_openenv.echo import bounded, clip, json_type, listed, shown
 from seahaven_openenv.frames import FrameError
 from seahaven_openenv.tasks import ServedPack, TaskError, find_for_reset
 
@@ -640,7 +640,9 @@ class Session:
                 "reward": None,
                 "done": False,
             }
-        return _error_observation(clip(name, self.service.longest_name()), outcome.failure)
+        # The name as sent: only one long enough to matter is cut (an over-long name is never
+        # looked up), so an unknown tool's name comes back whole.
+        return _error_observation(clip(name), outcome.failure)
 
     def _bound_step(self, trial: Trial, kind: str, data: dict[str, Any]) -> dict[str, Any]:
         """A step of an episode bound to a scenario: the reward and ``done`` are the trial's."""
@@ -867,15 +869,30 @@ _ACTION_KEYS = {
 }
 
 
+class _ActionType(BaseModel):
+    """An action's ``type`` alone, so pydantic itself describes one it does not know."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    type: Literal["call_tool", "list_tools", "finish"]
+
+
+_ACTION_TYPE: TypeAdapter[Any] = TypeAdapter(_ActionType)
+
+
 def _check_action(data: Any) -> str:
     """The action type of a step's ``data``, or ``FrameError`` with pydantic's ``errors``."""
     if not isinstance(data, dict):
         _refuse_action(data, f"a step's data must be an action object, not {json_type(data)}")
     kind = data.get("type")
     if not isinstance(kind, str) or kind not in _ACTION_KEYS:
-        _refuse_action(
-            data,
+        # pydantic's own entries (a literal_error, or missing), as OpenEnv's server sends them
+        # for an action type its model does not take: ctx, input, loc, msg and type.
+        raise FrameError(
+            "VALIDATION_ERROR",
             f"unknown action type {shown(kind)}; a step is call_tool, list_tools or finish",
+            # Only the type is judged: an action of many keys keeps its type in view.
+            errors=_errors(_ACTION_TYPE, {"type": kind} if "type" in data else data, whole=True),
         )
     allowed = _ACTION_KEYS[kind]
     stray = sorted(key for key in data if key not in allowed)
@@ -897,18 +914,20 @@ def _refuse_action(data: Any, message: str) -> NoReturn:
     raise FrameError("VALIDATION_ERROR", message, errors=_errors(_ACTION, data))
 
 
-def _errors(adapter: TypeAdapter[Any], data: Any) -> list[dict[str, Any]]:
+def _errors(adapter: TypeAdapter[Any], data: Any, *, whole: bool = False) -> list[dict[str, Any]]:
     """Pydantic's errors for ``data``, each ``{type, loc, msg}`` and a scalar ``input``, bounded.
 
     A value the client sent is repeated only when it is a scalar, and shortened;
     an object or an array is left out, so the list never grows with the frame.
+    ``whole`` keeps every key of pydantic's entry instead (``ctx`` and ``input``
+    always), each value the client sent shortened by ``bounded``.
     """
     if isinstance(data, dict) and len(data) > MAX_ERRORS:
         data = dict(itertools.islice(data.items(), MAX_ERRORS))
     try:
         adapter.validate_python(data)
     except ValidationError as error:
-        found = error.errors(include_url=False, include_context=False)
+        found = error.errors(include_url=False, include_context=whole)
     else:
         return []
     listed_errors = []
@@ -919,7 +938,11 @@ def _errors(adapter: TypeAdapter[Any], data: Any) -> list[dict[str, Any]]:
             "msg": clip(item["msg"], MAX_MESSAGE_CHARACTERS),
         }
         value = item.get("input")
-        if value is None or isinstance(value, int | float):
+        if whole:
+            entry["input"] = bounded(value)
+            if "ctx" in item:
+                entry["ctx"] = {str(key): bounded(text) for key, text in item["ctx"].items()}
+        elif value is None or isinstance(value, int | float):
             entry["input"] = value
         elif isinstance(value, str):
             entry["input"] = clip(value)

@@ -14,6 +14,7 @@ its reference solution are never sent.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import seahaven
 from seahaven.errors import WorldBug
 from seahaven.names import check_scenario_name
-from seahaven.scenarios import Scenario, ScenarioSet, load_pack, split_reference
+from seahaven.scenarios import Scenario, ScenarioSet, load_pack, pack_specs, split_reference
 from seahaven_openenv.echo import shown
 
 __all__ = [
@@ -33,9 +34,12 @@ __all__ = [
     "TaskError",
     "find_for_reset",
     "packs_for",
+    "scenarios_for",
     "split_type",
     "task_router",
 ]
+
+_log = logging.getLogger("seahaven.openenv")
 
 # The one split a pack without splits is listed under: every scenario, in the pack's order.
 ALL_SPLIT = "all"
@@ -218,6 +222,41 @@ def find_for_reset(
             f"{world.name!r}"
         )
     return pack, scenario
+
+
+def scenarios_for(world: seahaven.World, served: Mapping[str, ScenarioSet]) -> list[dict[str, Any]]:
+    """Every scenario a reset on ``world`` can name, as ``GET /scenarios`` lists them.
+
+    The packs the server was given come first, then every installed pack (found
+    by its entry point, as a reset's ``scenario`` finds it); of each, the
+    scenarios that run on ``world``, in the pack's order. An installed pack that
+    does not load is left out and logged: the others are still listed. Like a
+    task of the Task API, an entry says what an agent may know before it starts,
+    never the grader or the reference solution.
+    """
+    packs: dict[str, ScenarioSet] = dict(served)
+    for spec in pack_specs():
+        if spec.name in packs:
+            continue
+        try:
+            packs[spec.name] = load_pack(spec.name)
+        except Exception:
+            # A broken pack of someone else's must not hide the rest; its author reads the log.
+            _log.warning("GET /scenarios: pack %r does not load", spec.name, exc_info=True)
+    return [
+        {
+            "scenario": f"{name}/{scenario.id}",
+            "pack": name,
+            "id": scenario.id,
+            "served": name in served,
+            "instructions": scenario.instructions,
+            "budget": scenario.budget,
+            "tags": list(scenario.tags),
+        }
+        for name, pack in packs.items()
+        for scenario in pack
+        if scenario.world_name == world.name
+    ]
 
 
 # --- OpenEnv's Task API -------------------------------------------------------------------

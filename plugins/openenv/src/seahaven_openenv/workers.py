@@ -115,7 +115,9 @@ def route_of(data: bytes) -> tuple[bool, str | None]:
         return False, None
     try:
         request = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # Not JSON the route would read (too deep for the parser, say): the worker that
+        # answers it refuses it, whichever that is.
         return True, None
     params = request.get("params") if isinstance(request, dict) else None
     token = params.get("session_id") if isinstance(params, dict) else None

@@ -26,4 +26,10 @@ export const app = {
   filterTable: "",
   busy: 0,
   resetSchema: null, // GET /schema's `reset`: the JSON Schema of a reset's data
+  scenarios: [], // GET scenarios: every scenario a reset can name, with its instructions
+  startSaved: new Map(), // a start field's {value, placeholder} before a scenario was chosen
+  answerBox: null, // the scenario card's answer, kept across renders
+  scenarioEpisode: null, // the episode the scenario card last showed
+  scenarioProblem: null, // what went wrong with the last submit or finish, if anything
+  scenarioActions: null, // {submit, finish, sync}: the page's handlers for the card's buttons
 };

@@ -15,6 +15,7 @@
 import { app, BUILT_IN_FORMATS, CALLS_FORMAT } from "./app.js";
 import { $, h, jsonView, replace, shown } from "./dom.js";
 import { Connection, getJson, Lost, socketUrl } from "./socket.js";
+import { renderScenarioChoices, syncScenarioForm } from "./scenario_view.js";
 import { readResetFields, renderResetFields, ToolForm } from "./schema_form.js";
 import { download, refreshState, renderState } from "./state_view.js";
 
@@ -233,6 +234,7 @@ function renderFixtures() {
 }
 
 function describeFixture() {
+  if (syncScenarioForm()) return; // the scenario chooses the fixture, and says so
   const fixture = app.fixtures.find((candidate) => candidate.id === $("reset-fixture").value);
   $("fixture-description").textContent = fixture
     ? fixture.description || "This fixture has no description."
@@ -292,6 +294,9 @@ async function loadResetForm() {
     return;
   }
   renderResetFields(app.resetSchema, $("reset-fields"), $("reset-more-fields"));
+  for (const name of ["split", "index"]) {
+    document.getElementById(`reset-${name}`)?.addEventListener("input", describeFixture);
+  }
   if (app.fixturesShown) describeFixture();
 }
 
@@ -327,6 +332,32 @@ async function resetEpisode(event) {
   });
 }
 
+// --- a bound episode: submit, or end it where it stands --------------------------------------
+
+/** Send one step that ends a bound episode; the card shows the grade the state then holds. */
+async function endEpisode(action) {
+  if (app.busy || !app.connection) return;
+  app.scenarioProblem = null;
+  await work(async () => {
+    const { frame } = await app.connection.ask({ type: "step", data: action });
+    if (frame.type !== "observation") {
+      const data = frame.data ?? {};
+      app.scenarioProblem = `${data.code ?? "ERROR"}: ${data.message ?? JSON.stringify(frame)}`;
+    } else if (frame.data?.observation?.error) {
+      const error = frame.data.observation.error;
+      const triple = frame.data.observation.metadata?.seahaven_error ?? {};
+      app.scenarioProblem = `${triple.code ?? error.error_type}: ${triple.message ?? error.message}`;
+    }
+    await refreshState();
+  });
+}
+
+app.scenarioActions = {
+  submit: () => endEpisode({ type: "call_tool", tool_name: "submit", arguments: { answer: app.answerBox?.value ?? "" } }),
+  finish: () => endEpisode({ type: "finish" }),
+  sync: () => syncButtons(),
+};
+
 // --- the session's life ---------------------------------------------------------------------
 
 function setConnection(state, text) {
@@ -340,6 +371,10 @@ function syncButtons() {
   $("reset-button").disabled = !usable;
   $("refresh-state").disabled = !usable;
   for (const panel of app.panels.values()) panel.call.disabled = !usable;
+  for (const id of ["scenario-submit", "scenario-finish"]) {
+    const button = $(id);
+    if (button) button.disabled = !usable;
+  }
 }
 
 /** Run one exchange with the server; a lost connection is reported by the banner. */
@@ -414,6 +449,14 @@ async function loadWorldFacts() {
   } catch (error) {
     $("fixture-description").textContent = `The fixtures could not be listed: ${error.message}`;
   }
+  try {
+    app.scenarios = await getJson("scenarios");
+  } catch (error) {
+    // A server without the listing (an older one) still plays a scenario named by split and index.
+    app.scenarios = [];
+  }
+  renderScenarioChoices();
+  describeFixture();
 }
 
 /** Show one section of the page (narrow screens show one at a time; wide ones show all). */
@@ -430,6 +473,7 @@ function start() {
   }
   $("reset-form").addEventListener("submit", resetEpisode);
   $("reset-fixture").addEventListener("change", describeFixture);
+  $("reset-scenario").addEventListener("change", describeFixture);
   $("fixture-more").addEventListener("click", toggleFixtureText);
   $("tool-filter").addEventListener("input", renderToolList);
   $("tool-filter").addEventListener("keydown", (event) => {

@@ -641,7 +641,8 @@ export function readResetFields(schema) {
   const data = {};
   for (const [name, property] of Object.entries(schema?.properties ?? {})) {
     const control = document.getElementById(resetId(name));
-    if (!control) continue;
+    // A disabled field is one the chosen scenario sets: it is not the form's to send.
+    if (!control || control.disabled) continue;
     const text = control.value.trim();
     if (!text) continue;
     const type = optionType(property);

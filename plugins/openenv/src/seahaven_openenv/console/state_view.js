@@ -3,6 +3,7 @@
 
 import { app, PAGE_RECORDS, WHOLE_LOG_FORMATS } from "./app.js";
 import { $, h, jsonView, plural, replace, sameValue, shown } from "./dom.js";
+import { renderScenario } from "./scenario_view.js";
 
 // --- the state view -------------------------------------------------------------------------
 
@@ -65,6 +66,7 @@ export function renderState() {
   $("episode-card").classList.toggle("running", running);
   renderComposition(doc);
   renderLog(doc);
+  renderScenario();
 }
 
 function renderComposition(doc) {

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seahaven.context import Ctx
+from seahaven_openenv import strict_json
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -118,8 +119,13 @@ class HttpRequest:
         return next((value for key, value in self.headers if key == wanted), None)
 
     def json(self) -> Any:
-        """The body parsed as JSON; ``ValueError`` when it is not JSON."""
-        return json.loads(self.body)
+        """The body parsed as JSON; ``ValueError`` when it is not JSON.
+
+        Strict JSON: ``NaN``, ``Infinity``, a number too large for a double
+        (``1e999``) and nesting deeper than the parser reaches are refused with the
+        same ``ValueError``, so a handler never meets a value it cannot answer with.
+        """
+        return strict_json.loads(self.body)
 
 
 @dataclass(frozen=True, slots=True, init=False)

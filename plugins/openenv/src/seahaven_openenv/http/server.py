@@ -36,6 +36,7 @@ from seahaven.errors import SeahavenError, WorldBug, client_message
 from seahaven.instance_options import check_instance_options
 from seahaven.storage import runner_storage
 from seahaven.world import INSTANCE_OPTIONS
+from seahaven_openenv import strict_json
 from seahaven_openenv.guard import (
     Guard,
     header,
@@ -268,13 +269,13 @@ class HttpWorldApp:
 
     def _put(self, instance_id: str, body: bytes) -> _Reply:
         try:
-            given = json.loads(body) if body.strip() else {}
-        except ValueError as error:
-            return _error(400, f"the PUT body is not JSON ({error}); send a JSON object")
-        except RecursionError:
+            given = strict_json.loads(body) if body.strip() else {}
+        except strict_json.TooDeep:
             return _error(
                 400, "the PUT body nests too deeply to read; send a flat JSON object of options"
             )
+        except strict_json.NotJson as error:
+            return _error(400, f"the PUT body is not JSON ({error}); send a JSON object")
         try:
             options = layered(self.reset_options, check_reset_options(given, source="the PUT body"))
         except WorldBug as error:
