@@ -48,8 +48,12 @@ def test_a_grader_that_only_counts_rows_is_walked_through_by_another_row(
     reports: dict[str, ScenarioReport],
 ) -> None:
     report = reports["counts-rows"]
-    assert found(report) == [("survived", "change-arg-1:set_status.order_id=o2")]
-    [finding] = report.findings
+    assert found(report) == [
+        ("survived", "change-arg-1:set_status.order_id=o2"),
+        # Cancelling another order leaves the count of shipped ones as it was, too.
+        ("survived", "collateral:set_status"),
+    ]
+    finding = report.findings[0]
     assert finding.fix == (
         "it changed main.orders (id='o2') update of status instead of the row the task names: "
         'name that row in the check\'s where ({id: "o1"}), not only its table or a count'
@@ -67,11 +71,11 @@ def test_a_grader_that_ignores_collateral_lets_extra_writes_and_deletes_through(
     report = reports["ignores-collateral"]
     assert found(report) == [
         ("survived", "collateral:set_status"),
-        ("survived", "collateral:add_note"),
         ("survived", "destructive:delete_order"),
+        ("survived", "collateral:add_note"),
     ]
     assert all("add nothing_else_changed" in finding.fix for finding in report.findings)
-    deleted = report.findings[2]
+    deleted = report.findings[1]
     assert deleted.calls[-1] == {
         "tool": "delete_order",
         "arguments": {"order_id": "o2"},
@@ -86,9 +90,9 @@ def test_a_start_that_already_passes_is_named_with_everything_it_lets_through(
     assert found(report) == [
         ("start-passes", "do-nothing"),
         ("survived", "submit-empty"),
-        ("survived", "collateral:add_note"),
         ("survived", "collateral:set_status"),
         ("survived", "destructive:delete_order"),
+        ("survived", "collateral:add_note"),
     ]
     assert report.findings[0].message.startswith("doing nothing passes it, so it measures nothing")
     assert report.idle_grade is not None and report.idle_grade.passed
@@ -116,7 +120,7 @@ def test_a_grader_that_ignores_which_row_changed_passes_another_row(
     ]
     # An allowance limited to some columns still lets a delete through: the fix names it.
     assert report.findings[2].fix == (
-        'main.orders (id=\'o2\') delete (allowed by {"table": "orders", "columns": '
+        'main.orders (id=\'o3\') delete (allowed by {"table": "orders", "columns": '
         '["status"]}): narrow that allowance (a where naming the task\'s rows, ops or columns)'
     )
 
@@ -127,6 +131,7 @@ def test_a_grader_that_counts_reads_fails_a_right_episode(
     report = reports["counts-reads"]
     assert found(report) == [("broken", "extra-reads")]
     [finding] = report.findings
+    # A read before the solution's own (the same tool again) and another before the answer.
     assert [call["tool"] for call in finding.calls] == [
         "count_open",
         "count_open",
@@ -153,9 +158,8 @@ def test_the_strict_twin_and_the_refusal_pass_the_whole_panel(
         "change-arg-1:set_status.status=cancelled": "killed",
         "change-arg-1:set_status.status=open": "skipped: refused by the world",
         "twice": "skipped: the same end as the solution",
-        "collateral:set_status": "killed",
-        "collateral:add_note": "killed",
         "destructive:delete_order": "killed",
+        "collateral:add_note": "killed",
         "extra-reads": "passed",
     }
     refusal = reports["refuse-cancel"].verdicts
@@ -167,9 +171,9 @@ def test_the_counts_say_what_was_generated_run_and_skipped(
 ) -> None:
     counts = reports["ship-strict"].mutants
     assert counts == {
-        "generated": 10,
-        "run": 7,
-        "killed": 7,
+        "generated": 9,
+        "run": 6,
+        "killed": 6,
         "survived": 0,
         "skipped": {"refused by the world": 2, "the same end as the solution": 1},
         "benign_run": 1,
@@ -389,7 +393,7 @@ def test_check_reports_each_finding_with_calls_grade_and_fix_and_exits_1() -> No
     assert "      survived change-arg-1:set_status.order_id=o2: a wrong episode passes" in out
     assert '        calls: set_status(order_id="o2", status="shipped")' in out
     assert "        grade: 1, passed" in out
-    assert "ok    ship-strict (solution 1, idle 0; 10 mutants: 7 killed, 3 skipped;" in out
+    assert "ok    ship-strict (solution 1, idle 0; 9 mutants: 6 killed, 3 skipped;" in out
     assert "      broken extra-reads: a right episode" in out
     assert "6 scenarios of 8 in weak-depot failed:" in done.stderr
 

@@ -89,6 +89,9 @@ class StartRows:
     tables: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     #: The primary-key columns of each table.
     keys: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: What ``named``, ``matching`` and ``ids_of`` found, by their arguments: a pack asks the
+    #: same of one start for every tool of every scenario.
+    _found: dict[tuple[Any, ...], list[Any]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, instance: Instance) -> StartRows:
@@ -137,8 +140,17 @@ class StartRows:
             if (other.casefold() if isinstance(other, str) else other) != folded
         ]
 
+    def _remembered(self, key: tuple[Any, ...], work: Any) -> list[Any]:
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = work()
+        return list(found)
+
     def named(self, name: str, store: str) -> list[Any]:
         """The values of the columns called ``name``, the tool's own store first."""
+        return self._remembered(("named", name, store), lambda: self._named(name, store))
+
+    def _named(self, name: str, store: str) -> list[Any]:
         columns = [column for column in self.values if column.column == name]
         columns.sort(key=lambda column: (column.store != store, column.store, column.table))
         found: list[Any] = []
@@ -148,6 +160,9 @@ class StartRows:
 
     def matching(self, pattern: re.Pattern[str]) -> list[Any]:
         """The values of the columns whose first values all match ``pattern``, keys first."""
+        return self._remembered(("matching", pattern.pattern), lambda: self._matching(pattern))
+
+    def _matching(self, pattern: re.Pattern[str]) -> list[Any]:
         found: list[Any] = []
         for _column, values in self.values.items():
             sample = values[:5]
@@ -161,6 +176,9 @@ class StartRows:
         ``invoice`` finds ``invoices.id``, ``staff`` finds ``staff.id``; the
         tool's own store is searched first, then every other.
         """
+        return self._remembered(("ids", stem, store), lambda: self._ids_of(stem, store))
+
+    def _ids_of(self, stem: str, store: str) -> list[Any]:
         names = (stem + "s", stem, stem + "es", stem.removesuffix("y") + "ies")
         stores = [store, *sorted({path for path, _ in self.tables} - {store})]
         for path in stores:

@@ -14,6 +14,7 @@ that passes and every right one that fails is a ``Finding``.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seahaven.evaluation.candidates import StartRows, ToolShape, arguments_for, tool_shapes
+from seahaven.evaluation.extras import extra_kind, probe_start, start_key, tables_of
 from seahaven.evaluation.findings import Finding, fix_for
 from seahaven.evaluation.mutants import (
     CAPS,
@@ -33,18 +35,18 @@ from seahaven.evaluation.mutants import (
     script_mutants,
 )
 from seahaven.evaluation.stage import Outcome, Played, Stage, Workbench
-from seahaven.grading.fold import Changes, NetChange, row_id
+from seahaven.grading.fold import Changes, NetChange
 from seahaven.grading.grade import Grade
 from seahaven.grading.values import canonical, show
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
 from seahaven.snapshots import Snapshot
 from seahaven.world import World
 
-__all__ = ["MAX_EXTRA_TRIES", "MAX_MUTANTS", "PanelReport", "run_panel"]
+__all__ = ["MAX_EXTRA_PLAYS", "MAX_MUTANTS", "PanelReport", "run_panel"]
 
-# How many calls of tools the solution never makes are tried, at most, to find its extras:
-# every tool of a world of 70 once, and again for those the world refused the first time.
-MAX_EXTRA_TRIES = 120
+# How many writes found by the probe of the start are played after a solution, at most, to find
+# its collateral and destructive extras.
+MAX_EXTRA_PLAYS = 12
 # How many wrong episodes one scenario runs at most, whatever the kinds' caps add up to.
 MAX_MUTANTS = 48
 # How much later than the run before it the last run of the solution reads the clock, so that
@@ -314,53 +316,64 @@ class _Panel:
     # --- extras: writes the solution never makes ---------------------------------------------
 
     def extras(self, rows: StartRows, tools: dict[str, ToolShape]) -> list[ToolCall]:
-        """Find and run collateral and destructive extras; return the reads found on the way.
+        """Run the collateral and destructive extras; return the reads the probe found.
 
-        Every tool is made once, after the solution (in a seeded order, with
-        arguments from the start's rows), and once more with other arguments if
-        the world refused the first; at most ``MAX_EXTRA_TRIES`` calls. Of the
-        unrelated writes found, those touching a table the solution changes come
-        first (a loose allowance there is the likeliest blind spot), one per tool.
+        The probe of the start (``extras.py``: every tool made once) is kept by
+        the bench for every scenario with the same start. Its writes are played
+        after the solution, those touching a table the solution changes first,
+        at most ``MAX_EXTRA_PLAYS`` of them, one extra per tool.
         """
         assert self.shape is not None
-        if len(self.shape.calls) >= self.scenario.budget or self.end is None:
-            return []
-        search = _ExtrasSearch(self, rows, tools)
-        search.run()
-        for kind in ("collateral", "destructive"):
-            for call in search.chosen(kind):
-                mutant = self.shape.mutant(
-                    f"{kind}:{call.tool}",
-                    kind,
-                    (*self.shape.calls, call),
-                    note=f"{call.tool}({_arguments(call.arguments)}) added",
-                )
-                played = self.stage.play(
+        shape = self.shape
+        stage = self.stage
+        start = self.scenario.start
+        probe = stage.bench.remember(
+            stage.world,
+            ("probe", start.model_dump_json(exclude={"seed"})),
+            lambda: probe_start(stage.world, start, tools, stage.bench),
+        )
+        if len(shape.calls) >= self.scenario.budget or self.end is None:
+            return probe.reads
+        named = self.named_text()
+        solution_rows = {change.row for change in shape.played.changes}
+        avoid = {value for value in rows.where if _named_in(value, named)}
+        today = stage.start.clock.iso()[:10]
+        rng = rng_for(self.scenario, "extras")
+        found: dict[str, list[str]] = {"collateral": [], "destructive": []}
+        plays = 0
+        for probed in probe.ranked(tables_of(shape.played.changes)):
+            tool = tools[probed.tool]
+            guessed = "destructive" if (tool.destructive or probed.deletes) else "collateral"
+            if plays >= MAX_EXTRA_PLAYS or all(len(found[k]) >= CAPS[k] for k in found):
+                break
+            if len(found[guessed]) >= CAPS[guessed]:
+                continue
+            for arguments in arguments_for(tool, rows, rng, avoid=avoid, today=today):
+                if plays >= MAX_EXTRA_PLAYS:
+                    break
+                plays += 1
+                call = ToolCall(tool=tool.name, arguments=arguments)
+                played = stage.play(
                     [call],
-                    answer=mutant.answer,
-                    submitted=mutant.submitted,
+                    answer=shape.answer,
+                    submitted=shape.submitted,
                     after=self.end,
-                    made=len(self.shape.calls),
+                    made=len(shape.calls),
                 )
-                played.outcomes[:0] = self.shape.played.outcomes
+                kind = extra_kind(tool, played.outcomes[-1], solution_rows, named)
+                if kind is None or len(found[kind]) >= CAPS[kind]:
+                    continue  # refused there, a read there, or not unrelated: not an extra
+                found[kind].append(tool.name)
+                played.outcomes[:0] = shape.played.outcomes
+                mutant = shape.mutant(
+                    f"{kind}:{tool.name}",
+                    kind,
+                    (*shape.calls, call),
+                    note=f"{tool.name}({_arguments(arguments)}) added",
+                )
                 self.run(mutant, played)
-        return search.reads
-
-    @staticmethod
-    def extra_kind(
-        tool: ToolShape, outcome: Outcome, solution_rows: set[Any], named: str
-    ) -> str | None:
-        """``collateral`` or ``destructive`` for an unrelated write; ``None`` for another."""
-        for record in outcome.records:
-            if row_id(record.world, record.table, record.key) in solution_rows:
-                return None  # it changes a row the task changes: not an unrelated write
-            if any(
-                isinstance(value, str) and value.casefold() in named
-                for value in record.key.values()
-            ):
-                return None  # it changes a row the task names
-        deletes = any(record.op == "delete" for record in outcome.records)
-        return "destructive" if (tool.destructive or deletes) else "collateral"
+                break  # one extra of a tool
+        return probe.reads
 
     def named_text(self) -> str:
         """What the task names: its instructions and grader, folded, to keep extras off it."""
@@ -403,73 +416,13 @@ class _Panel:
         )
 
 
-class _ExtrasSearch:
-    """One scenario's search for extras: each tool made at the solution's end, one at a time."""
+def _tools(calls: Iterable[ToolCall]) -> set[str]:
+    return {call.tool for call in calls}
 
-    def __init__(self, panel: _Panel, rows: StartRows, tools: dict[str, ToolShape]) -> None:
-        assert panel.shape is not None and panel.end is not None
-        self.panel = panel
-        self.end = panel.end
-        self.rows = rows
-        self.tools = tools
-        self.named = panel.named_text()
-        self.solution_rows = {change.row for change in panel.shape.played.changes}
-        self.solution_tables = {
-            (change.world, change.table) for change in panel.shape.played.changes
-        }
-        self.avoid = {value for value in rows.where if value in self.named}
-        self.today = panel.stage.start.clock.iso()[:10]
-        self.rng = rng_for(panel.scenario, "extras")
-        #: Unrelated writes found, by kind: the call, and whether it touched a solution table.
-        self.found: dict[str, list[tuple[ToolCall, bool]]] = {"collateral": [], "destructive": []}
-        self.reads: list[ToolCall] = []
-        self.tries = 0
 
-    def run(self) -> None:
-        """Make every tool once (then the refused ones once more), noting what each did."""
-        order = sorted(self.tools)
-        self.rng.shuffle(order)
-        options = {
-            name: arguments_for(
-                self.tools[name], self.rows, self.rng, avoid=self.avoid, today=self.today
-            )
-            for name in order
-        }
-        probe = self.panel.stage.instance_at(self.end)
-        refused: list[str] = []
-        for attempt in (0, 1):
-            for name in order if attempt == 0 else refused:
-                if self.tries >= MAX_EXTRA_TRIES:
-                    return
-                if len(options[name]) <= attempt:
-                    continue
-                self.tries += 1
-                call = ToolCall(tool=name, arguments=options[name][attempt])
-                outcome = Stage.call(probe, call)
-                if outcome.crashed:
-                    self.panel.crashes(f"the extra call {name}", [outcome])
-                elif outcome.refused is not None:
-                    if attempt == 0:
-                        refused.append(name)
-                    continue
-                elif not outcome.wrote:
-                    self.reads.append(call)
-                    continue
-                else:
-                    self._note(self.tools[name], call, outcome)
-                # The probe goes on from the solution's end, as it was before this call.
-                probe = self.panel.stage.instance_at(self.end)
-
-    def _note(self, tool: ToolShape, call: ToolCall, outcome: Outcome) -> None:
-        kind = self.panel.extra_kind(tool, outcome, self.solution_rows, self.named)
-        if kind is not None:
-            near = any((r.world, r.table) in self.solution_tables for r in outcome.records)
-            self.found[kind].append((call, near))
-
-    def chosen(self, kind: str) -> list[ToolCall]:
-        """The extras of a kind to run: those near the solution's tables first, in seeded order."""
-        ranked = sorted(self.found[kind], key=lambda found: not found[1])
-        return [call for call, _ in ranked[: CAPS[kind]]]
+def _named_in(value: str, named: str) -> bool:
+    """Whether the task's text names ``value`` as a word of its own (``o1``, not ``co1d``)."""
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", named) is not None
 
 
 def _in_solution(outcome: Outcome, shape: SolutionShape) -> bool:
@@ -504,8 +457,9 @@ def run_panel(scenario: Scenario, world: World, seed: int | None, bench: Workben
             return report
         assert panel.shape is not None
         shape = panel.shape
-        rows = StartRows.read(stage.start)
-        tools = tool_shapes(stage.start)
+        key = start_key(stage.image) if stage.image is not None else scenario.hash
+        rows = bench.remember(world, ("rows", key), lambda: StartRows.read(stage.start))
+        tools = bench.remember(world, ("tools",), lambda: tool_shapes(stage.start))
         for mutant in answer_mutants(scenario, shape, rows):
             if mutant.kind != "do-nothing":
                 panel.run(mutant)
@@ -514,7 +468,7 @@ def run_panel(scenario: Scenario, world: World, seed: int | None, bench: Workben
         reads = [shape.calls[index] for index in shape.reads[:1]]
         reads.extend(panel.extras(rows, tools))
         # One read of each tool: the solution's own first, then those the extras turned up.
-        reads = list({read.tool: read for read in reversed(reads)}.values())[::-1]
+        reads = [read for index, read in enumerate(reads) if read.tool not in _tools(reads[:index])]
         extra = benign_extra_reads(scenario, shape, reads[:3])
         if extra is not None:
             panel.run(extra)

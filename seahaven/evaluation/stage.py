@@ -17,9 +17,9 @@ whole pack restores into one instance per world and clock mode.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from seahaven.changelog import LogRecord
 from seahaven.errors import ToolError, WorldBug
@@ -33,6 +33,8 @@ from seahaven.snapshots import Snapshot, restore_into
 from seahaven.world import World
 
 __all__ = ["Outcome", "Played", "Stage", "Workbench"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -84,6 +86,20 @@ class Workbench:
 
     def __init__(self) -> None:
         self._idle: dict[tuple[int, str, bool], Instance] = {}
+        self._kept: dict[tuple[object, ...], tuple[World, object]] = {}
+
+    def remember(self, world: World, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """What ``make`` gives for ``key`` about ``world``, made once while the bench lives.
+
+        The panel keeps here what is a function of a start alone (its rows, what
+        its tools do), keyed by the start's bytes. The world is kept with it, so
+        its ``id`` in a key is not reused while the bench lives.
+        """
+        full = (id(world), *key)
+        found = self._kept.get(full)
+        if found is None:
+            found = self._kept[full] = (world, make())
+        return found[1]  # type: ignore[return-value]
 
     def instance_at(self, image: Snapshot, world: World) -> Instance:
         """An instance brought to ``image``: the idle one restored into, or a new restore."""
