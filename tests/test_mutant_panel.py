@@ -388,8 +388,10 @@ def test_check_reports_each_finding_with_calls_grade_and_fix_and_exits_1() -> No
     done = runner.invoke(build_app(), ["scenarios", "check", "weak_pack:pack"])
     assert done.exit_code == 1
     out = done.stdout
-    assert "FAIL  counts-rows: change-arg-1:set_status.order_id=o2: a wrong episode" not in out
-    assert "FAIL  counts-rows: a wrong episode passes with score 1" in out
+    assert (
+        "FAIL  counts-rows: change-arg-1:set_status.order_id=o2 survived; "
+        "collateral:set_status survived\n"
+    ) in out
     assert "      survived change-arg-1:set_status.order_id=o2: a wrong episode passes" in out
     assert '        calls: set_status(order_id="o2", status="shipped")' in out
     assert "        grade: 1, passed" in out

@@ -31,6 +31,7 @@ from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.evaluation import ScenarioReport, TrialResult, TrialRunner
+    from seahaven.evaluation.findings import Finding
     from seahaven.scenarios import Scenario, ScenarioSet
 
 __all__ = ["scenarios_app", "seahaven_cli"]
@@ -207,6 +208,13 @@ def _call_text(call: dict[str, Any]) -> str:
     return text + (" -> refused" if call.get("error") else "")
 
 
+def _said(finding: Finding) -> str:
+    """A finding as the scenario's line names it: the mutant and its fate, or the message."""
+    if finding.kind in ("survived", "broken"):
+        return f"{finding.mutant} {finding.kind}"
+    return finding.message
+
+
 def _report_lines(report: ScenarioReport) -> list[str]:
     counted = _counted(report)
     if report.ok:
@@ -218,7 +226,7 @@ def _report_lines(report: ScenarioReport) -> list[str]:
         findings = [finding for finding in report.findings if not finding.accepted]
         by_line = {finding.line(): finding for finding in findings}
         said = [
-            by_line[problem].message if problem in by_line else problem
+            _said(by_line[problem]) if problem in by_line else problem
             for problem in report.problems
         ]
         lines = [f"FAIL  {report.scenario}: " + "; ".join(one_line(text) for text in said)]
