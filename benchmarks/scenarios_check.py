@@ -10,6 +10,9 @@ times, taking turns:
   reference solution: the cheapest eval of the pack there is, the baseline;
 * **check**: ``check_pack(company)``, the whole panel, in the same process.
 
+Each is timed on the clock and in CPU seconds (the process's own, or the child's),
+which a busy machine stretches less.
+
 Then the command itself, ``seahaven scenarios check company`` in a fresh process
 (the import of the framework and the worlds included), a few times. The figures
 are medians; the ratio is the median of each round's check over the same
@@ -25,6 +28,7 @@ import argparse
 import gc
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,41 +43,52 @@ from seahaven.scenarios import load_pack
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed_check(pack_name: str) -> tuple[float, dict[str, int]]:
-    """Seconds for one ``check_pack``, and what its panel did."""
+def median(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The median of each of (clock seconds, CPU seconds)."""
+    return (
+        statistics.median(seconds for seconds, _ in runs),
+        statistics.median(cpu for _, cpu in runs),
+    )
+
+
+def timed_check(pack_name: str) -> tuple[float, float, dict[str, int]]:
+    """Seconds for one ``check_pack`` (on the clock, and of CPU), and what its panel did."""
     pack = load_pack(pack_name)
     gc.collect()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     reports = check_pack(pack)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert all(report.ok for report in reports), [r.problems for r in reports if not r.ok]
     totals = {
         "generated": sum(report.mutants.get("generated", 0) for report in reports),
         "run": sum(report.mutants.get("run", 0) for report in reports),
         "benign": sum(report.mutants.get("benign_run", 0) for report in reports),
     }
-    return seconds, totals
+    return seconds, cpu, totals
 
 
-def timed_eval(pack_name: str) -> float:
+def timed_eval(pack_name: str) -> tuple[float, float]:
     """Seconds for one trial of every scenario, played by its reference solution."""
     pack = load_pack(pack_name)
     gc.collect()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     summary, _ = evaluate(pack, solution_policy)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert summary.mean == 1.0, summary
-    return seconds
+    return seconds, cpu
 
 
-def timed_command(pack_name: str) -> float:
+def timed_command(pack_name: str) -> tuple[float, float]:
     """Seconds for ``seahaven scenarios check PACK`` in a fresh process, start to exit."""
     command = [sys.executable, "-m", "seahaven.cli", "scenarios", "check", pack_name]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert done.returncode == 0, done.stdout + done.stderr
-    return seconds
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
 
 
 def main(argv: list[str]) -> int:
@@ -85,14 +100,14 @@ def main(argv: list[str]) -> int:
     options = parser.parse_args(argv)
 
     timed_eval(options.pack)  # worlds imported, fixtures verified once, as in any process
-    evals: list[float] = []
-    checks: list[float] = []
+    evals: list[tuple[float, float]] = []
+    checks: list[tuple[float, float]] = []
     totals: dict[str, int] = {}
     for _ in range(options.rounds):
         evals.append(timed_eval(options.pack))
-        seconds, totals = timed_check(options.pack)
-        checks.append(seconds)
-    ratio = statistics.median(c / e for c, e in zip(checks, evals, strict=True))
+        seconds, cpu, totals = timed_check(options.pack)
+        checks.append((seconds, cpu))
+    ratio = statistics.median(c[0] / e[0] for c, e in zip(checks, evals, strict=True))
     commands = [timed_command(options.pack) for _ in range(options.commands)]
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     machine = (
@@ -105,21 +120,23 @@ def main(argv: list[str]) -> int:
         f"{totals['benign']} right variants"
     )
     rows = [
-        (f"`evaluate`, {scenarios} scenarios x 1, solution policy", statistics.median(evals), "-"),
-        (f"`check_pack` ({panel})", statistics.median(checks), f"{ratio:.1f}"),
-        ("`seahaven scenarios check` in a fresh process", statistics.median(commands), "-"),
+        (f"`evaluate`, {scenarios} scenarios x 1, solution policy", median(evals), "-"),
+        (f"`check_pack` ({panel})", median(checks), f"{ratio:.1f}"),
+        ("`seahaven scenarios check` in a fresh process", median(commands), "-"),
     ]
     if options.markdown:
         print(f"{machine}; {options.rounds} rounds, {options.commands} runs of the command\n")
-        print("| case | seconds | vs the eval |")
-        print("|---|---|---|")
-        for name, seconds, against in rows:
-            print(f"| {name} | {seconds:.2f} | {against} |")
-        print(f"\nthe command, each run: {', '.join(f'{s:.1f} s' for s in commands)}")
+        print("| case | seconds | CPU seconds | vs the eval |")
+        print("|---|---|---|---|")
+        for name, (seconds, cpu), against in rows:
+            print(f"| {name} | {seconds:.2f} | {cpu:.2f} | {against} |")
+        runs = ", ".join(f"{seconds:.1f} s" for seconds, _ in commands)
+        print(f"\nthe command, each run: {runs}")
     else:
         print(machine)
-        for name, seconds, against in rows:
-            print(f"{name.replace('`', ''):<78} {seconds:7.2f} s  x{against}")
+        for name, (seconds, cpu), against in rows:
+            label = name.replace("`", "")
+            print(f"{label:<78} {seconds:7.2f} s ({cpu:.2f} s CPU)  x{against}")
     return 0
 
 
