@@ -265,6 +265,59 @@ def test_the_kinds_and_caps_are_documented_and_bounded() -> None:
     assert WRONG_DONE in page
 
 
+def test_a_call_that_crashes_the_world_is_a_finding(reports: dict[str, ScenarioReport]) -> None:
+    depot = make_depot()
+
+    @depot.tool
+    def flag(ctx: seahaven.Ctx, order_id: str) -> None:
+        """Flag an order for a second look."""
+        if order_id == "o2":
+            raise RuntimeError("the flag jammed")
+        ctx.db.execute("UPDATE orders SET total = total + 1 WHERE id = ?", order_id)
+
+    flagged = scenario(
+        depot,
+        "flag-o1",
+        grader={
+            "all_of": [
+                {"changed": {"table": "orders", "where": {"id": "o1"}, "to": {"total": 2501}}},
+                {
+                    "nothing_else_changed": {
+                        "allow": [{"table": "orders", "where": {"id": "o1"}, "columns": ["total"]}]
+                    }
+                },
+            ]
+        },
+        solution=[{"tool": "flag", "arguments": {"order_id": "o1"}}],
+    )
+    report = check_scenario(flagged, world=depot)
+    [crash] = [finding for finding in report.findings if finding.kind == "world-bug"]
+    assert crash.message == (
+        'mutant change-arg-1:flag.order_id=o2\'s call flag(order_id="o2") hit a bug in the '
+        "world: RuntimeError: the flag jammed"
+    )
+    assert crash.fix == "make the tool refuse bad input with a ToolError"
+    assert report.verdicts["change-arg-1:flag.order_id=o2"] == "skipped: the world crashed"
+    assert not report.ok
+
+
+def test_a_start_that_cannot_be_snapshotted_is_made_again_for_each_episode(
+    reports: dict[str, ScenarioReport],
+) -> None:
+    import threading
+
+    depot = make_depot()
+
+    @depot.instance_startup
+    def keep_a_lock(ctx: seahaven.Ctx) -> None:
+        ctx.state["lock"] = threading.Lock()  # a lock cannot be copied into a snapshot
+
+    strict = weak_pack(depot).get("ship-strict")
+    report = check_scenario(strict, world=depot, pack="weak-depot")
+    assert report.ok, report.problems
+    assert report.verdicts == reports["ship-strict"].verdicts
+
+
 # --- the fast path is a trial ---------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ from seahaven.evaluation.mutants import Mutant
 from seahaven.evaluation.stage import Played
 from seahaven.grading.fold import NetChange
 from seahaven.grading.grade import Check, Grade
-from seahaven.grading.graders import Called, Grader, MatchesSolution, NothingElseChanged
+from seahaven.grading.graders import Grader, MatchesSolution, NothingElseChanged
 from seahaven.grading.refusal import Refused
 from seahaven.grading.values import canonical, show
 
@@ -295,8 +295,3 @@ def _benign_fix(mutant: Mutant, grade: Grade | None) -> str:
             "(arguments, ok) or grade the state"
         )
     return f"{named} fails a right episode that also reads: grade what changed, not the calls"
-
-
-def refers_to_calls(grader: Grader) -> bool:
-    """Whether the grader counts calls (a ``called`` check), which extra reads may move."""
-    return _has(grader, (Called,))

@@ -332,7 +332,7 @@ class _Panel:
             ("probe", start.model_dump_json(exclude={"seed"})),
             lambda: probe_start(stage.world, start, tools, stage.bench),
         )
-        if len(shape.calls) >= self.scenario.budget or self.end is None:
+        if len(shape.calls) >= self.scenario.budget:
             return probe.reads
         named = self.named_text()
         solution_rows = {change.row for change in shape.played.changes}
@@ -353,18 +353,11 @@ class _Panel:
                     break
                 plays += 1
                 call = ToolCall(tool=tool.name, arguments=arguments)
-                played = stage.play(
-                    [call],
-                    answer=shape.answer,
-                    submitted=shape.submitted,
-                    after=self.end,
-                    made=len(shape.calls),
-                )
+                played = self._after_solution(call)
                 kind = extra_kind(tool, played.outcomes[-1], solution_rows, named)
                 if kind is None or len(found[kind]) >= CAPS[kind]:
                     continue  # refused there, a read there, or not unrelated: not an extra
                 found[kind].append(tool.name)
-                played.outcomes[:0] = shape.played.outcomes
                 mutant = shape.mutant(
                     f"{kind}:{tool.name}",
                     kind,
@@ -374,6 +367,24 @@ class _Panel:
                 self.run(mutant, played)
                 break  # one extra of a tool
         return probe.reads
+
+    def _after_solution(self, call: ToolCall) -> Played:
+        """The solution, then ``call``: played on from the image of the solution's end."""
+        shape = self.shape
+        assert shape is not None
+        if self.end is None:  # a start that cannot be snapshotted: the whole script again
+            return self.stage.play(
+                (*shape.calls, call), answer=shape.answer, submitted=shape.submitted
+            )
+        played = self.stage.play(
+            [call],
+            answer=shape.answer,
+            submitted=shape.submitted,
+            after=self.end,
+            made=len(shape.calls),
+        )
+        played.outcomes[:0] = shape.played.outcomes
+        return played
 
     def named_text(self) -> str:
         """What the task names: its instructions and grader, folded, to keep extras off it."""
