@@ -2,8 +2,8 @@
 
 ``scenarios list`` lists the installed packs, or one pack's scenarios;
 ``scenarios show PACK/ID`` prints one scenario whole; ``scenarios check PACK``
-runs every scenario's solution and an idle episode and exits 1 naming each
-scenario that fails. ``eval PACK --policy module:function`` runs trials and
+attacks every scenario's grader with mutants of its solution and exits 1
+naming each finding. ``eval PACK --policy module:function`` runs trials and
 appends one JSON line per trial to ``--out``, in this process, on Ray
 (``--ray``) or against a served world (``--url``), and prints the summary.
 """
@@ -31,6 +31,7 @@ from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.evaluation import ScenarioReport, TrialResult, TrialRunner
+    from seahaven.evaluation.findings import Finding
     from seahaven.scenarios import Scenario, ScenarioSet
 
 __all__ = ["scenarios_app", "seahaven_cli"]
@@ -180,14 +181,76 @@ def show_scenario(
         typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).rstrip())
 
 
-def _report_line(report: ScenarioReport) -> str:
+def _counted(report: ScenarioReport) -> str:
+    counts = report.mutants
+    if not counts:
+        return ""
+    skipped = sum(counts.get("skipped", {}).values())
+    text = f"{plural(counts.get('generated', 0), 'mutant')}: {counts.get('killed', 0)} killed"
+    if counts.get("survived"):
+        text += f", {counts['survived']} survived"
+    if skipped:
+        text += f", {skipped} skipped"
+    benign = counts.get("benign_run", 0)
+    if benign:
+        broken = counts.get("benign_broken", 0)
+        text += f"; {plural(benign, 'right variant')}" + (
+            f", {broken} failed" if broken else " passed"
+        )
+    return text
+
+
+def _call_text(call: dict[str, Any]) -> str:
+    arguments = ", ".join(
+        f"{name}={json.dumps(value, ensure_ascii=False)}"
+        for name, value in (call.get("arguments") or {}).items()
+    )
+    text = f"{call['tool']}({arguments})"
+    if len(text) > 90:
+        text = text[:89] + "…"
+    return text + (" -> refused" if call.get("error") else "")
+
+
+def _said(finding: Finding) -> str:
+    """A finding as the scenario's line names it: the mutant and its fate, or the message."""
+    if finding.kind in ("survived", "broken"):
+        return f"{finding.mutant} {finding.kind}"
+    return finding.message
+
+
+def _report_lines(report: ScenarioReport) -> list[str]:
+    counted = _counted(report)
     if report.ok:
         solved = report.solution_grade
         note = f"solution 1, idle {report.idle_grade.score if report.idle_grade else 0:.2g}"
-        return f"ok    {report.scenario}" + (f" ({note})" if solved else "")
-    return f"FAIL  {report.scenario}: " + "; ".join(
-        one_line(problem) for problem in report.problems
-    )
+        detail = "; ".join(part for part in (note if solved else "", counted) if part)
+        lines = [f"ok    {report.scenario}" + (f" ({detail})" if detail else "")]
+    else:
+        findings = [finding for finding in report.findings if not finding.accepted]
+        by_line = {finding.line(): finding for finding in findings}
+        said = [
+            _said(by_line[problem]) if problem in by_line else problem
+            for problem in report.problems
+        ]
+        lines = [f"FAIL  {report.scenario}: " + "; ".join(one_line(text) for text in said)]
+        if counted:
+            lines.append(f"      {counted}")
+        for finding in findings:
+            if finding.mutant is None and not finding.fix:
+                continue  # said whole on the first line
+            named = f" {finding.mutant}" if finding.mutant else ""
+            lines.append(f"      {finding.kind}{named}: {one_line(finding.message)}")
+            if finding.calls or finding.submitted:
+                calls = [_call_text(call) for call in finding.calls]
+                lines.append("        calls: " + ("; ".join(calls) or "none"))
+            if finding.grade is not None:
+                verdict = "passed" if finding.grade.passed else "failed"
+                lines.append(f"        grade: {finding.grade.score:g}, {verdict}")
+            if finding.fix:
+                lines.append(f"        fix: {one_line(finding.fix)}")
+    for finding in report.accepted:
+        lines.append(f"      accepted {finding.mutant}: {one_line(finding.accepted or '')}")
+    return lines
 
 
 @scenarios_app.command("check")
@@ -199,7 +262,7 @@ def check(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Check a pack: solutions score 1, doing nothing does not, names exist, grading repeats."""
+    """Check a pack: each grader attacked by mutants of its own solution (and the basics)."""
     from seahaven.evaluation import check_pack
 
     with failures():
@@ -212,32 +275,47 @@ def check(
             seen += 1
             if not as_json:
                 progress.clear()
-                typer.echo(_report_line(report))
+                for line in _report_lines(report):
+                    typer.echo(line)
                 progress.show(f"checked {seen}/{len(pack)}")
 
         reports = check_pack(pack, allow_unsolved=allow_unsolved, progress=shown)
         progress.clear()
         failed = [report for report in reports if not report.ok]
         if as_json:
-            typer.echo(
-                json.dumps(
-                    [
-                        {"scenario": report.scenario, "ok": report.ok, "problems": report.problems}
-                        for report in reports
-                    ],
-                    indent=2,
-                )
-            )
-        elif failed:
-            typer.echo(
-                f"{plural(len(failed), 'scenario')} of {len(reports)} in {pack.name} failed: "
-                + ", ".join(report.scenario for report in failed),
-                err=True,
-            )
+            typer.echo(json.dumps([report.to_dict() for report in reports], indent=2))
         else:
-            typer.echo(f"all {len(reports)} scenarios of {pack.name} {pack.version} are sound")
+            totals = _totals(reports)
+            if failed:
+                found = sum(
+                    1 for report in failed for finding in report.findings if not finding.accepted
+                )
+                typer.echo(
+                    f"{plural(len(failed), 'scenario')} of {len(reports)} in {pack.name} failed: "
+                    + ", ".join(report.scenario for report in failed)
+                    + (f" ({plural(found, 'finding')})" if found else ""),
+                    err=True,
+                )
+            else:
+                typer.echo(
+                    f"all {len(reports)} scenarios of {pack.name} {pack.version} are sound"
+                    + (f": {totals}" if totals else "")
+                )
         if failed:
             raise typer.Exit(1)
+
+
+def _totals(reports: list[ScenarioReport]) -> str:
+    generated = sum(report.mutants.get("generated", 0) for report in reports)
+    if not generated:
+        return ""
+    killed = sum(report.mutants.get("killed", 0) for report in reports)
+    skipped = sum(sum(report.mutants.get("skipped", {}).values()) for report in reports)
+    benign = sum(report.mutants.get("benign_run", 0) for report in reports)
+    accepted = sum(len(report.accepted) for report in reports)
+    text = f"{plural(generated, 'mutant')}, {killed} killed, {skipped} skipped"
+    text += f"; {plural(benign, 'right variant')} passed"
+    return text + (f"; {accepted} accepted" if accepted else "")
 
 
 def _runner(

@@ -7,12 +7,14 @@ on a cluster and against a served world), appends each ``TrialResult`` to a
 results file as it ends, and returns a ``Summary``: the mean score with a
 bootstrap interval, pass@k and pass^k for k up to K, and a row per scenario.
 A trial whose failure is not the agent's is errored and left out of every
-score. ``check_pack`` is ``seahaven scenarios check``.
+score. ``check_pack`` is ``seahaven scenarios check``: each scenario's grader
+attacked by mutants of its own solution, every blind spot a ``Finding``.
 """
 
 from __future__ import annotations
 
 from seahaven.evaluation.checking import ScenarioReport, check_pack, check_scenario
+from seahaven.evaluation.findings import Finding
 from seahaven.evaluation.policies import (
     LocalSession,
     Policy,
@@ -48,6 +50,7 @@ __all__ = [
     "AGENT_KINDS",
     "DEFAULT_MAX_CONSECUTIVE_ERRORS",
     "EvalStopped",
+    "Finding",
     "LocalSession",
     "Policy",
     "PolicySession",

@@ -32,10 +32,12 @@ from seahaven.grading.graders import (
     Reference,
     as_grader,
 )
+from seahaven.grading.refusal import DEFAULT_MARKERS, Refused
 from seahaven.grading.spec import KINDS, grader_from_spec
 from seahaven.grading.values import canonical, same
 
 __all__ = [
+    "DEFAULT_MARKERS",
     "KINDS",
     "Allowance",
     "Changes",
@@ -46,6 +48,7 @@ __all__ = [
     "NetChange",
     "PythonGrader",
     "Reference",
+    "Refused",
     "absent",
     "all_of",
     "answer",
@@ -62,6 +65,7 @@ __all__ = [
     "matches_solution",
     "nothing_else_changed",
     "python",
+    "refused",
     "same",
     "submitted",
     "unchanged",
@@ -124,6 +128,22 @@ def nothing_else_changed(allow: Iterable[Allowance | str | Mapping[str, Any]] = 
 def matches_solution(ignore: Iterable[str] = ()) -> Grader:
     """The net changes are the reference solution's from the same start, ``ignore`` left out."""
     return _g.MatchesSolution(ignore)
+
+
+def refused(
+    *,
+    pattern: str | None = None,
+    reason_contains: str | list[str] | None = None,
+    markers: str | None = None,
+    allow: Iterable[Allowance | str | Mapping[str, Any]] = (),
+) -> Grader:
+    """A refusal: the agent submitted an answer that refuses and says why, and changed nothing.
+
+    ``pattern`` and ``reason_contains`` name the reason the answer must give;
+    ``markers`` replaces ``DEFAULT_MARKERS``, what reads as a refusal; ``allow``
+    lists changes a refusing episode may still make, as ``nothing_else_changed``'s.
+    """
+    return Refused(pattern=pattern, reason_contains=reason_contains, markers=markers, allow=allow)
 
 
 def answer(**wanted: Any) -> Grader:

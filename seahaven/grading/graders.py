@@ -36,7 +36,7 @@ from seahaven.errors import DbError, WorldBug
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import NetChange
 from seahaven.grading.grade import Check, Grade
-from seahaven.grading.values import canonical, same, show
+from seahaven.grading.values import as_number, canonical, same, show
 from seahaven.targets import import_target
 
 __all__ = [
@@ -960,24 +960,6 @@ _COLUMNS_SHOWN = 4
 # --- what the agent did -----------------------------------------------------------------------
 
 _UNSET: Any = object()
-_NUMBER_NOISE = re.compile(r"[\s,_$€£¥]")
-# A currency code written before or after an amount: "USD 1,600.00", "1600 eur".
-_CURRENCY_CODE = re.compile(r"^\s*[A-Za-z]{3}(?![A-Za-z])|(?<![A-Za-z])[A-Za-z]{3}\s*$")
-
-
-def _as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        text = _NUMBER_NOISE.sub("", _CURRENCY_CODE.sub("", value, count=2))
-        try:
-            number = float(text)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None
 
 
 def _as_json(value: Any) -> Any:
@@ -1025,7 +1007,7 @@ class Answer(Grader):
         self.mode = _one_of(modes, list(modes), "answer")
         self.equals = equals
         # The number as given stays in the spec (and the scenario's hash); this is what compares.
-        self._number_value = None if number is None else _as_number(number)
+        self._number_value = None if number is None else as_number(number)
         if number is not None and self._number_value is None:
             raise WorldBug(f"answer: number must be a number, not {number!r}")
         if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
@@ -1078,7 +1060,7 @@ class Answer(Grader):
             else:
                 held = same(_as_json(answer), self.equals)
         elif self.mode == "number":
-            value = _as_number(answer)
+            value = as_number(answer)
             assert self._number_value is not None
             held = value is not None and abs(value - self._number_value) <= self.tolerance + 1e-9
         elif self.mode == "pattern":

@@ -19,6 +19,7 @@ from typing import Any
 
 from seahaven.errors import WorldBug
 from seahaven.grading import graders as g
+from seahaven.grading.refusal import Refused
 
 __all__ = ["KINDS", "as_grader", "grader_from_spec"]
 
@@ -44,6 +45,7 @@ KINDS: tuple[str, ...] = (
     "unchanged",
     "nothing_else_changed",
     "matches_solution",
+    "refused",
     "answer",
     "submitted",
     "called",
@@ -126,6 +128,14 @@ def _answer(value: Any, where: str) -> g.Grader:
     return g.Answer(**_arguments("answer", value, where, allowed, ()))
 
 
+def _refused(value: Any, where: str) -> g.Grader:
+    allowed = ("pattern", "reason_contains", "markers", "allow")
+    args = _arguments("refused", value, where, allowed, ())
+    if not isinstance(args.get("allow", []), list):
+        raise WorldBug(f"{where}: refused's allow is a list of tables, as nothing_else_changed's")
+    return Refused(**args)
+
+
 def _submitted(value: Any, where: str) -> g.Grader:
     _arguments("submitted", value, where, (), ())
     return g.Submitted()
@@ -169,6 +179,7 @@ _BUILDERS: dict[str, Callable[[Any, str], g.Grader]] = {
     "changed": _changed,
     "nothing_else_changed": _nothing_else,
     "matches_solution": _matches_solution,
+    "refused": _refused,
     "answer": _answer,
     "submitted": _submitted,
     "called": _called,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from seahaven.scenarios.model import (
     DEFAULT_BUDGET,
     SUBMIT_TOOL,
+    Accept,
     Scenario,
     Start,
     ToolCall,
@@ -36,6 +37,7 @@ __all__ = [
     "PACK_FILE",
     "SCENARIOS_GROUP",
     "SUBMIT_TOOL",
+    "Accept",
     "EpisodeOver",
     "PackSpec",
     "Replay",

@@ -10,6 +10,7 @@ a content ``hash`` so a result says exactly which version of a task it graded.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import json
@@ -33,7 +34,15 @@ from seahaven.grading.spec import as_grader
 from seahaven.names import check_scenario_name
 from seahaven.world import World
 
-__all__ = ["DEFAULT_BUDGET", "SUBMIT_TOOL", "Scenario", "Start", "ToolCall", "read_calls"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "SUBMIT_TOOL",
+    "Accept",
+    "Scenario",
+    "Start",
+    "ToolCall",
+    "read_calls",
+]
 
 # The one tool a bound session adds: it takes the agent's answer and ends the episode.
 SUBMIT_TOOL = "submit"
@@ -151,6 +160,33 @@ class Start(BaseModel):
         return {key: value for key, value in options.items() if value is not None}
 
 
+class Accept(BaseModel):
+    """A mutant ``seahaven scenarios check`` may find surviving, accepted on purpose, and why.
+
+    ``mutant`` is a mutant's name (``wrong-answer:done``) or a shell-style
+    pattern of names (``change-arg-1:refund_invoice.reason=*``); ``reason``
+    says why the grader is right to pass it. The check shows each accepted
+    mutant with its reason, and reports an ``accept`` that matches no surviving
+    mutant, so that one cannot hide a later survivor.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mutant: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+    @field_validator("reason")
+    @classmethod
+    def _said(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("reason says why the mutant is right to pass; it cannot be blank")
+        return value
+
+    def matches(self, name: str) -> bool:
+        """Whether this names the mutant called ``name`` (exactly, or as a pattern)."""
+        return fnmatch.fnmatchcase(name, self.mutant)
+
+
 def _canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -168,6 +204,7 @@ class Scenario(BaseModel):
     solution: tuple[ToolCall, ...] | None = None
     budget: int = Field(default=DEFAULT_BUDGET, ge=1, le=100_000)
     tags: tuple[str, ...] = ()
+    accept: tuple[Accept, ...] = ()
 
     @field_validator("id", mode="before")
     @classmethod
@@ -244,6 +281,8 @@ class Scenario(BaseModel):
         """The scenario as plain data, the shape its YAML takes (the grader as its spec)."""
         data = self.model_dump(mode="json", exclude_none=True)
         data["start"] = self.start.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        if not self.accept:
+            del data["accept"]
         return data
 
     @functools.cached_property
@@ -252,10 +291,15 @@ class Scenario(BaseModel):
 
         It covers the world's name, the start, the instructions, the grader (a
         Python grader by its source), the solution, the budget and the tags.
-        A scenario is immutable, so it is worked out once per scenario object
-        (a trial reads it for its replay, an eval for every result line).
+        It leaves out ``accept``, which changes what ``scenarios check`` reports
+        and nothing an episode is graded by, so accepting a mutant keeps the
+        results of earlier evals valid. A scenario is immutable, so the hash is
+        worked out once per scenario object (a trial reads it for its replay,
+        an eval for every result line).
         """
-        return hashlib.sha256(_canonical_json(self.to_data()).encode("utf-8")).hexdigest()
+        data = self.to_data()
+        data.pop("accept", None)
+        return hashlib.sha256(_canonical_json(data).encode("utf-8")).hexdigest()
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with ``update`` applied, its ``hash`` worked out afresh for what it holds."""

@@ -27,6 +27,7 @@ import seahaven
 from seahaven.evaluation import check_pack
 from seahaven.grading import Grade
 from seahaven.grading.graders import Answer
+from seahaven.grading.refusal import Refused
 from seahaven.scenarios import ScenarioSet, Trial, load_pack, pack_specs
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -109,6 +110,13 @@ def test_the_pack_covers_every_store_and_every_answer_mode(pack: ScenarioSet) ->
         if isinstance(grader, Answer)
     }
     assert modes == {"equals", "number", "pattern", "contains"}
+    # The tasks whose right move is to refuse are graded as refusals.
+    refusals = {
+        scenario.id
+        for scenario in pack
+        if any(isinstance(grader, Refused) for grader in scenario.grader.walk())
+    }
+    assert {"gate-employee-refund", "offboard-self", "empty-nobody-to-act"} <= refusals
     assert {scenario.start.fixture for scenario in pack} == {"acme", "empty"}
 
 
