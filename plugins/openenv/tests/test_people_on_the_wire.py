@@ -143,3 +143,13 @@ def test_eval_against_the_served_world_records_the_same_conversation(url: str) -
         assert there.ended_by == here.ended_by == "user"
         assert len(here.conversation) == 6
         assert here.user_tokens is None and there.user_tokens is None
+
+
+def test_openenvs_harness_offers_a_task_the_tools_of_its_bound_session(url: str) -> None:
+    from seahaven.openenv import ScenarioSessions
+
+    sessions = ScenarioSessions(url)
+    names = [tool.name for tool in sessions.tools_for("helpdesk/refund-and-roam")]
+    assert names == ["refund", "line_status", "post_notice", "message_user", "submit"]
+    # The world's own list, for a session bound to nothing, still has the customer's tool.
+    assert "phone_set_roaming" in [tool.name for tool in sessions.tools()]
