@@ -26,6 +26,7 @@ from seahaven.evaluation.run import trial_seed
 from seahaven.evaluation.stage import Workbench
 from seahaven.grading.grade import Grade
 from seahaven.grading.graders import MatchesSolution, Reference
+from seahaven.scenarios.checks import agent_surface, not_served, people_problems
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.world import World
@@ -84,6 +85,9 @@ def _static_problems(scenario: Scenario, world: World) -> Iterator[str]:
     composition = world.composition()
     tools = {entry.name for entry in composition.surface} | {SUBMIT_TOOL}
     stores = {node.path: node.world for node in composition.nodes}
+    yield from people_problems(scenario, tools)
+    # What the agent may call: the user's own tools are not, and message_user is, with a user.
+    agent_tools = agent_surface(scenario, tools)
     fixture = scenario.start.fixture
     if fixture is not None:
         known = {item.id for item in world.fixtures()}
@@ -93,8 +97,9 @@ def _static_problems(scenario: Scenario, world: World) -> Iterator[str]:
                 f"(it has {', '.join(sorted(known)) or 'none'})"
             )
     for index, step in enumerate(scenario.solution or ()):
-        if step.tool not in tools:
-            yield f"solution[{index}] calls {step.tool!r}, which {world.name!r} does not serve"
+        if step.tool not in agent_tools:
+            why = not_served(scenario, step.tool, world.name)
+            yield f"solution[{index}] calls {step.tool!r}, {why}"
     if scenario.solution is None and any(
         isinstance(grader, MatchesSolution) for grader in scenario.grader.walk()
     ):

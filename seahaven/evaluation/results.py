@@ -91,6 +91,11 @@ class TrialResult(BaseModel):
     policy: str | None = None
     episode_seconds: float | None = None
     grade_seconds: float | None = None
+    # The conversation with the scenario's simulated user, each message with its speaker
+    # (empty without a user), and the user's model tokens, apart from the agent's (``None``
+    # for a scripted user).
+    conversation: list[dict[str, Any]] = Field(default_factory=list)
+    user_tokens: dict[str, int] | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -240,6 +240,8 @@ def _graded(
         state_sha256=trial.state_sha256(),
         runner=runner,
         error=error,
+        conversation=trial.conversation,
+        user_tokens=None if trial.cast is None else trial.cast.user_tokens,
     )
 
 
