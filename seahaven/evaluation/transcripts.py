@@ -219,7 +219,9 @@ def conversation(events: Sequence[Mapping[str, Any]], index: int) -> list[Any]:
         event = events[at]
         chain.append(event)
         extends = event.get("extends")
-        at = extends if isinstance(extends, int) and extends < at else None
+        if extends is not None and (not isinstance(extends, int) or extends >= at):
+            raise ValueError(f"event {at} extends {extends!r}, which is not an earlier model call")
+        at = extends
     messages: list[Any] = []
     for position, event in enumerate(reversed(chain)):
         if position:
@@ -299,10 +301,12 @@ class TranscriptsFile:
             os.replace(aside, self.path)
 
     def write(self, line: str) -> None:
-        """Append one line and flush it."""
+        """Append one line and flush it; a new file is readable by its owner only."""
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("a", encoding="utf-8")
+            # A transcript holds whatever the agent and the tools said: the owner's to share.
+            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._handle = os.fdopen(descriptor, "a", encoding="utf-8")
         self._handle.write(line)
         self._handle.flush()
 

@@ -45,7 +45,8 @@ class ScriptedChatServer:
     """A Chat Completions server on 127.0.0.1 answering from ``script``; see the module.
 
     ``delay`` (seconds) is added before every answer, as a model's latency.
-    Use it as a context manager, or ``start()`` and ``stop()``.
+    Use it as a context manager, or ``start()`` and ``stop()``. A function
+    script is called for several requests at once, from the server's threads.
     """
 
     def __init__(self, script: Script, *, delay: float = 0.0) -> None:
@@ -114,21 +115,25 @@ class ScriptedChatServer:
         with self._lock:
             request = ChatRequest(index=len(self.requests), body=body, headers=headers)
             self.requests.append(request)
+            if self._replies is not None:
+                reply: Any = next(self._replies, None)
+                if reply is None:
+                    return f"the script has no reply left for request {request.index}"
+        if self._replies is None:
+            # A function is called outside the lock, so requests are answered side by side; a
+            # script that keeps state of its own guards it (``flaky`` does).
+            assert callable(self._script)
             try:
-                if self._replies is not None:
-                    reply: Any = next(self._replies, None)
-                    if reply is None:
-                        return f"the script has no reply left for request {request.index}"
-                else:
-                    assert callable(self._script)
-                    reply = self._script(request)
+                reply = self._script(request)
             except Exception as error:
                 problem = f"the script raised {type(error).__name__}: {error}"
-                self.script_errors.append(problem)
+                with self._lock:
+                    self.script_errors.append(problem)
                 return problem
         if not isinstance(reply, Reply):
             problem = f"the script returned {reply!r}, not a Reply"
-            self.script_errors.append(problem)
+            with self._lock:
+                self.script_errors.append(problem)
             return problem
         return reply
 
