@@ -103,7 +103,7 @@ ConcurrencyOption = Annotated[
         "-j",
         metavar="N",
         min=1,
-        help="Trials at once in this process (default: 8 for --model and async policies, else 1).",
+        help="Trials at once in this process (default: 8 with a model or an async policy, else 1).",
     ),
 ]
 TrialTimeoutOption = Annotated[

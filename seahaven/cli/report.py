@@ -41,12 +41,19 @@ def write_page(path: Path, text: str) -> None:
 
 def report_command(
     results: Annotated[
-        list[Path],
+        Path,
         typer.Argument(
-            metavar="RESULTS [OTHER]",
-            help="A results file (seahaven eval --out); give two to compare two runs of a pack.",
+            metavar="RESULTS", help="A results file (seahaven eval --out).", show_default=False
         ),
     ],
+    other: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="OTHER",
+            help="A second run's results file, of the same pack: compare the two.",
+            show_default=False,
+        ),
+    ] = None,
     html: Annotated[
         Path | None,
         typer.Option("--html", metavar="FILE", help="Write the report as one HTML page here."),
@@ -65,11 +72,7 @@ def report_command(
     from seahaven.evaluation.report import compare_runs, load_run
     from seahaven.evaluation.report_html import comparison_page, run_page
 
-    if len(results) > 2:
-        raise typer.BadParameter(
-            "give one results file to report on, or two to compare", param_hint="RESULTS"
-        )
-    if transcripts is not None and len(results) == 2:
+    if transcripts is not None and other is not None:
         raise typer.BadParameter(
             "--transcripts goes with one results file; two runs are compared by their results",
             param_hint="--transcripts",
@@ -77,13 +80,13 @@ def report_command(
     with failures():
         if html is not None and html.is_dir():
             raise typer.BadParameter(f"{html} is a directory; give a file", param_hint="--html")
-        if len(results) == 1:
-            run = load_run(results[0], transcripts)
+        if other is None:
+            run = load_run(results, transcripts)
             if html is not None:
                 write_page(html, run_page(run))
             typer.echo(json.dumps(run.to_dict(), indent=2) if as_json else run.render())
         else:
-            comparison = compare_runs(load_run(results[0]), load_run(results[1]))
+            comparison = compare_runs(load_run(results), load_run(other))
             if html is not None:
                 write_page(html, comparison_page(comparison))
             typer.echo(
