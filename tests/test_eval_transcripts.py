@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import stat
 from pathlib import Path
 from typing import Any
@@ -172,3 +174,23 @@ def test_a_conversation_that_does_not_extend_the_last_is_written_whole() -> None
     assert conversation(transcript.events, 1) == [{"role": "user", "content": "c"}]
     with pytest.raises(ValueError, match="not an earlier model call"):
         conversation([{"type": "model", "extends": 0, "messages": []}], 0)
+
+
+def test_a_ctrl_c_between_a_result_and_its_transcript_waits_for_both(
+    shop: seahaven.World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from seahaven.evaluation import ResultsFile
+
+    written = ResultsFile.write
+
+    def interrupted(self: ResultsFile, result: Any) -> None:
+        written(self, result)
+        # Ctrl-C, just after the result reached the disk and before its transcript did.
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(ResultsFile, "write", interrupted)
+    out, kept = tmp_path / "r.jsonl", tmp_path / "t.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(shop_pack(shop), solution_policy, trials=3, out=out, transcripts=kept)
+    assert len(out.read_text().splitlines()) == 1 == len(kept.read_text().splitlines())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -15,6 +15,9 @@ something is broken that more trials will not fix.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -170,6 +173,29 @@ def in_process(
     )
 
 
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that arrives in the block until the block has ended.
+
+    Only the main thread receives it, and only while Python's own handler is
+    installed; anywhere else the block runs as it is.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
+
+
 def evaluate(
     pack: ScenarioSet,
     policy: Policy | str,
@@ -257,10 +283,18 @@ def evaluate(
             if transcript is not None:
                 result = result.with_transcript(None)  # written below, not kept in memory
             results.append(result)
-            if file is not None:
-                file.write(result)
-            if recorded is not None and transcript is not None:
-                recorded.write(transcript_line(result, transcript, tags.get(result.scenario, ())))
+            line = (
+                transcript_line(result, transcript, tags.get(result.scenario, ()))
+                if recorded is not None and transcript is not None
+                else None
+            )
+            # A result and its transcript are written together: a Ctrl-C between the two would
+            # leave a finished trial that --resume does not run again, with no transcript.
+            with _interrupts_held():
+                if file is not None:
+                    file.write(result)
+                if recorded is not None and line is not None:
+                    recorded.write(line)
             if progress is not None:
                 progress(result, len(results), total)
             in_a_row = in_a_row + 1 if result.errored else 0
