@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -228,3 +229,16 @@ def test_tool_names_the_api_refuses_are_shown_cleaned_and_mapped_back() -> None:
     assert names.tool("payments.create_charge") is None
     with pytest.raises(seahaven.WorldBug, match="would both be shown to the model"):
         function_schemas([{"name": "a.b"}, {"name": "a_b"}])
+
+
+def test_the_agent_travels_to_another_process_without_its_connections(
+    company: ScenarioSet, scripted: Start
+) -> None:
+    # A runner on a cluster pickles the policy; what is bound to an event loop stays behind.
+    server = scripted(solution_script(company))
+    original = agent(server)
+    evaluate(company, original, scenarios=[QUESTION])
+    copied = pickle.loads(pickle.dumps(original))
+    assert copied.describe() == original.describe() and copied.loop.model is copied.client
+    _, [result] = evaluate(company, copied, scenarios=[QUESTION])
+    assert result.passed
