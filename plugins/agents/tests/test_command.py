@@ -67,7 +67,9 @@ def test_a_model_plays_the_whole_pack_and_the_report_page_is_written(
     assert ran.returncode == 0, ran.stderr
     planned = {(scenario.id, trial) for scenario in company for trial in range(3)}
     results = lines(tmp_path / "r.jsonl")
-    assert {(r["scenario"], r["trial"]) for r in results} == planned and len(results) == 156
+    assert {(r["scenario"], r["trial"]) for r in results} == planned and len(results) == 3 * len(
+        company
+    )
     assert all(r["score"] == 1.0 and r["policy"] == "chat:scripted@127.0.0.1" for r in results)
     transcripts = lines(tmp_path / "r.transcripts.jsonl")
     assert {(t["scenario"], t["trial"]) for t in transcripts} == planned

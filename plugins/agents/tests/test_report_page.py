@@ -118,7 +118,7 @@ def page_file(company: ScenarioSet, scripted: Start, tmp_path: Path) -> Path:
 
 
 def test_the_page_opens_with_no_error_and_shows_a_failed_trials_transcript(
-    browser: Browser, page_file: Path
+    browser: Browser, page_file: Path, company: ScenarioSet
 ) -> None:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
@@ -144,7 +144,7 @@ def test_the_page_opens_with_no_error_and_shows_a_failed_trials_transcript(
     page.route("**/*", only_the_page)
     page.goto(url)
     expect(page.locator("#pass-plot")).to_be_visible()
-    expect(page.locator("#scenario-table tr")).to_have_count(1 + 35)
+    expect(page.locator("#scenario-table tr")).to_have_count(1 + len(company.split("train")))
     trial = page.locator(f"#trial-{FAILING}-0")
     expect(trial.locator(".transcript")).to_be_hidden()
     trial.locator("summary").first.click()
