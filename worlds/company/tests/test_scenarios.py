@@ -358,9 +358,11 @@ def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     work = tmp_path_factory.mktemp("company-wheel")
     source = _copy_project(work / "source")
+    # Built as pip builds it for anyone: in isolation, with the build requirement the
+    # pyproject names (setuptools>=77) fetched from the index, whatever this environment has.
     _run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", "-q", "-w", str(work / "wheels"), str(source)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
+         "-w", str(work / "wheels"), str(source)],
         cwd=work,
     )  # fmt: skip
     (built,) = (work / "wheels").glob("seahaven_world_company-*.whl")
