@@ -369,6 +369,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield built
 
 
+@pytest.mark.once_per_run  # the wheel built and installed: once for the whole run
 def test_the_wheel_carries_every_scenario_file_and_the_entry_point(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
@@ -380,6 +381,7 @@ def test_the_wheel_carries_every_scenario_file_and_the_entry_point(wheel: Path) 
     assert "[seahaven.scenarios]\ncompany = company_world.scenarios:pack" in declared
 
 
+@pytest.mark.once_per_run  # the wheel built and installed: once for the whole run
 def test_the_installed_wheel_serves_the_pack_by_name(
     wheel: Path, tmp_path: Path, pack: ScenarioSet
 ) -> None:
