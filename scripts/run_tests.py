@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,19 +80,24 @@ def session_arguments(argv: list[str], environ: dict[str, str]) -> list[str]:
 def main(argv: list[str]) -> int:
     failed = []
     arguments = session_arguments(argv, dict(os.environ))
+    took = []
     for label, directory, targets in sessions():
         print(
             f"\n=== {label}: pytest {' '.join(targets)} (in {directory.relative_to(ROOT) or '.'})",
             flush=True,
         )
+        started = time.monotonic()
         result = subprocess.run(
             # -rs: every skip is listed with its reason, so a run shows what it left out.
             [sys.executable, "-m", "pytest", "-rs", *targets, *arguments],
             cwd=directory,
             check=False,
         )
+        took.append(f"{label} {time.monotonic() - started:.0f} s")
         if result.returncode != 0:
             failed.append(label)
+    # What each session took, in one line: the figures docs/testing.md keeps the budget with.
+    print(f"\nsessions: {', '.join(took)}", flush=True)
     if failed:
         print(f"\nFAILED: {', '.join(failed)}", file=sys.stderr)
         return 1
