@@ -70,7 +70,9 @@ LEAN = [f"-pno:{plugin}" for plugin in ("cacheprovider", "seahaven", "hypothesis
 
 
 def run_session(project: Path, arguments: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if key != "PYTEST_ADDOPTS"}
+    # Not this session's own settings: PYTEST_ADDOPTS, nor (when this run is itself spread
+    # by xdist) PYTEST_XDIST_WORKER, which would tell the inner session it is a worker.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
     return subprocess.run(
         [sys.executable, "-m", "pytest", *LEAN, "-rA", *arguments],
         cwd=project,
