@@ -10,7 +10,8 @@ Two environment variables shape a run (docs/testing.md, "The project's own suite
 
 - `SEAHAVEN_TEST_WORKERS=N` (N > 1) spreads each session over N processes with
   pytest-xdist, a test file per process at a time (`--dist loadfile`), in the order the
-  session collects them, so the slow files its conftest puts first start first.
+  session collects them, so the slow files its conftest puts first start first. The
+  sessions in `ONE_PROCESS` (and the worlds' and examples') stay in one process.
   `./scripts/test` sets it to the number of cores for the 3.11 pass; tox does not.
 - `SEAHAVEN_SKIP_ONCE_PER_RUN=1` deselects the tests marked `once_per_run` (the installs
   into fresh environments and the image builds, which check nothing that depends on the
@@ -46,6 +47,23 @@ def sessions() -> list[tuple[str, Path, list[str]]]:
     return found
 
 
+# Sessions that run in one process even when the run is spread, and why (docs/testing.md has
+# the measurements). The Ray plugin's tests time episodes and trials on local clusters of two
+# CPUs each: two clusters at once on two cores pushed an actor's start past a 15 s episode
+# limit. A world's or an example's tests are calls on in-process instances, seconds in all,
+# where a second process's start-up (interpreter, pytest, plugins, collection) costs more.
+ONE_PROCESS = {"plugins/ray"}
+ONE_PROCESS_FOLDERS = {"worlds", "examples"}
+
+
+def spread(directory: Path) -> bool:
+    """Whether the session run in ``directory`` may be spread over processes."""
+    relative = directory.relative_to(ROOT)
+    if relative.as_posix() in ONE_PROCESS:
+        return False
+    return relative.parent.as_posix() not in ONE_PROCESS_FOLDERS
+
+
 def workers(environ: dict[str, str]) -> int:
     """The processes each session is spread over: 1 (no xdist) unless the variable says more."""
     value = environ.get(WORKERS_VARIABLE, "").strip()
@@ -58,11 +76,13 @@ def workers(environ: dict[str, str]) -> int:
     return max(count, 1)
 
 
-def session_arguments(argv: list[str], environ: dict[str, str]) -> list[str]:
-    """The pytest arguments every session gets: the run's options, then ``argv``."""
+def session_arguments(
+    argv: list[str], environ: dict[str, str], *, may_spread: bool = True
+) -> list[str]:
+    """The pytest arguments a session gets: the run's options, then ``argv``."""
     arguments = []
     count = workers(environ)
-    if count > 1:
+    if count > 1 and may_spread:
         # A file at a time keeps each module's fixtures (a Ray cluster, a built wheel) to one
         # process; collection order, not xdist's largest-file-first, so slow files go first.
         arguments += ["-n", str(count), "--dist", "loadfile", "--no-loadscope-reorder"]
@@ -79,9 +99,9 @@ def session_arguments(argv: list[str], environ: dict[str, str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     failed = []
-    arguments = session_arguments(argv, dict(os.environ))
     took = []
     for label, directory, targets in sessions():
+        arguments = session_arguments(argv, dict(os.environ), may_spread=spread(directory))
         print(
             f"\n=== {label}: pytest {' '.join(targets)} (in {directory.relative_to(ROOT) or '.'})",
             flush=True,

@@ -136,6 +136,16 @@ def test_workers_spread_a_session_over_xdist_processes(project: Path) -> None:
     assert workers_seen(project)[3:] == ["none"] * 3
 
 
+def test_the_ray_worlds_and_examples_sessions_stay_in_one_process() -> None:
+    by_label = {label: directory for label, directory, _ in runner.sessions()}
+    spread = {label for label, directory in by_label.items() if runner.spread(directory)}
+    assert {"framework", "plugin openenv", "plugin mcp"} <= spread
+    assert "plugin ray" in by_label and "plugin ray" not in spread
+    assert not {label for label in spread if label.startswith(("world ", "example "))}
+    many = {"SEAHAVEN_TEST_WORKERS": "2"}
+    assert runner.session_arguments(["-x"], many, may_spread=False) == ["-x"]
+
+
 def test_a_worker_count_that_is_not_a_number_is_refused() -> None:
     with pytest.raises(SystemExit, match="SEAHAVEN_TEST_WORKERS must be a whole number"):
         runner.session_arguments([], {"SEAHAVEN_TEST_WORKERS": "two"})
