@@ -194,14 +194,3 @@ def allow_open_files(wanted: int) -> None:
         if hard != resource.RLIM_INFINITY and hard < wanted:
             pytest.fail(f"the load needs {wanted} open files and this machine allows {hard}")
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the files holding a ``once_per_run`` test (an install, an image) first.
-
-    They are the session's slowest by far; spread over processes (``SEAHAVEN_TEST_WORKERS``,
-    a file per process at a time), they then start at once instead of ending the run alone.
-    Each file keeps its order, so its module fixtures are still made once.
-    """
-    first = {item.path for item in items if item.get_closest_marker("once_per_run")}
-    items.sort(key=lambda item: item.path not in first)
