@@ -252,16 +252,21 @@ def test_the_scaffolded_worlds_argument_errors_are_invalid_args(
             del sys.modules[name]
 
 
-def test_the_scaffolded_world_passes_seahaven_check(notes: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "seahaven.cli", "check"],
-        cwd=notes,
+def seahaven_in(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the ``seahaven`` command line in ``project``, as its author would."""
+    return subprocess.run(
+        [sys.executable, "-m", "seahaven.cli", *args],
+        cwd=project,
         env=subprocess_env(),
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_the_scaffolded_world_passes_seahaven_check(notes: Path) -> None:
+    result = seahaven_in(notes, "check")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == "no findings: every lint passed\n"
 
@@ -342,25 +347,9 @@ def test_the_quickstarts_own_tool_passes_seahaven_check(tmp_path: Path) -> None:
     items = world / "src" / "tidepool" / "tools" / "items.py"
     # The scaffold's module already imports everything the example names.
     items.write_text(items.read_text(encoding="utf-8") + "\n\n" + example, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "seahaven.cli", "check"],
-        cwd=world,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = seahaven_in(world, "check")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == "no findings: every lint passed\n"
     # The example's tool was checked: the world has it, with its parameter.
-    listed = subprocess.run(
-        [sys.executable, "-m", "seahaven.cli", "worlds", "show", "--tool", "list_items"],
-        cwd=world,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    listed = seahaven_in(world, "worlds", "show", "--tool", "list_items")
     assert listed.returncode == 0 and "limit" in listed.stdout, listed.stdout + listed.stderr

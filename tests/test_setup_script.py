@@ -41,26 +41,24 @@ def make_checkout(root: Path) -> Path:
     return checkout
 
 
-def setup_env() -> dict[str, str]:
-    """This environment without the variables the script reads, so each test sets its own."""
-    return {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"SEAHAVEN_REINSTALL", "PYTHON"}
-    }
-
-
-def source_setup(checkout: Path, **env: str) -> tuple[int, str]:
-    """Source the copied ``_venv.sh`` as the scripts do; its exit status and stderr."""
-    result = subprocess.run(
-        ["bash", "-c", "set -euo pipefail; source scripts/_venv.sh"],
+def bash(checkout: Path, script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in ``checkout``, in this environment without the variables the setup
+    reads (so each test sets its own) and with ``env``."""
+    ours = {"SEAHAVEN_REINSTALL", "PYTHON"}
+    return subprocess.run(
+        ["bash", "-c", script],
         cwd=checkout,
-        env={**setup_env(), **env},
+        env={**{key: value for key, value in os.environ.items() if key not in ours}, **env},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def source_setup(checkout: Path, **env: str) -> tuple[int, str]:
+    """Source the copied ``_venv.sh`` as the scripts do; its exit status and stderr."""
+    result = bash(checkout, "set -euo pipefail; source scripts/_venv.sh", **env)
     return result.returncode, result.stderr
 
 
@@ -148,14 +146,6 @@ def test_a_failed_install_stops_a_script_that_does_not_stop_on_errors(tmp_path: 
     """Sourced with no ``set -e``, a failed install still returns its status and leaves no stamp."""
     checkout = make_checkout(tmp_path)
     (checkout / ".venv" / "bin" / "status").write_text("2", encoding="utf-8")
-    result = subprocess.run(
-        ["bash", "-c", "source scripts/_venv.sh; echo after $?"],
-        cwd=checkout,
-        env=setup_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = bash(checkout, "source scripts/_venv.sh; echo after $?")
     assert result.stdout == "after 2\n"
     assert not (checkout / ".venv" / ".seahaven-install").exists()
