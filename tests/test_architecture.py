@@ -612,9 +612,9 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
     "mcp": PluginLayout(
         "seahaven_mcp",
         (
-            ("foundations", frozenset({"jsonrpc", "options"})),
+            ("foundations", frozenset({"calls", "jsonrpc", "options"})),
             ("transport", frozenset({"stdio"})),
-            ("the server", frozenset({"server"})),
+            ("the server", frozenset({"bound", "server"})),
             ("commands", frozenset({"__init__", "plugin"})),
         ),
         frozenset(
@@ -624,6 +624,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.errors",
                 "seahaven.hookspecs",
                 "seahaven.instance_options",
+                "seahaven.scenarios",
                 "seahaven.storage",
                 "seahaven.tool_results",
             }
