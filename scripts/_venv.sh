@@ -11,8 +11,15 @@ fi
 # The first-party plugins and the worlds are distributions of their own; one pip run
 # installs them beside the framework, so their requirement on seahaven is met here.
 projects=()
+own=()
 for project in plugins/*/ worlds/*/ examples/*/; do
   [ -f "$project/pyproject.toml" ] || continue
+  # A plugin whose dependencies cannot share this environment (verifiers pins an mcp that
+  # OpenEnv and seahaven-mcp cannot take) says so, and gets an environment of its own below.
+  if grep -q '^own-environment = true' "$project/pyproject.toml"; then
+    own+=("${project%/}")
+    continue
+  fi
   # A project with a test extra (the serving plugin's browser driver) is installed with it.
   if grep -q '^test = ' "$project/pyproject.toml"; then
     projects+=(-e "${project%/}[test]")
@@ -25,4 +32,20 @@ echo "setup: installing seahaven and its $((${#projects[@]} / 2)) plugins, world
 setup_started=$SECONDS
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" "${projects[@]}"
 echo "setup: .venv is ready ($((SECONDS - setup_started)) s)" >&2
-unset setup_started
+# Each such plugin: .venv-NAME, with the framework, the worlds, the agents plugin (its tests'
+# scripted model server) when the checkout has it, the plugin and pytest.
+for plugin in "${own[@]}"; do
+  name=$(basename "$plugin")
+  if [ ! -x ".venv-$name/bin/python" ]; then
+    echo "setup: creating .venv-$name for $plugin, whose dependencies need an environment of their own" >&2
+    "$PYTHON" -m venv ".venv-$name"
+  fi
+  extras=(-e .)
+  for world in worlds/*/; do
+    [ -f "$world/pyproject.toml" ] && extras+=(-e "${world%/}")
+  done
+  [ -f plugins/agents/pyproject.toml ] && extras+=(-e plugins/agents)
+  echo "setup: installing $plugin into .venv-$name" >&2
+  ".venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check "${extras[@]}" -e "$plugin" "pytest>=8"
+done
+unset setup_started own

@@ -220,7 +220,7 @@ def _bound_answer(
         if params.get("name") != PROMPT_NAME:
             raise _RpcError(
                 INVALID_PARAMS,
-                f"there is no prompt {clip(params.get('name'))!r}; this session "
+                f"there is no prompt {clip(str(params.get('name')))!r}; this session "
                 f"has {PROMPT_NAME!r}",
             )
         return {
@@ -243,7 +243,7 @@ def _bound_answer(
     if params.get("uri") != REPORT_URI:
         raise _RpcError(
             INVALID_PARAMS,
-            f"there is no resource {clip(params.get('uri'))!r}; this session has {REPORT_URI}",
+            f"there is no resource {clip(str(params.get('uri')))!r}; this session has {REPORT_URI}",
         )
     report = session.scenario_report()
     text = json.dumps(report, ensure_ascii=False, allow_nan=False)

@@ -14,14 +14,14 @@ import verifiers.v1 as vf
 __all__ = ["SeahavenEnv", "SeahavenEnvConfig"]
 
 
-class SeahavenEnvConfig(vf.EnvConfig):  # type: ignore[misc]
+class SeahavenEnvConfig(vf.EnvConfig):
     """The one ``agent`` seat, on the local runtime by default."""
 
     agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
     """The seat under evaluation or training."""
 
 
-class SeahavenEnv(vf.Env[SeahavenEnvConfig]):  # type: ignore[misc]
+class SeahavenEnv(vf.Env[SeahavenEnvConfig]):
     """One agent plays each task; the task's rewards grade the trace."""
 
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import verifiers.v1 as vf
 from openai import AsyncOpenAI
@@ -36,7 +36,7 @@ from seahaven_verifiers.tasks import SeahavenData, SeahavenState
 __all__ = ["SeahavenHarness", "SeahavenHarnessConfig", "find_task_scenario", "live_trials"]
 
 
-class SeahavenHarnessConfig(vf.HarnessConfig):  # type: ignore[misc]
+class SeahavenHarnessConfig(vf.HarnessConfig):
     """The in-process loop's settings."""
 
     id: str = "seahaven-verifiers"
@@ -84,7 +84,7 @@ def _function(listing: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class SeahavenHarness(vf.Harness[SeahavenHarnessConfig]):  # type: ignore[misc]
+class SeahavenHarness(vf.Harness[SeahavenHarnessConfig]):
     """Plays one scenario's episode with the model, in this process."""
 
     APPENDS_SYSTEM_PROMPT: ClassVar[bool] = True
@@ -150,8 +150,9 @@ class SeahavenHarness(vf.Harness[SeahavenHarnessConfig]):  # type: ignore[misc]
         turns = self.config.max_turns or 2 * trial.budget
         async with AsyncOpenAI(base_url=endpoint, api_key=secret, max_retries=0) as client:
             for _ in range(turns):
+                # Plain dicts, as the wire carries them; the SDK's TypedDicts describe the same.
                 reply = await client.chat.completions.create(
-                    model=ctx.model, messages=messages, tools=tools
+                    model=ctx.model, messages=cast(Any, messages), tools=cast(Any, tools)
                 )
                 message = reply.choices[0].message
                 calls = list(message.tool_calls or ())

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-class SeahavenTasksetConfig(vf.TasksetConfig):  # type: ignore[misc]
+class SeahavenTasksetConfig(vf.TasksetConfig):
     """Which pack, which of its scenarios, and where the rollouts' instances keep their stores."""
 
     pack: str = "company"
@@ -49,7 +49,7 @@ class SeahavenTasksetConfig(vf.TasksetConfig):  # type: ignore[misc]
     """memory or disk, for each rollout's instance (default: SEAHAVEN_STORAGE, else memory)."""
 
 
-class SeahavenData(vf.TaskData):  # type: ignore[misc]
+class SeahavenData(vf.TaskData):
     """One scenario, as a task carries it: the prompt, and what names the scenario."""
 
     scenario: str
@@ -64,7 +64,7 @@ class SeahavenData(vf.TaskData):  # type: ignore[misc]
     storage: str | None = None
 
 
-class SeahavenState(vf.State):  # type: ignore[misc]
+class SeahavenState(vf.State):
     """What the harness leaves in the trace: the episode's outcome, read by the rewards."""
 
     graded: bool = False
@@ -92,35 +92,35 @@ def check_rewards(checks: list[dict[str, Any]]) -> dict[str, float]:
     return named
 
 
-class SeahavenTask(vf.Task[SeahavenData, SeahavenState, vf.TaskConfig]):  # type: ignore[misc]
+class SeahavenTask(vf.Task[SeahavenData, SeahavenState, vf.TaskConfig]):
     """One scenario: its grade is the reward, its checks named components of it."""
 
     @property
     def key(self) -> str:
         """The scenario's hash: the same task in every run, whatever its position."""
-        return self.data.scenario_hash
+        return str(self.data.scenario_hash)
 
-    @vf.reward(weight=1.0)  # type: ignore[untyped-decorator]
+    @vf.reward(weight=1.0)
     async def grade(self, trace: vf.Trace) -> float:
         """The grade's score."""
         return float(_graded(trace).score)
 
-    @vf.reward(weight=0.0)  # type: ignore[untyped-decorator]
+    @vf.reward(weight=0.0)
     async def checks(self, trace: vf.Trace) -> dict[str, float]:
         """Every check's score, by name; weight 0, so the reward stays the grade's score."""
         return check_rewards(_graded(trace).checks)
 
-    @vf.metric  # type: ignore[untyped-decorator]
+    @vf.metric
     async def passed(self, trace: vf.Trace) -> float:
         """1 when the grade passed."""
         return 1.0 if _graded(trace).passed else 0.0
 
-    @vf.metric  # type: ignore[untyped-decorator]
+    @vf.metric
     async def calls(self, trace: vf.Trace) -> float:
         """How many tool calls the episode made."""
         return float(_graded(trace).calls)
 
-    @vf.metric  # type: ignore[untyped-decorator]
+    @vf.metric
     async def submitted(self, trace: vf.Trace) -> float:
         """1 when the agent ended the episode with submit."""
         return 1.0 if _graded(trace).ended_by == "submit" else 0.0
@@ -136,7 +136,7 @@ def _graded(trace: vf.Trace) -> SeahavenState:
     return state
 
 
-class SeahavenTaskset(vf.Taskset[SeahavenTask, SeahavenTasksetConfig]):  # type: ignore[misc]
+class SeahavenTaskset(vf.Taskset[SeahavenTask, SeahavenTasksetConfig]):
     """A scenario pack, a task per scenario of the chosen split."""
 
     def load(self) -> Iterator[SeahavenTask]:
