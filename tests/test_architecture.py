@@ -120,6 +120,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.extras",
                 "seahaven.hookspecs",
                 "seahaven.http",
+                "seahaven.inspect",
                 "seahaven.mcp",
                 "seahaven.openenv",
                 "seahaven.plugins",
@@ -129,6 +130,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.scaffold",
                 "seahaven.scenarios",
                 "seahaven.trl",
+                "seahaven.verifiers",
             }
         ),
     ),
@@ -651,6 +653,34 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.storage",
             }
         ),
+    ),
+    "inspect": PluginLayout(
+        "seahaven_inspect",
+        (
+            ("foundations", frozenset({"samples", "tools"})),
+            ("the episode", frozenset({"episodes"})),
+            ("solver, scorer and scripted model", frozenset({"agent", "scorer", "testing"})),
+            ("the task", frozenset({"task"})),
+            ("the package", frozenset({"__init__", "registry"})),
+        ),
+        frozenset(
+            {
+                "seahaven.errors",
+                "seahaven.evaluation",
+                "seahaven.grading",
+                "seahaven.scenarios",
+                "seahaven.storage",
+            }
+        ),
+    ),
+    "verifiers": PluginLayout(
+        "seahaven_verifiers",
+        (
+            ("foundations", frozenset({"env", "tasks"})),
+            ("the harness", frozenset({"harness"})),
+            ("the package", frozenset({"__init__"})),
+        ),
+        frozenset({"seahaven.errors", "seahaven.evaluation", "seahaven.scenarios"}),
     ),
 }
 """Each first-party plugin's layout, by its directory under ``plugins/``."""
