@@ -32,8 +32,9 @@ echo "setup: installing seahaven and its $((${#projects[@]} / 2)) plugins, world
 setup_started=$SECONDS
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" "${projects[@]}"
 echo "setup: .venv is ready ($((SECONDS - setup_started)) s)" >&2
-# Each such plugin: .venv-NAME, with the framework, the worlds, the agents plugin (its tests'
-# scripted model server) when the checkout has it, the plugin and pytest.
+# Each such plugin: .venv-NAME, with the framework, the worlds and the plugin. Its tests run
+# from .venv (with the scripted model server of the agents plugin, which needs another openai
+# than verifiers takes) and start the plugin's commands from .venv-NAME.
 for plugin in "${own[@]}"; do
   name=$(basename "$plugin")
   if [ ! -x ".venv-$name/bin/python" ]; then
@@ -44,8 +45,7 @@ for plugin in "${own[@]}"; do
   for world in worlds/*/; do
     [ -f "$world/pyproject.toml" ] && extras+=(-e "${world%/}")
   done
-  [ -f plugins/agents/pyproject.toml ] && extras+=(-e plugins/agents)
   echo "setup: installing $plugin into .venv-$name" >&2
-  ".venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check "${extras[@]}" -e "$plugin" "pytest>=8"
+  ".venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check "${extras[@]}" -e "$plugin"
 done
 unset setup_started own
