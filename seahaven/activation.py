@@ -20,6 +20,7 @@ from seahaven.changelog import LogRecord, render_changeset, sort_key
 from seahaven.context import Ctx, Worlds
 from seahaven.errors import WorldBug
 from seahaven.moved import renamed_names
+from seahaven.names import AGENT
 from seahaven.tool import Call
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class Activation:
 
     __slots__ = (
         "_worlds",
+        "actor",
         "alive",
         "calls",
         "diverged",
@@ -106,7 +108,7 @@ class Activation:
         "unrecorded",
     )
 
-    def __init__(self, calls: Calls, *, recording: bool) -> None:
+    def __init__(self, calls: Calls, *, recording: bool, actor: str = AGENT) -> None:
         # The owner of the instance's calls, which runs the nested calls this activation makes.
         self.calls = calls
         self.thread = threading.get_ident()
@@ -115,6 +117,8 @@ class Activation:
         # node index -> (runtime, session), for the segment being recorded now.
         self.sessions: dict[int, tuple[NodeRuntime, apsw.Session]] = {}
         self.ordinal: int | None = None
+        # Who the segment being recorded now is by: its records carry it, as they carry ordinal.
+        self.actor = actor
         self.records: list[LogRecord] = []
         # Each record's JSON text, in step with ``records``.
         self.texts: list[str] = []
@@ -191,6 +195,7 @@ class Activation:
                     self.ordinal,
                     runtime.describe_table,
                     runtime.shapes,
+                    self.actor,
                 )
                 if len(part) > 1:
                     part.sort(key=_sort_key)

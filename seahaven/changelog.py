@@ -3,7 +3,8 @@
 SQLite's session extension records what each call changed, one session per
 node per call. When the call commits, its changesets are rendered into
 ``LogRecord``s, sorted, and kept; the state document then only copies them.
-``CallRecord`` is one dispatched call, whatever it raised.
+``CallRecord`` is one dispatched call, whatever it raised. Both say who acted
+(``actor``): the agent, a simulated user, an event, or the harness's setup.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from seahaven.arguments import (
     kept_error,
 )
 from seahaven.errors import ArgumentError, ToolError
+from seahaven.names import AGENT, SETUP, USER
 from seahaven.schema import TableInfo
 
 __all__ = [
@@ -72,8 +74,11 @@ def _sort_part(value: Any) -> tuple[int, Any]:
 class LogRecord(NamedTuple):
     """One row changed by one call (or by ``inst.bulk()``, with ``i`` of ``None``).
 
-    A record belongs to its instance and cannot be edited; ``to_dict`` hands out
-    a copy in the published shape.
+    ``actor`` says who made the change (``seahaven.names.ACTORS``): ``agent``
+    for a call made the ordinary way, ``user`` or ``event:<name>`` for one made
+    under ``inst.acting_as(...)``, ``setup`` for a ``bulk()`` block's own
+    writes. A record belongs to its instance and cannot be edited; ``to_dict``
+    hands out a copy in the published shape.
     """
 
     i: int | None
@@ -83,10 +88,11 @@ class LogRecord(NamedTuple):
     key: dict[str, Any]
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+    actor: str = AGENT
 
     def to_dict(self) -> dict[str, Any]:
-        """The published shape an eval reads, with ``i`` first."""
-        i, world, table, op, key, before, after = self
+        """The published shape an eval reads, with ``i`` first and ``actor`` last."""
+        i, world, table, op, key, before, after, actor = self
         return {
             "i": i,
             "world": world,
@@ -95,6 +101,7 @@ class LogRecord(NamedTuple):
             "key": dict(key),
             "before": dict(before) if before is not None else None,
             "after": dict(after) if after is not None else None,
+            "actor": actor,
         }
 
 
@@ -112,8 +119,9 @@ def published(records: Iterable[LogRecord]) -> list[dict[str, Any]]:
             "key": key.copy(),
             "before": None if before is None else before.copy(),
             "after": None if after is None else after.copy(),
+            "actor": actor,
         }
-        for i, world, table, op, key, before, after in records
+        for i, world, table, op, key, before, after, actor in records
     ]
 
 
@@ -121,6 +129,8 @@ def published(records: Iterable[LogRecord]) -> list[dict[str, Any]]:
 _encode_text: Callable[[str], str] = json.encoder.encode_basestring
 _int_text = int.__repr__
 _float_text = float.__repr__
+# The end of a record's JSON text for the actors most records have, worked out once.
+_ACTOR_CLOSINGS = {actor: ',"actor":' + _encode_text(actor) + "}" for actor in (AGENT, USER, SETUP)}
 # The SQLite values that are their own JSON value, and whose text needs no base64 or inf check.
 _PLAIN = frozenset({int, str, type(None)})
 
@@ -170,6 +180,7 @@ def render_changeset(
     ordinal: int | None,
     describe_table: Callable[[str], TableInfo],
     shapes: dict[str, Shape],
+    actor: str = AGENT,
 ) -> list[tuple[LogRecord, str, tuple[Any, ...]]]:
     """Turn one node's changeset into records, each with its JSON text and its raw key.
 
@@ -178,9 +189,12 @@ def render_changeset(
     document's JSON is assembled from the texts and never re-encoded. The raw
     key (the key's SQLite values) is what ``sort_key`` orders by. ``shapes``
     is the store's own cache of each table's ``Shape``, filled as tables appear.
+    ``actor`` is who made the changes, written on every record.
     """
     rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
     opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
+    # The actor closes every record's text: a key added after the ones the format always had.
+    closing = _ACTOR_CLOSINGS.get(actor) or ',"actor":' + _encode_text(actor) + "}"
     for change in apsw.Changeset.iter(changeset):
         name = change.name
         shape = shapes.get(name)
@@ -260,9 +274,9 @@ def render_changeset(
                     for index, value in zip(key_columns, raw_key, strict=True)
                 ]
             )
-        record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after))
+        record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after, actor))
         rendered.append(
-            (record, opening + shape.prefixes[op] + key_text + "}" + changes + "}", raw_key)
+            (record, opening + shape.prefixes[op] + key_text + "}" + changes + closing, raw_key)
         )
     return rendered
 
@@ -274,12 +288,15 @@ class CallRecord:
     up to ``seahaven.arguments.CALL_LOG_ARGUMENT_BYTES`` of JSON text (and
     ``REFUSED_ARGUMENT_BYTES`` once the arguments were refused); one past that
     is kept as ``{"seahaven_cut": "<what it was>"}``, and ``cut`` says so.
+    ``actor`` is who made the call: ``agent`` unless it was made under
+    ``inst.acting_as(...)``.
     """
 
-    __slots__ = ("arguments", "cut", "error", "tool", "tool_error")
+    __slots__ = ("actor", "arguments", "cut", "error", "tool", "tool_error")
 
-    def __init__(self, tool: str, arguments: Mapping[str, Any]) -> None:
+    def __init__(self, tool: str, arguments: Mapping[str, Any], actor: str = AGENT) -> None:
         self.tool = tool
+        self.actor = actor
         self.arguments: dict[str, Any]
         self.cut: bool
         self.arguments, self.cut = kept_arguments(arguments, CALL_LOG_ARGUMENT_BYTES)
@@ -311,9 +328,12 @@ class CallRecord:
             "tool": self.tool,
             "arguments": to_jsonable_python(self.arguments, fallback=repr),
             "error": error,
+            "actor": self.actor,
         }
 
     def __repr__(self) -> str:
+        if self.actor != AGENT:
+            return f"CallRecord(tool={self.tool!r}, error={self.error!r}, actor={self.actor!r})"
         return f"CallRecord(tool={self.tool!r}, error={self.error!r})"
 
 

@@ -36,7 +36,7 @@ from seahaven.concurrency import CallSlots, call_slots
 from seahaven.context import Ctx, InstanceInfo
 from seahaven.db import db_error, run_cleanup
 from seahaven.errors import ToolError, UnknownTool, WorldBug
-from seahaven.names import CONTROL_TOOL_NAME
+from seahaven.names import AGENT, CONTROL_TOOL_NAME, SETUP, check_actor
 from seahaven.tool import Call, Tool, check_result
 
 if TYPE_CHECKING:
@@ -257,6 +257,8 @@ class _Working:
 
     __slots__ = (
         "_activation",
+        "_actor",
+        "_actor_before",
         "_calls",
         "_ordinal",
         "_ordinal_before",
@@ -265,24 +267,27 @@ class _Working:
         "_route",
     )
 
-    def __init__(self, calls: Calls, route: Route, ordinal: int) -> None:
+    def __init__(self, calls: Calls, route: Route, ordinal: int, actor: str) -> None:
         self._calls = calls
         self._route = route
         self._ordinal = ordinal
+        self._actor = actor
 
     def __enter__(self) -> None:
         calls = self._calls
         activation = calls.slot.activation
         self._outer = activation is None
         if activation is None:
-            activation = Activation(calls, recording=calls.net is None)
+            activation = Activation(calls, recording=calls.net is None, actor=self._actor)
             self._resumed: list[NodeRuntime] = []
             self._ordinal_before: int | None = None
+            self._actor_before = self._actor
         else:
             # A call made inside bulk(): what the block wrote before it is a segment
             # of its own, and so is what it writes after, on the same stores.
             self._resumed = [runtime for runtime, _ in activation.sessions.values()]
             self._ordinal_before = activation.ordinal
+            self._actor_before = activation.actor
         self._activation = activation
         _local.depth += 1
         try:
@@ -291,6 +296,7 @@ class _Working:
             else:
                 activation.flush()
             activation.ordinal = self._ordinal
+            activation.actor = self._actor
             touch = activation.touch
             for runtime in self._route.touched:
                 touch(runtime)
@@ -302,7 +308,9 @@ class _Working:
         _local.depth -= 1
         if self._outer:
             return self._calls.finish_call(self._activation)
-        return self._calls.resume_block(self._activation, self._ordinal_before, self._resumed)
+        return self._calls.resume_block(
+            self._activation, self._ordinal_before, self._resumed, self._actor_before
+        )
 
     def __exit__(
         self,
@@ -315,7 +323,7 @@ class _Working:
             leftover = self._calls.finish_call(self._activation)
         else:
             leftover = self._calls.resume_block(
-                self._activation, self._ordinal_before, self._resumed
+                self._activation, self._ordinal_before, self._resumed, self._actor_before
             )
         if leftover is not None and exc is None:
             raise leftover
@@ -347,6 +355,7 @@ class Calls:
         "_formatting",
         "_log",
         "_route_cache",
+        "acting",
         "call_log",
         "clock",
         "control",
@@ -380,6 +389,8 @@ class Calls:
         """One runtime per store, root first, in the composition's node order."""
         self.call_log: list[CallRecord] = []
         """Every dispatched call, in dispatch order, so ``[i]`` is call ``i``."""
+        self.acting: dict[int, str] = {}
+        """Who acts, by thread, inside an ``acting_as()`` block; empty outside every one."""
         self._log = ChangeLog()
         self.net: Activation | None = None
         """The recorder of an open ``record_net()`` block, or ``None`` outside one."""
@@ -559,7 +570,7 @@ class Calls:
                     return self._run_outer(route, name, arguments, ordinal, record)
                 with (
                     _Logged(self.info.id, name, route.owner.path, record, internal=False),
-                    _Working(self, route, ordinal),
+                    _Working(self, route, ordinal, record.actor),
                 ):
                     return route.run(name, arguments)
         finally:
@@ -577,7 +588,7 @@ class Calls:
         """
         started = time.perf_counter()
         try:
-            activation = Activation(self, recording=self.net is None)
+            activation = Activation(self, recording=self.net is None, actor=record.actor)
             _local.depth += 1
             try:
                 self.slot.activation = activation
@@ -604,9 +615,15 @@ class Calls:
         return result
 
     def record_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, CallRecord]:
-        """Log a call about to be dispatched; return its ordinal ``i`` and its record."""
+        """Log a call about to be dispatched; return its ordinal ``i`` and its record.
+
+        The record's actor is this thread's in an ``acting_as()`` block, else ``agent``.
+        """
         ordinal = len(self.call_log)
-        record = CallRecord(name, arguments)
+        acting = self.acting
+        record = CallRecord(
+            name, arguments, acting.get(threading.get_ident(), AGENT) if acting else AGENT
+        )
         self.call_log.append(record)
         self.clock.set_dispatched(ordinal + 1)
         return ordinal, record
@@ -645,7 +662,11 @@ class Calls:
         return None
 
     def resume_block(
-        self, activation: Activation, ordinal: int | None, resumed: list[NodeRuntime]
+        self,
+        activation: Activation,
+        ordinal: int | None,
+        resumed: list[NodeRuntime],
+        actor: str = SETUP,
     ) -> WorldBug | None:
         """End a call's segment inside ``bulk()``, and record the block's own writes again."""
         leftover: WorldBug | None = None
@@ -656,6 +677,7 @@ class Calls:
         finally:
             # The block goes on recording, whatever the call's segment did.
             activation.ordinal = ordinal
+            activation.actor = actor
             try:
                 for runtime in resumed:
                     activation.touch(runtime)
@@ -751,7 +773,9 @@ class Calls:
             # journal a reader needs cannot happen once its transaction is open.
             for runtime in runtimes:
                 runtime.share()
-            activation = self.activation = Activation(self, recording=True)
+            activation = self.activation = Activation(
+                self, recording=True, actor=self.actor_of_thread(SETUP)
+            )
             begun: list[NodeRuntime] = []
             try:
                 try:
@@ -786,6 +810,36 @@ class Calls:
                 activation.end()
                 self.activation = None
 
+    def actor_of_thread(self, default: str) -> str:
+        """Who this thread acts as: its ``acting_as()`` actor, else ``default``."""
+        acting = self.acting
+        return acting.get(threading.get_ident(), default) if acting else default
+
+    @contextmanager
+    def acting_as(self, actor: str) -> Iterator[None]:
+        """Make this thread's calls and ``bulk()`` blocks on the instance ``actor``'s for the block.
+
+        Other threads are not affected; blocks nest, the innermost winning. World
+        code cannot change who acts: inside a call, a hook or a ``bulk()`` block it
+        is refused, since what it does belongs to the call it is in.
+        """
+        actor = check_actor(actor)
+        self.check_usable()
+        self.refuse_inside(
+            "acting_as() cannot start inside a call, a startup hook or a bulk() block; what "
+            "world code does there belongs to the call (or block) it runs in"
+        )
+        thread = threading.get_ident()
+        previous = self.acting.get(thread)
+        self.acting[thread] = actor
+        try:
+            yield
+        finally:
+            if previous is None:
+                self.acting.pop(thread, None)
+            else:
+                self.acting[thread] = previous
+
     @contextmanager
     def record_net(self) -> Iterator[None]:
         """Record the block's calls together: one net change per row, logged when it ends.
@@ -802,7 +856,7 @@ class Calls:
             self.check_callable()
             if self.net is not None:
                 raise WorldBug("record_net() blocks do not nest; this instance is in one already")
-            recorder = Activation(self, recording=True)
+            recorder = Activation(self, recording=True, actor=self.actor_of_thread(AGENT))
             try:
                 for runtime in self.runtimes:
                     recorder.touch(runtime)

@@ -48,6 +48,7 @@ EXTRAS: dict[str, Extra] = {
         Extra("seahaven.ray", "seahaven_ray", "seahaven-ray", "ray"),
         Extra("seahaven.inspect", "seahaven_inspect", "seahaven-inspect", "inspect"),
         Extra("seahaven.verifiers", "seahaven_verifiers", "seahaven-verifiers", "verifiers"),
+        Extra("seahaven.agents", "seahaven_agents", "seahaven-agents", "agents"),
     )
 }
 

@@ -159,6 +159,19 @@ class Instance:
         """Run one tool: by its surface name, or by its function for a typed result."""
         return self.calls.call(target, args, arguments)
 
+    @contextmanager
+    def acting_as(self, actor: str) -> Iterator[None]:
+        """Make this thread's calls (and ``bulk()`` blocks) in the block ``actor``'s.
+
+        ``actor`` is ``"agent"``, ``"user"``, ``"setup"`` or ``"event:<name>"``. Every
+        call-log entry and change-log record carries its actor: a call made outside
+        any block is the agent's, and a ``bulk()`` block's own writes are ``setup``'s.
+        A context manager rather than a keyword of ``call``, so that no tool's
+        parameter can be taken for it. Refused inside a call or a ``bulk()`` block.
+        """
+        with self.calls.acting_as(actor):
+            yield
+
     def tools(self) -> list[dict[str, Any]]:
         """The flat tool list an agent sees, as ``{"name", "description", "input_schema"}``."""
         self.calls.check_usable()

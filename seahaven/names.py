@@ -12,7 +12,12 @@ import re
 from seahaven.errors import WorldBug
 
 __all__ = [
+    "AGENT",
+    "EVENT_PREFIX",
     "RESERVED_TOOL_NAMES",
+    "SETUP",
+    "USER",
+    "check_actor",
     "check_child_name",
     "check_fixture_id",
     "check_scenario_name",
@@ -25,6 +30,15 @@ __all__ = [
 CONTROL_TOOL_NAME = "controller_run_sql"
 # OpenEnv's own verbs, plus the framework's control tool.
 RESERVED_TOOL_NAMES = frozenset({"reset", "step", "state", "close", CONTROL_TOOL_NAME})
+
+AGENT = "agent"
+"""The actor of a call made the ordinary way: the agent's."""
+USER = "user"
+"""The actor of what a scenario's simulated user does with its own tools."""
+SETUP = "setup"
+"""The actor of a ``bulk()`` block's own writes: rows loaded by the harness, not by a call."""
+EVENT_PREFIX = "event:"
+"""An event's actor is this prefix and the event's name: ``event:card-declined``."""
 
 _PORTABLE_CHARS = re.compile(r"[A-Za-z0-9 ._-]+")
 _WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?", re.IGNORECASE)
@@ -122,6 +136,22 @@ def check_state_format_name(value: object) -> str:
             f"such as 'myworld.summary/1'"
         )
     return value
+
+
+def check_actor(value: object) -> str:
+    """Who acts: ``agent``, ``user``, ``setup``, or ``event:<name>`` (a scenario-style name)."""
+    if value in (AGENT, USER, SETUP):
+        return str(value)
+    if (
+        isinstance(value, str)
+        and value.startswith(EVENT_PREFIX)
+        and _SCENARIO_NAME.fullmatch(value[len(EVENT_PREFIX) :])
+    ):
+        return value
+    raise WorldBug(
+        f"actor {value!r} is none of agent, user, setup or event:<name> (the name 1 to 100 "
+        "lower-case letters, digits, '_' or '-')"
+    )
 
 
 def check_scenario_name(value: object, *, what: str = "scenario id") -> str:

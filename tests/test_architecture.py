@@ -110,6 +110,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "seahaven",
+                "seahaven.agents",
                 "seahaven.check",
                 "seahaven.cli",
                 "seahaven.cli_support",
@@ -681,6 +682,21 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
             ("the package", frozenset({"__init__"})),
         ),
         frozenset({"seahaven.errors", "seahaven.evaluation", "seahaven.scenarios"}),
+    ),
+    "agents": PluginLayout(
+        "seahaven_agents",
+        (
+            ("foundations", frozenset({"retries", "schemas", "testing.replies"})),
+            ("the model client", frozenset({"client"})),
+            ("the loop", frozenset({"loop"})),
+            ("the agent", frozenset({"agent"})),
+            (
+                "the scripted server",
+                frozenset({"testing", "testing.__main__", "testing.scripts", "testing.server"}),
+            ),
+            ("the package", frozenset({"__init__"})),
+        ),
+        frozenset({"seahaven", "seahaven.evaluation", "seahaven.scenarios"}),
     ),
 }
 """Each first-party plugin's layout, by its directory under ``plugins/``."""

@@ -97,8 +97,9 @@ def test_a_returned_call_is_recorded_with_its_tool_arguments_and_no_error() -> N
             "tool": "jot",
             "arguments": {"id": "m1", "gist": "tea"},
             "error": None,
+            "actor": "agent",
         }
-        assert list(record.to_dict()) == ["tool", "arguments", "error"]
+        assert list(record.to_dict()) == ["tool", "arguments", "error", "actor"]
 
 
 def test_a_tool_error_is_recorded_and_published_as_written() -> None:
@@ -140,7 +141,12 @@ def test_anything_but_a_tool_error_is_real_in_process_and_hidden_when_published(
         assert record.to_dict()["error"] == "internal error"
         calls = inst.state()["state"]["calls"]
         assert calls == [
-            {"tool": "misbehave", "arguments": {"how": how}, "error": "internal error"}
+            {
+                "tool": "misbehave",
+                "arguments": {"how": how},
+                "error": "internal error",
+                "actor": "agent",
+            }
         ]
 
 

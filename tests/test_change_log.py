@@ -95,6 +95,7 @@ def test_an_insert_records_the_whole_row_with_its_key() -> None:
                 "key": {"id": "m1"},
                 "before": None,
                 "after": {"id": "m1", "gist": "tea", "done": 0},
+                "actor": "agent",
             }
         ]
 
@@ -111,6 +112,7 @@ def test_a_delete_records_the_whole_row_it_removed() -> None:
                 "key": {"id": "m1"},
                 "before": {"id": "m1", "gist": "tea", "done": 0},
                 "after": None,
+                "actor": "agent",
             }
         ]
 
@@ -149,6 +151,7 @@ def test_an_insert_then_an_update_in_one_call_is_one_insert_with_the_final_value
                 "key": {"id": "m1"},
                 "before": None,
                 "after": {"id": "m1", "gist": "green tea", "done": 1},
+                "actor": "agent",
             }
         ]
 
@@ -208,6 +211,7 @@ def test_a_primary_key_rewrite_is_a_delete_plus_an_insert() -> None:
                 "key": {"id": "m0"},
                 "before": None,
                 "after": {"id": "m0", "gist": "tea", "done": 0},
+                "actor": "agent",
             },
             {
                 "i": 0,
@@ -217,6 +221,7 @@ def test_a_primary_key_rewrite_is_a_delete_plus_an_insert() -> None:
                 "key": {"id": "m1"},
                 "before": {"id": "m1", "gist": "tea", "done": 0},
                 "after": None,
+                "actor": "agent",
             },
         ]
 
@@ -645,7 +650,8 @@ def test_log_record_fields_to_dict_order_and_read_only() -> None:
         assert record.before is None
         assert record.after == {"id": "m1", "gist": "tea", "done": 0}
         shape = record.to_dict()
-        assert list(shape) == ["i", "world", "table", "op", "key", "before", "after"]
+        assert list(shape) == ["i", "world", "table", "op", "key", "before", "after", "actor"]
+        assert record.actor == "agent"
         with pytest.raises(AttributeError):
             record.op = "delete"  # type: ignore[misc]
         # What to_dict hands out is the caller's; editing it does not reach the record.

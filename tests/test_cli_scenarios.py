@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 from world_packages import fresh_module, on_sys_path, write_dist_info
 
-from seahaven import cli, plugins
+from seahaven import cli, plugins, registry
 from seahaven.scenarios import refresh_packs
 
 runner = CliRunner()
@@ -89,8 +89,11 @@ def pack_name(tmp_path: Path) -> Iterator[str]:
         scenarios={name: f"{module}:pack"},
     )
     with on_sys_path(site):
+        # The worlds too: a test that ran before may have built the registry without this one.
+        registry.refresh()
         refresh_packs()
         yield name
+    registry.refresh()
     refresh_packs()
 
 

@@ -133,7 +133,7 @@ def test_a_failure_making_the_call_record_changes_nothing(
     with world_with(False).instance() as inst:
         real = seahaven.dispatch.CallRecord
 
-        def failing(tool: str, arguments: Any) -> seahaven.CallRecord:
+        def failing(tool: str, arguments: Any, actor: str = "agent") -> seahaven.CallRecord:
             raise raised()
 
         monkeypatch.setattr(seahaven.dispatch, "CallRecord", failing)

@@ -324,9 +324,14 @@ def test_check_names_what_is_wrong_with_a_scenario(
 
 
 def test_unsolved_scenarios_may_be_allowed(shop: seahaven.World) -> None:
-    unsolved = ship_scenario(shop, solution=None, grader={"submitted": None})
+    unsolved = ship_scenario(shop, solution=None, grader={"answer": {"pattern": "shipped"}})
     report = check_scenario(unsolved, world=shop, allow_unsolved=True)
     assert report.ok and report.idle_grade is not None
+    assert report.verdicts == {"do-nothing": "killed", "submit-empty": "killed"}
+    # With nothing to mutate, the panel still tries an empty answer: "submitted" alone passes it.
+    loose = ship_scenario(shop, solution=None, grader={"submitted": None})
+    found = check_scenario(loose, world=shop, allow_unsolved=True)
+    assert [(f.kind, f.mutant) for f in found.findings] == [("survived", "submit-empty")]
     compared = check_scenario(ship_scenario(shop, solution=None), world=shop, allow_unsolved=True)
     assert compared.problems == [
         "its grader compares with the reference solution (matches_solution), and it has none"
@@ -348,7 +353,11 @@ def test_a_grader_that_disagrees_with_itself_is_caught(shop: seahaven.World) -> 
         return 1.0 if next(calls) == 0 else 0.5
 
     report = check_scenario(ship_scenario(shop, grader=grading.python(flaky)), world=shop)
-    assert "grading the solution's episode twice gave two grades" in report.problems
+    [unstable] = [finding for finding in report.findings if finding.kind == "unstable"]
+    assert unstable.message == "grading the solution's episode twice gave two grades"
+    assert unstable.line() in report.problems
+    # Its mutants would say nothing: none is run.
+    assert report.mutants["generated"] == 1  # do-nothing alone
 
 
 def test_the_idle_policy_does_nothing(shop: seahaven.World) -> None:
@@ -361,7 +370,7 @@ def test_an_in_process_runner_keeps_the_trials_stores_where_it_is_told(
     shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from seahaven.evaluation import in_process
-    from seahaven.evaluation import run as run_module
+    from seahaven.evaluation import trials as run_module
 
     monkeypatch.delenv("SEAHAVEN_STORAGE", raising=False)
     seen: list[str] = []

@@ -80,6 +80,7 @@ def test_rows_that_end_where_they_started_leave_nothing(shop_instance: seahaven.
             "key": {"id": "o2"},
             "before": {"status": "open"},
             "after": {"status": "shipped"},
+            "actors": ["agent"],
         }
     ]
     assert [record.tool for record in inst.call_log()] == [

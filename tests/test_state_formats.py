@@ -125,9 +125,19 @@ def test_calls_format_is_the_whole_log_plus_the_call_log() -> None:
         assert list(document["state"]) == ["db", "calls"]
         assert document["state"]["db"] == inst.state(format="seahaven.state/1")["state"]["db"]
         assert document["state"]["calls"] == [
-            {"tool": "jot", "arguments": {"id": "m1", "gist": "tea"}, "error": None},
-            {"tool": "fail", "arguments": {}, "error": "not today"},
-            {"tool": "reword", "arguments": {"id": "m1", "gist": "green tea"}, "error": None},
+            {
+                "tool": "jot",
+                "arguments": {"id": "m1", "gist": "tea"},
+                "error": None,
+                "actor": "agent",
+            },
+            {"tool": "fail", "arguments": {}, "error": "not today", "actor": "agent"},
+            {
+                "tool": "reword",
+                "arguments": {"id": "m1", "gist": "green tea"},
+                "error": None,
+                "actor": "agent",
+            },
         ]
         for entry in log_of(document):
             assert document["state"]["calls"][entry["i"]]["tool"] in ("jot", "reword")
@@ -137,7 +147,7 @@ def test_the_calls_format_answers_on_an_instance_pinned_to_another() -> None:
     with make_world().instance() as inst:
         inst.call("tally")
         calls = inst.state(format="seahaven.state+calls/1")["state"]["calls"]
-        assert calls == [{"tool": "tally", "arguments": {}, "error": None}]
+        assert calls == [{"tool": "tally", "arguments": {}, "error": None, "actor": "agent"}]
 
 
 @pytest.mark.parametrize("name", BUILT_IN)

@@ -62,6 +62,7 @@ def test_a_plain_instance_keeps_one_file_per_node_in_one_directory() -> None:
             "state.chat.sqlite",
             "state.payments.sqlite",
             "state.payments_eu.sqlite",
+            "state.portal.sqlite",
             "state.sqlite",
         ]
     assert not root.parent.exists()

@@ -2,10 +2,12 @@
 
 ``scenarios list`` lists the installed packs, or one pack's scenarios;
 ``scenarios show PACK/ID`` prints one scenario whole; ``scenarios check PACK``
-runs every scenario's solution and an idle episode and exits 1 naming each
-scenario that fails. ``eval PACK --policy module:function`` runs trials and
-appends one JSON line per trial to ``--out``, in this process, on Ray
-(``--ray``) or against a served world (``--url``), and prints the summary.
+attacks every scenario's grader with mutants of its solution and exits 1
+naming each finding. ``eval PACK --policy module:function`` (or ``--model NAME``,
+a model on an OpenAI-compatible endpoint: ``seahaven.cli.model_options``) runs
+trials and appends one JSON line per trial to ``--out``, in this process (several
+at once with ``--concurrency``), on Ray (``--ray``) or against a served world
+(``--url``), and prints the summary.
 """
 
 from __future__ import annotations
@@ -17,6 +19,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from seahaven.cli.model_options import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    ConcurrencyOption,
+    MaxRetriesOption,
+    MaxTurnsOption,
+    ModelOption,
+    ModelTimeoutOption,
+    RunOptions,
+    TemperatureOption,
+    TranscriptsOption,
+    TrialTimeoutOption,
+    model_policy,
+    status_line,
+)
 from seahaven.cli.support import (
     Progress,
     StorageOption,
@@ -31,6 +48,7 @@ from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.evaluation import ScenarioReport, TrialResult, TrialRunner
+    from seahaven.evaluation.findings import Finding
     from seahaven.scenarios import Scenario, ScenarioSet
 
 __all__ = ["scenarios_app", "seahaven_cli"]
@@ -180,14 +198,76 @@ def show_scenario(
         typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).rstrip())
 
 
-def _report_line(report: ScenarioReport) -> str:
+def _counted(report: ScenarioReport) -> str:
+    counts = report.mutants
+    if not counts:
+        return ""
+    skipped = sum(counts.get("skipped", {}).values())
+    text = f"{plural(counts.get('generated', 0), 'mutant')}: {counts.get('killed', 0)} killed"
+    if counts.get("survived"):
+        text += f", {counts['survived']} survived"
+    if skipped:
+        text += f", {skipped} skipped"
+    benign = counts.get("benign_run", 0)
+    if benign:
+        broken = counts.get("benign_broken", 0)
+        text += f"; {plural(benign, 'right variant')}" + (
+            f", {broken} failed" if broken else " passed"
+        )
+    return text
+
+
+def _call_text(call: dict[str, Any]) -> str:
+    arguments = ", ".join(
+        f"{name}={json.dumps(value, ensure_ascii=False)}"
+        for name, value in (call.get("arguments") or {}).items()
+    )
+    text = f"{call['tool']}({arguments})"
+    if len(text) > 90:
+        text = text[:89] + "…"
+    return text + (" -> refused" if call.get("error") else "")
+
+
+def _said(finding: Finding) -> str:
+    """A finding as the scenario's line names it: the mutant and its fate, or the message."""
+    if finding.kind in ("survived", "broken"):
+        return f"{finding.mutant} {finding.kind}"
+    return finding.message
+
+
+def _report_lines(report: ScenarioReport) -> list[str]:
+    counted = _counted(report)
     if report.ok:
         solved = report.solution_grade
         note = f"solution 1, idle {report.idle_grade.score if report.idle_grade else 0:.2g}"
-        return f"ok    {report.scenario}" + (f" ({note})" if solved else "")
-    return f"FAIL  {report.scenario}: " + "; ".join(
-        one_line(problem) for problem in report.problems
-    )
+        detail = "; ".join(part for part in (note if solved else "", counted) if part)
+        lines = [f"ok    {report.scenario}" + (f" ({detail})" if detail else "")]
+    else:
+        findings = [finding for finding in report.findings if not finding.accepted]
+        by_line = {finding.line(): finding for finding in findings}
+        said = [
+            _said(by_line[problem]) if problem in by_line else problem
+            for problem in report.problems
+        ]
+        lines = [f"FAIL  {report.scenario}: " + "; ".join(one_line(text) for text in said)]
+        if counted:
+            lines.append(f"      {counted}")
+        for finding in findings:
+            if finding.mutant is None and not finding.fix:
+                continue  # said whole on the first line
+            named = f" {finding.mutant}" if finding.mutant else ""
+            lines.append(f"      {finding.kind}{named}: {one_line(finding.message)}")
+            if finding.calls or finding.submitted:
+                calls = [_call_text(call) for call in finding.calls]
+                lines.append("        calls: " + ("; ".join(calls) or "none"))
+            if finding.grade is not None:
+                verdict = "passed" if finding.grade.passed else "failed"
+                lines.append(f"        grade: {finding.grade.score:g}, {verdict}")
+            if finding.fix:
+                lines.append(f"        fix: {one_line(finding.fix)}")
+    for finding in report.accepted:
+        lines.append(f"      accepted {finding.mutant}: {one_line(finding.accepted or '')}")
+    return lines
 
 
 @scenarios_app.command("check")
@@ -199,7 +279,7 @@ def check(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Check a pack: solutions score 1, doing nothing does not, names exist, grading repeats."""
+    """Check a pack: each grader attacked by mutants of its own solution (and the basics)."""
     from seahaven.evaluation import check_pack
 
     with failures():
@@ -212,45 +292,78 @@ def check(
             seen += 1
             if not as_json:
                 progress.clear()
-                typer.echo(_report_line(report))
+                for line in _report_lines(report):
+                    typer.echo(line)
                 progress.show(f"checked {seen}/{len(pack)}")
 
         reports = check_pack(pack, allow_unsolved=allow_unsolved, progress=shown)
         progress.clear()
         failed = [report for report in reports if not report.ok]
         if as_json:
-            typer.echo(
-                json.dumps(
-                    [
-                        {"scenario": report.scenario, "ok": report.ok, "problems": report.problems}
-                        for report in reports
-                    ],
-                    indent=2,
-                )
-            )
-        elif failed:
-            typer.echo(
-                f"{plural(len(failed), 'scenario')} of {len(reports)} in {pack.name} failed: "
-                + ", ".join(report.scenario for report in failed),
-                err=True,
-            )
+            typer.echo(json.dumps([report.to_dict() for report in reports], indent=2))
         else:
-            typer.echo(f"all {len(reports)} scenarios of {pack.name} {pack.version} are sound")
+            totals = _totals(reports)
+            if failed:
+                found = sum(
+                    1 for report in failed for finding in report.findings if not finding.accepted
+                )
+                typer.echo(
+                    f"{plural(len(failed), 'scenario')} of {len(reports)} in {pack.name} failed: "
+                    + ", ".join(report.scenario for report in failed)
+                    + (f" ({plural(found, 'finding')})" if found else ""),
+                    err=True,
+                )
+            else:
+                typer.echo(
+                    f"all {len(reports)} scenarios of {pack.name} {pack.version} are sound"
+                    + (f": {totals}" if totals else "")
+                )
         if failed:
             raise typer.Exit(1)
 
 
+def _totals(reports: list[ScenarioReport]) -> str:
+    generated = sum(report.mutants.get("generated", 0) for report in reports)
+    if not generated:
+        return ""
+    killed = sum(report.mutants.get("killed", 0) for report in reports)
+    skipped = sum(sum(report.mutants.get("skipped", {}).values()) for report in reports)
+    benign = sum(report.mutants.get("benign_run", 0) for report in reports)
+    accepted = sum(len(report.accepted) for report in reports)
+    text = f"{plural(generated, 'mutant')}, {killed} killed, {skipped} skipped"
+    text += f"; {plural(benign, 'right variant')} passed"
+    return text + (f"; {accepted} accepted" if accepted else "")
+
+
 def _runner(
-    ray_address: str | None, url: str | None, workers: int | None, storage: str | None
+    ray_address: str | None,
+    url: str | None,
+    workers: int | None,
+    storage: str | None,
+    run: RunOptions,
 ) -> TrialRunner:
     from seahaven.evaluation import in_process
 
     if ray_address is not None and url is not None:
         raise typer.BadParameter("give --ray or --url, not both", param_hint="--ray")
+    if (ray_address is not None or url is not None) and run.concurrency is not None:
+        raise typer.BadParameter(
+            "--concurrency runs trials at once in this process; on Ray give --workers, and "
+            "a served world's trials run one at a time",
+            param_hint="--concurrency",
+        )
+    if (ray_address is not None or url is not None) and run.transcripts is not None:
+        raise typer.BadParameter(
+            "transcripts are kept for trials in this process; drop --ray or --url",
+            param_hint="--transcripts",
+        )
     if ray_address is not None:
         ray_plugin: Any = expose("seahaven.ray")
         runner: TrialRunner = ray_plugin.trial_runner(
-            None if ray_address == "local" else ray_address, workers=workers, storage=storage
+            None if ray_address == "local" else ray_address,
+            workers=workers,
+            storage=storage,
+            trial_timeout=run.trial_timeout,
         )
         return runner
     if url is not None:
@@ -260,31 +373,43 @@ def _runner(
                 "where it runs); drop --storage with --url",
                 param_hint="--storage",
             )
+        if run.trial_timeout is not None:
+            raise typer.BadParameter(
+                "--trial-timeout applies in this process and on Ray; against a served world "
+                "the server's own limits apply",
+                param_hint="--trial-timeout",
+            )
         openenv_plugin: Any = expose("seahaven.openenv")
         served: TrialRunner = openenv_plugin.trial_runner(url)
         return served
-    return in_process(storage=storage)
-
-
-def _status(done: int, total: int, passed: int, errored: int, started: float) -> str:
-    elapsed = max(time.monotonic() - started, 1e-9)
-    if not done:
-        return f"trials 0/{total}"
-    errors = f", {errored} errored" if errored else ""
-    return f"trials {done}/{total}, {passed} passed{errors}, {done / elapsed:.1f}/s"
+    return in_process(
+        storage=storage,
+        concurrency=run.concurrency,
+        trial_timeout=run.trial_timeout,
+        record=run.transcripts is not None,
+    )
 
 
 def eval_command(
     pack_name: Annotated[str, typer.Argument(metavar="PACK", help=_PACK_HELP)],
-    policy: Annotated[
-        str,
-        typer.Option(
-            "--policy", metavar="MODULE:FUNCTION", help="The policy: a function of the session."
-        ),
-    ],
     out: Annotated[
         Path, typer.Option("--out", metavar="FILE", help="Append one JSON result per trial here.")
     ],
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            "--policy",
+            metavar="MODULE:FUNCTION",
+            help="The policy: a function of the session (or give --model).",
+        ),
+    ] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    temperature: TemperatureOption = None,
+    max_turns: MaxTurnsOption = None,
+    max_retries: MaxRetriesOption = None,
+    model_timeout: ModelTimeoutOption = None,
     split: Annotated[
         str | None,
         typer.Option(
@@ -301,6 +426,9 @@ def eval_command(
     resume: Annotated[
         bool, typer.Option("--resume", help="Run only the trials --out does not hold yet.")
     ] = False,
+    concurrency: ConcurrencyOption = None,
+    trial_timeout: TrialTimeoutOption = None,
+    transcripts: TranscriptsOption = None,
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -325,31 +453,71 @@ def eval_command(
             metavar="N",
             min=0,
             help="Stop after N errored trials in a row (failures that are not the agent's: "
-            "the world, the server, the runner); 0 never stops.",
+            "the world, the server, the runner, the model's API); 0 never stops.",
         ),
     ] = _MAX_ERRORS,
     as_json: JsonOption = False,
 ) -> None:
-    """Run a pack's scenarios with a policy, --trials times each, and summarize the scores."""
-    from seahaven.evaluation import EvalStopped, evaluate, load_policy
+    """Run a pack's scenarios with a policy or a model, --trials times each, and summarize."""
+    from seahaven.evaluation import EvalStopped, default_transcripts_path, evaluate, load_policy
 
+    if (policy is None) == (model is None):
+        raise typer.BadParameter(
+            "give the agent: --policy MODULE:FUNCTION, or --model NAME (a model on an "
+            "OpenAI-compatible endpoint); one of them, not both",
+            param_hint="--policy / --model",
+        )
+    if model is None:
+        given = {
+            "--base-url": base_url,
+            "--api-key-env": api_key_env,
+            "--temperature": temperature,
+            "--max-turns": max_turns,
+            "--max-retries": max_retries,
+            "--model-timeout": model_timeout,
+        }
+        stray = [name for name, value in given.items() if value is not None]
+        if stray:
+            raise typer.BadParameter(
+                f"{', '.join(stray)} configure --model; a --policy configures itself",
+                param_hint=stray[0],
+            )
     # A world's bug is reported as its trial's error (and in the summary), not as the
     # dispatch log's traceback on every trial.
     with failures(), reported_here():
-        pack = _pack(pack_name)
-        chosen = load_policy(policy)
         if out.is_dir():
             fail(f"--out {out} is a directory; give a file to append results to")
-        runner = _runner(ray_address, url, workers, storage)
+        if transcripts is None and model is not None and ray_address is None and url is None:
+            transcripts = default_transcripts_path(out)
+        if transcripts is not None and transcripts.is_dir():
+            fail(f"--transcripts {transcripts} is a directory; give a file")
+        run = RunOptions(concurrency, trial_timeout, transcripts)
+        runner = _runner(ray_address, url, workers, storage, run)
+        pack = _pack(pack_name)
+        chosen = (
+            load_policy(policy)
+            if policy is not None
+            else model_policy(
+                str(model),
+                base_url=base_url,
+                api_key_env=api_key_env,
+                temperature=temperature,
+                max_turns=max_turns,
+                max_retries=max_retries,
+                model_timeout=model_timeout,
+            )
+        )
         progress = Progress()
         started = time.monotonic()
-        passed = errored = 0
+        passed = errored = tokens = ran = 0
 
         def shown(result: TrialResult, done: int, total: int) -> None:
-            nonlocal passed, errored
+            nonlocal passed, errored, tokens, ran
             passed += 1 if result.passed else 0
             errored += 1 if result.errored else 0
-            progress.show(_status(done, total, passed, errored, started))
+            tokens += (result.usage or {}).get("total_tokens", 0)
+            ran += 1
+            progress.show(status_line(done, total, passed, errored, tokens, ran, started))
 
         try:
             summary, _ = evaluate(
@@ -363,6 +531,7 @@ def eval_command(
                 runner=runner,
                 progress=shown,
                 max_consecutive_errors=max_errors or None,
+                transcripts=transcripts,
             )
         except EvalStopped as stopped:
             progress.clear()
@@ -381,6 +550,8 @@ def eval_command(
         else:
             typer.echo(summary.render())
             typer.echo(f"results in {out}")
+            if transcripts is not None:
+                typer.echo(f"transcripts in {transcripts}")
 
 
 @hookimpl

@@ -52,11 +52,18 @@ class Episode:
         solution: Callable[[], Changes] | None = None,
         document: Callable[[], dict[str, Any]] | dict[str, Any] | None = None,
         query: Callable[[str, str, Sequence[Any]], list[dict[str, Any]]] | None = None,
+        conversation: Sequence[Mapping[str, Any]] = (),
+        ended_by: str | None = None,
     ) -> None:
         self.changes: Changes = fold(log)
+        #: Every dispatched call, each with its ``actor``: the agent's, a user's, an event's.
         self.calls: list[dict[str, Any]] = [dict(call) for call in calls]
         self.answer = answer
         self.submitted = submitted
+        #: The conversation with a scenario's simulated user, each message with its speaker.
+        self.conversation: list[dict[str, Any]] = [dict(message) for message in conversation]
+        #: How the episode ended (``submit``, ``budget``, ``finish``, ``user``), when known.
+        self.ended_by = ended_by
         self._end = end
         self._stores = dict(stores) if stores is not None else {"main": "main"}
         self._start_factory = start
@@ -75,6 +82,8 @@ class Episode:
         submitted: bool = False,
         start: Callable[[], Db] | None = None,
         solution: Callable[[], Changes] | None = None,
+        conversation: Sequence[Mapping[str, Any]] = (),
+        ended_by: str | None = None,
     ) -> Episode:
         """The episode an instance holds now; read it between calls, never inside one."""
         return cls(
@@ -89,6 +98,8 @@ class Episode:
             solution=solution,
             document=instance.state,
             query=lambda store, sql, params: instance.query(sql, *params, store=store),
+            conversation=conversation,
+            ended_by=ended_by,
         )
 
     @classmethod
@@ -98,7 +109,8 @@ class Episode:
         """An episode read back from a saved state document in a built-in format.
 
         Only the checks that read the change log and the calls can grade it: a
-        saved document carries no stores to query.
+        saved document carries no stores to query. A served session's document
+        says how a bound episode ended and holds its conversation (``scenario``).
         """
         state = document.get("state")
         log = state.get("db", {}).get("log") if isinstance(state, Mapping) else None
@@ -110,6 +122,10 @@ class Episode:
         calls = state.get("calls", []) if isinstance(state, Mapping) else []
         # Store paths, for the sentences checks write; a saved document has no views to query.
         stores = {path: path for path in document.get("composition", {"main": None})}
+        trial = document.get("scenario")
+        trial = trial if isinstance(trial, Mapping) else {}
+        conversation = trial.get("conversation")
+        ended_by = trial.get("ended_by")
         return cls(
             log=log,
             calls=calls,
@@ -117,6 +133,8 @@ class Episode:
             submitted=submitted,
             stores=stores,
             document=dict(document),
+            conversation=conversation if isinstance(conversation, list) else (),
+            ended_by=ended_by if isinstance(ended_by, str) else None,
         )
 
     # --- the views --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from seahaven.changelog import LogRecord, json_value
 from seahaven.grading.values import canonical
+from seahaven.names import AGENT, SETUP
 
 __all__ = ["Changes", "NetChange", "fold", "row_id"]
 
@@ -32,7 +33,9 @@ class NetChange:
     ``before`` and ``after`` follow the change log's rules: an insert carries
     every column in ``after``, a delete every column in ``before``, and an
     update only the columns whose value differs between the episode's start and
-    its end.
+    its end. ``actors`` are everyone whose records of the row were netted into
+    it (``agent``, ``user``, ``event:<name>``, ``setup``), in the order each
+    first touched it.
     """
 
     world: str
@@ -41,6 +44,7 @@ class NetChange:
     op: Op
     before: Mapping[str, Any] | None
     after: Mapping[str, Any] | None
+    actors: tuple[str, ...] = ()
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -62,7 +66,10 @@ class NetChange:
         return {**self.key, **(self.after or {})}
 
     def to_dict(self) -> dict[str, Any]:
-        """The change-log record shape, without ``i``: a net change belongs to no one call."""
+        """The change-log record shape, without ``i`` (a net change belongs to no one call).
+
+        In place of a record's one ``actor``, ``actors`` lists everyone who touched the row.
+        """
         return {
             "world": self.world,
             "table": self.table,
@@ -70,7 +77,12 @@ class NetChange:
             "key": dict(self.key),
             "before": None if self.before is None else dict(self.before),
             "after": None if self.after is None else dict(self.after),
+            "actors": list(self.actors),
         }
+
+    def by(self, actor: str) -> bool:
+        """Whether ``actor`` is among those who touched the row."""
+        return actor in self.actors
 
 
 def row_id(world: str, table: str, key: Mapping[str, Any]) -> RowId:
@@ -86,9 +98,22 @@ def row_id(world: str, table: str, key: Mapping[str, Any]) -> RowId:
     )
 
 
-def _fields(record: LogRecord | Mapping[str, Any]) -> tuple[str, str, Op, Any, Any, Any]:
+def _fields(record: LogRecord | Mapping[str, Any]) -> tuple[str, str, Op, Any, Any, Any, str]:
     if isinstance(record, LogRecord):
-        return record.world, record.table, record.op, record.key, record.before, record.after
+        return (
+            record.world,
+            record.table,
+            record.op,
+            record.key,
+            record.before,
+            record.after,
+            record.actor,
+        )
+    actor = record.get("actor")
+    if not isinstance(actor, str):
+        # A document saved before records said who acted: a call's were the agent's, and a
+        # write with no call in flight was a bulk() block's.
+        actor = AGENT if record.get("i") is not None else SETUP
     return (
         record["world"],
         record["table"],
@@ -96,6 +121,7 @@ def _fields(record: LogRecord | Mapping[str, Any]) -> tuple[str, str, Op, Any, A
         record["key"],
         record["before"],
         record["after"],
+        actor,
     )
 
 
@@ -163,8 +189,10 @@ def _order(change: NetChange) -> tuple[Any, ...]:
 def fold(log: Iterable[LogRecord | Mapping[str, Any]]) -> Changes:
     """Net a change log (``LogRecord``s, or records as the state document holds them)."""
     rows: dict[RowId, NetChange | None] = {}
+    # Everyone who touched each row, in order, kept even while the row's net is nothing.
+    actors: dict[RowId, tuple[str, ...]] = {}
     for record in log:
-        world, table, op, key, before, after = _fields(record)
+        world, table, op, key, before, after, actor = _fields(record)
         change = NetChange(
             world=world,
             table=table,
@@ -174,8 +202,16 @@ def fold(log: Iterable[LogRecord | Mapping[str, Any]]) -> Changes:
             after=None if after is None else dict(after),
         )
         row = change.row
+        seen = actors.get(row, ())
+        if actor not in seen:
+            actors[row] = (*seen, actor)
         rows[row] = _combine(rows.get(row), change)
-    return Changes(sorted((change for change in rows.values() if change), key=_order))
+    return Changes(
+        sorted(
+            (_replace(change, actors=actors[row]) for row, change in rows.items() if change),
+            key=_order,
+        )
+    )
 
 
 class Changes:

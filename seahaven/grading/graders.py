@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from seahaven.errors import DbError, WorldBug
+from seahaven.grading.actors import actor_filter
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import NetChange
 from seahaven.grading.grade import Check, Grade
-from seahaven.grading.values import canonical, same, show
+from seahaven.grading.values import as_number, canonical, same, show
 from seahaven.targets import import_target
 
 __all__ = [
@@ -512,7 +513,8 @@ class Changed(_TableCheck):
 
     ``where`` is matched against the row as the episode left it. Every column in
     ``to`` must be one the episode set: a row inserted with it, or updated to
-    it. ``op`` (``insert`` or ``update``) asks for one kind of change.
+    it. ``op`` (``insert`` or ``update``) asks for one kind of change; ``by``
+    and ``not_by`` (``seahaven.grading.actors``) for a change by some actors.
     """
 
     kind = "changed"
@@ -525,12 +527,15 @@ class Changed(_TableCheck):
         to: Where | None = None,
         store: str = "main",
         op: str | None = None,
+        by: Any = None,
+        not_by: Any = None,
     ) -> None:
         super().__init__(table, where, store=store)
         self.to = _where(to, "changed: to")
         if op not in (None, "insert", "update"):
             raise WorldBug(f"changed: op is insert or update, not {op!r}")
         self.op = op
+        self.actors = actor_filter(by, not_by, what="changed")
 
     def spec(self) -> Any:
         spec = self._base_spec()
@@ -538,6 +543,8 @@ class Changed(_TableCheck):
             spec["to"] = dict(self.to)
         if self.op:
             spec["op"] = self.op
+        if self.actors is not None:
+            spec.update(self.actors.spec())
         return {self.kind: spec}
 
     def references(self) -> Iterator[Reference]:
@@ -551,6 +558,8 @@ class Changed(_TableCheck):
         title = f"{what} {_name(self.store, self.table)}{_describe_where(self.where)}"
         if self.to:
             title += " to " + ", ".join(_describe_value(k, v) for k, v in self.to.items())
+        if self.actors is not None:
+            title += self.actors.describe()
         candidates = [
             change
             for change in _changes_matching(episode, self.store, self.table, self.where)
@@ -568,13 +577,17 @@ class Changed(_TableCheck):
             return Grade.of(Check(title, False, why))
         misses: list[str] = []
         for change in candidates:
+            if self.actors is not None and not self.actors.change(change):
+                misses.append(self.actors.why_not(change))
+                continue
             if self.op is not None and change.op != self.op:
                 misses.append(f"{change.where} was {_PAST[change.op]}, not {_PAST[self.op]}")
                 continue
             problem = self._short_of(change)
             if problem is None:
+                who = f" by {' and '.join(change.actors)}" if self.actors is not None else ""
                 return Grade.of(
-                    Check(title, True, f"{change.where} was {_PAST[change.op]} as asked")
+                    Check(title, True, f"{change.where} was {_PAST[change.op]}{who} as asked")
                 )
             misses.append(problem)
         return Grade.of(Check(title, False, _listing(misses)))
@@ -595,40 +608,70 @@ class Changed(_TableCheck):
         return None
 
 
-class Deleted(_TableCheck):
+class _ActorCheck(_TableCheck):
+    """A check about one table's rows that may count only the changes of some actors."""
+
+    def __init__(
+        self,
+        table: str,
+        where: Where | None = None,
+        *,
+        store: str = "main",
+        by: Any = None,
+        not_by: Any = None,
+    ) -> None:
+        super().__init__(table, where, store=store)
+        self.actors = actor_filter(by, not_by, what=self.kind)
+
+    def spec(self) -> Any:
+        spec = self._base_spec()
+        if self.actors is not None:
+            spec.update(self.actors.spec())
+        return {self.kind: spec}
+
+    def _counted(self, change: NetChange) -> bool:
+        return self.actors is None or self.actors.change(change)
+
+    def _by(self) -> str:
+        return "" if self.actors is None else self.actors.describe()
+
+
+class Deleted(_ActorCheck):
     """The episode deleted a row of ``table`` that matched ``where`` when it was deleted."""
 
     kind = "deleted"
 
-    def spec(self) -> Any:
-        return {self.kind: self._base_spec()}
-
     def grade(self, episode: Episode) -> Grade:
         title = f"deleted a row of {_name(self.store, self.table)}{_describe_where(self.where)}"
-        gone = [
+        title += self._by()
+        matching = [
             change
             for change in episode.changes.in_table(self.table, self.store)
             if change.op == "delete" and _matches(change.values(), self.where)
         ]
+        gone = [change for change in matching if self._counted(change)]
         if gone:
             return Grade.of(Check(title, True, f"{gone[0].where} was deleted"))
+        if matching and self.actors is not None:
+            return Grade.of(Check(title, False, self.actors.why_not(matching[0])))
         return Grade.of(Check(title, False, "the episode deleted no such row"))
 
 
-class Unchanged(_TableCheck):
+class Unchanged(_ActorCheck):
     """The episode left every row of ``table`` matching ``where`` as it found it.
 
     A row matches when it matched at the start or matches at the end, so an
-    update that moves a row out of ``where`` is caught too.
+    update that moves a row out of ``where`` is caught too. With ``by`` (or
+    ``not_by``), only changes those actors made count against it: "the agent
+    left it alone", whatever the user did.
     """
 
     kind = "unchanged"
 
-    def spec(self) -> Any:
-        return {self.kind: self._base_spec()}
-
     def grade(self, episode: Episode) -> Grade:
         title = f"left {_name(self.store, self.table)}{_describe_where(self.where)} as it was"
+        if self.actors is not None:
+            title += f" (counting changes{self._by()})"
         touched = _changes_matching(episode, self.store, self.table, self.where)
         seen = {change.row for change in touched}
         for change in episode.changes.in_table(self.table, self.store):
@@ -636,6 +679,7 @@ class Unchanged(_TableCheck):
                 started = {**_end_row(episode, change), **(change.before or {})}
                 if _matches(started, self.where):
                     touched.append(change)
+        touched = [change for change in touched if self._counted(change)]
         if not touched:
             return Grade.of(Check(title, True, "the episode changed none of those rows"))
         described = [_describe_change(change) for change in touched]
@@ -726,10 +770,12 @@ class Allowance:
 
 
 def _describe_change(change: NetChange) -> str:
+    # Who made it, once someone other than the agent has acted in the episode.
+    who = "" if change.actors in ((), ("agent",)) else f" by {' and '.join(change.actors)}"
     if change.op == "update":
         columns = ", ".join(change.after or {})
-        return f"{change.where} update of {columns}"
-    return f"{change.where} {change.op}"
+        return f"{change.where} update of {columns}{who}"
+    return f"{change.where} {change.op}{who}"
 
 
 class NothingElseChanged(Grader):
@@ -737,14 +783,25 @@ class NothingElseChanged(Grader):
 
     kind = "nothing_else_changed"
 
-    def __init__(self, allow: Iterable[Allowance | str | Mapping[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        allow: Iterable[Allowance | str | Mapping[str, Any]] = (),
+        *,
+        by: Any = None,
+        not_by: Any = None,
+    ) -> None:
         self.allow = tuple(
             Allowance.parse(item, f"nothing_else_changed: allow[{index}]")
             for index, item in enumerate(allow)
         )
+        # With by (or not_by), only those actors' changes are held to the allowances.
+        self.actors = actor_filter(by, not_by, what="nothing_else_changed")
 
     def spec(self) -> Any:
-        return {self.kind: {"allow": [allowance.spec() for allowance in self.allow]}}
+        spec: dict[str, Any] = {"allow": [allowance.spec() for allowance in self.allow]}
+        if self.actors is not None:
+            spec.update(self.actors.spec())
+        return {self.kind: spec}
 
     def references(self) -> Iterator[Reference]:
         for allowance in self.allow:
@@ -761,15 +818,22 @@ class NothingElseChanged(Grader):
                 cache[change.row] = _end_row(episode, change)
             return cache[change.row]
 
-        stray = [
+        held = [
             change
             for change in episode.changes
+            if self.actors is None or self.actors.change(change)
+        ]
+        stray = [
+            change
+            for change in held
             if not any(allowance.allows(change, end_values) for allowance in self.allow)
         ]
         allowed = ", ".join(str(allowance.spec()) for allowance in self.allow) or "nothing"
         title = f"nothing changed beyond what is allowed ({allowed})"
+        if self.actors is not None:
+            title = f"nothing changed{self.actors.describe()} beyond what is allowed ({allowed})"
         if not stray:
-            total = len(episode.changes)
+            total = len(held)
             why = (
                 f"all {_rows_word(total)} the episode changed are allowed"
                 if total
@@ -960,24 +1024,6 @@ _COLUMNS_SHOWN = 4
 # --- what the agent did -----------------------------------------------------------------------
 
 _UNSET: Any = object()
-_NUMBER_NOISE = re.compile(r"[\s,_$€£¥]")
-# A currency code written before or after an amount: "USD 1,600.00", "1600 eur".
-_CURRENCY_CODE = re.compile(r"^\s*[A-Za-z]{3}(?![A-Za-z])|(?<![A-Za-z])[A-Za-z]{3}\s*$")
-
-
-def _as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        text = _NUMBER_NOISE.sub("", _CURRENCY_CODE.sub("", value, count=2))
-        try:
-            number = float(text)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None
 
 
 def _as_json(value: Any) -> Any:
@@ -1025,7 +1071,7 @@ class Answer(Grader):
         self.mode = _one_of(modes, list(modes), "answer")
         self.equals = equals
         # The number as given stays in the spec (and the scenario's hash); this is what compares.
-        self._number_value = None if number is None else _as_number(number)
+        self._number_value = None if number is None else as_number(number)
         if number is not None and self._number_value is None:
             raise WorldBug(f"answer: number must be a number, not {number!r}")
         if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
@@ -1078,7 +1124,7 @@ class Answer(Grader):
             else:
                 held = same(_as_json(answer), self.equals)
         elif self.mode == "number":
-            value = _as_number(answer)
+            value = as_number(answer)
             assert self._number_value is not None
             held = value is not None and abs(value - self._number_value) <= self.tolerance + 1e-9
         elif self.mode == "pattern":
@@ -1121,7 +1167,8 @@ class Submitted(Grader):
 class Called(Grader):
     """The agent called ``tool`` (with ``arguments`` among its arguments) a number of times.
 
-    Without a bound, at least once. ``ok`` counts only calls that returned.
+    Without a bound, at least once. ``ok`` counts only calls that returned;
+    ``by`` and ``not_by`` only the calls of some actors (``seahaven.grading.actors``).
     """
 
     kind = "called"
@@ -1135,6 +1182,8 @@ class Called(Grader):
         at_least: int | None = None,
         at_most: int | None = None,
         ok: bool = False,
+        by: Any = None,
+        not_by: Any = None,
     ) -> None:
         self.tool = _identifier(tool, "called: tool")
         if arguments is not None and not isinstance(arguments, Mapping):
@@ -1151,6 +1200,7 @@ class Called(Grader):
             at_least = 1
         self.times, self.at_least, self.at_most = times, at_least, at_most
         self.ok = bool(ok)
+        self.actors = actor_filter(by, not_by, what="called")
 
     def spec(self) -> Any:
         spec: dict[str, Any] = {"tool": self.tool}
@@ -1162,6 +1212,8 @@ class Called(Grader):
                 spec[name] = value
         if self.ok:
             spec["ok"] = True
+        if self.actors is not None:
+            spec.update(self.actors.spec())
         return {self.kind: spec}
 
     def _default(self) -> bool:
@@ -1175,6 +1227,7 @@ class Called(Grader):
             call
             for call in episode.calls_to(self.tool)
             if (not self.ok or call.get("error") is None)
+            and (self.actors is None or self.actors.call(call))
             and all(
                 name in (call.get("arguments") or {}) and same(call["arguments"][name], value)
                 for name, value in (self.arguments or {}).items()
@@ -1195,7 +1248,8 @@ class Called(Grader):
                 wanted = f"at most {self.at_most}"
         times = "time" if wanted.endswith(" 1") else "times"
         with_args = f" with {show(self.arguments)}" if self.arguments else ""
-        title = f"{self.tool} called{with_args} {wanted} {times}"
+        by = "" if self.actors is None else self.actors.describe()
+        title = f"{self.tool} called{with_args}{by} {wanted} {times}"
         why = f"it was called {count} time{'' if count == 1 else 's'}"
         return Grade.of(Check(title, held, why))
 

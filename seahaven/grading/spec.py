@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from seahaven.errors import WorldBug
+from seahaven.grading import conversation
 from seahaven.grading import graders as g
+from seahaven.grading.refusal import Refused
 
 __all__ = ["KINDS", "as_grader", "grader_from_spec"]
 
@@ -34,6 +36,8 @@ _TABLE_KINDS: dict[str, Callable[..., g.Grader]] = {
     "deleted": g.Deleted,
     "unchanged": g.Unchanged,
 }
+# The kinds that count only some actors' changes when given ``by`` or ``not_by``.
+_BY = ("by", "not_by")
 
 KINDS: tuple[str, ...] = (
     "exists",
@@ -44,9 +48,12 @@ KINDS: tuple[str, ...] = (
     "unchanged",
     "nothing_else_changed",
     "matches_solution",
+    "refused",
     "answer",
     "submitted",
     "called",
+    "told_user",
+    "user_ended",
     "python",
     "all_of",
     "any_of",
@@ -73,9 +80,14 @@ def _arguments(
 
 
 def _table_kind(kind: str) -> Callable[[Any, str], g.Grader]:
+    by = kind in ("deleted", "unchanged")
+
     def build(value: Any, where: str) -> g.Grader:
-        args = _arguments(kind, value, where, _table_args(), ("table",))
-        return _TABLE_KINDS[kind](args["table"], args.get("where"), store=args.get("store", "main"))
+        args = _arguments(kind, value, where, _table_args(*(_BY if by else ())), ("table",))
+        extra = {name: args.get(name) for name in _BY} if by else {}
+        return _TABLE_KINDS[kind](
+            args["table"], args.get("where"), store=args.get("store", "main"), **extra
+        )
 
     return build
 
@@ -95,22 +107,24 @@ def _count(value: Any, where: str) -> g.Grader:
 
 
 def _changed(value: Any, where: str) -> g.Grader:
-    args = _arguments("changed", value, where, _table_args("to", "op"), ("table",))
+    args = _arguments("changed", value, where, _table_args("to", "op", *_BY), ("table",))
     return g.Changed(
         args["table"],
         args.get("where"),
         to=args.get("to"),
         store=args.get("store", "main"),
         op=args.get("op"),
+        by=args.get("by"),
+        not_by=args.get("not_by"),
     )
 
 
 def _nothing_else(value: Any, where: str) -> g.Grader:
-    args = _arguments("nothing_else_changed", value, where, ("allow",), ())
+    args = _arguments("nothing_else_changed", value, where, ("allow", *_BY), ())
     allow = args.get("allow", [])
     if not isinstance(allow, list):
         raise WorldBug(f"{where}: nothing_else_changed's allow is a list of tables")
-    return g.NothingElseChanged(allow)
+    return g.NothingElseChanged(allow, by=args.get("by"), not_by=args.get("not_by"))
 
 
 def _matches_solution(value: Any, where: str) -> g.Grader:
@@ -126,16 +140,36 @@ def _answer(value: Any, where: str) -> g.Grader:
     return g.Answer(**_arguments("answer", value, where, allowed, ()))
 
 
+def _refused(value: Any, where: str) -> g.Grader:
+    allowed = ("pattern", "reason_contains", "markers", "allow")
+    args = _arguments("refused", value, where, allowed, ())
+    if not isinstance(args.get("allow", []), list):
+        raise WorldBug(f"{where}: refused's allow is a list of tables, as nothing_else_changed's")
+    return Refused(**args)
+
+
 def _submitted(value: Any, where: str) -> g.Grader:
     _arguments("submitted", value, where, (), ())
     return g.Submitted()
 
 
 def _called(value: Any, where: str) -> g.Grader:
-    allowed = ("tool", "arguments", "times", "at_least", "at_most", "ok")
+    allowed = ("tool", "arguments", "times", "at_least", "at_most", "ok", *_BY)
     args = _arguments("called", value, where, allowed, ("tool",))
     tool = args.pop("tool")
     return g.Called(tool, **args)
+
+
+def _told_user(value: Any, where: str) -> g.Grader:
+    args = _arguments("told_user", value, where, ("contains", "pattern", "before"), ())
+    return conversation.ToldUser(
+        args.get("contains"), pattern=args.get("pattern"), before=args.get("before")
+    )
+
+
+def _user_ended(value: Any, where: str) -> g.Grader:
+    _arguments("user_ended", value, where, (), ())
+    return conversation.UserEnded()
 
 
 def _python(value: Any, where: str) -> g.Grader:
@@ -169,9 +203,12 @@ _BUILDERS: dict[str, Callable[[Any, str], g.Grader]] = {
     "changed": _changed,
     "nothing_else_changed": _nothing_else,
     "matches_solution": _matches_solution,
+    "refused": _refused,
     "answer": _answer,
     "submitted": _submitted,
     "called": _called,
+    "told_user": _told_user,
+    "user_ended": _user_ended,
     "python": _python,
     "all_of": lambda value, where: g.AllOf(_parts("all_of", value, where)),
     "any_of": lambda value, where: g.AnyOf(_parts("any_of", value, where)),

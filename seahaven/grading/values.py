@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["canonical", "same", "show"]
+__all__ = ["as_number", "canonical", "same", "show"]
 
 # How deep a JSON column's text is parsed before it is compared as text.
 _MAX_JSON_DEPTH = 64
@@ -80,3 +81,24 @@ def show(value: Any, limit: int = 60) -> str:
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_NUMBER_NOISE = re.compile(r"[\s,_$€£¥]")
+# A currency code written before or after an amount: "USD 1,600.00", "1600 eur".
+_CURRENCY_CODE = re.compile(r"^\s*[A-Za-z]{3}(?![A-Za-z])|(?<![A-Za-z])[A-Za-z]{3}\s*$")
+
+
+def as_number(value: Any) -> float | None:
+    """A number, or text that spells one (``"$1,250.00"``, ``"1250 USD"``); else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        text = _NUMBER_NOISE.sub("", _CURRENCY_CODE.sub("", value, count=2))
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None

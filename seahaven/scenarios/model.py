@@ -10,6 +10,7 @@ a content ``hash`` so a result says exactly which version of a task it graded.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import json
@@ -24,6 +25,7 @@ from pydantic import (
     ValidationError,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
 from seahaven.clock import check_clock_mode, format_instant, parse_instant
@@ -31,26 +33,27 @@ from seahaven.errors import WorldBug
 from seahaven.grading.graders import Grader
 from seahaven.grading.spec import as_grader
 from seahaven.names import check_scenario_name
+from seahaven.scenarios.calls import ToolCall
+from seahaven.scenarios.events import Event
+from seahaven.scenarios.users import MESSAGE_USER_TOOL, User
 from seahaven.world import World
 
-__all__ = ["DEFAULT_BUDGET", "SUBMIT_TOOL", "Scenario", "Start", "ToolCall", "read_calls"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "SUBMIT_TOOL",
+    "Accept",
+    "Event",
+    "Scenario",
+    "Start",
+    "ToolCall",
+    "User",
+    "read_calls",
+]
 
 # The one tool a bound session adds: it takes the agent's answer and ends the episode.
 SUBMIT_TOOL = "submit"
 # Tool calls an agent may make in one episode when a scenario does not say.
 DEFAULT_BUDGET = 50
-
-
-class ToolCall(BaseModel):
-    """One call of a reference solution: a tool's surface name and its arguments.
-
-    ``{"tool": "submit", "arguments": {"answer": ...}}`` submits an answer.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tool: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 def read_calls(text: str, source: str) -> list[ToolCall]:
@@ -151,6 +154,33 @@ class Start(BaseModel):
         return {key: value for key, value in options.items() if value is not None}
 
 
+class Accept(BaseModel):
+    """A mutant ``seahaven scenarios check`` may find surviving, accepted on purpose, and why.
+
+    ``mutant`` is a mutant's name (``wrong-answer:done``) or a shell-style
+    pattern of names (``change-arg-1:refund_invoice.reason=*``); ``reason``
+    says why the grader is right to pass it. The check shows each accepted
+    mutant with its reason, and reports an ``accept`` that matches no surviving
+    mutant, so that one cannot hide a later survivor.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mutant: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+    @field_validator("reason")
+    @classmethod
+    def _said(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("reason says why the mutant is right to pass; it cannot be blank")
+        return value
+
+    def matches(self, name: str) -> bool:
+        """Whether this names the mutant called ``name`` (exactly, or as a pattern)."""
+        return fnmatch.fnmatchcase(name, self.mutant)
+
+
 def _canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -168,6 +198,11 @@ class Scenario(BaseModel):
     solution: tuple[ToolCall, ...] | None = None
     budget: int = Field(default=DEFAULT_BUDGET, ge=1, le=100_000)
     tags: tuple[str, ...] = ()
+    accept: tuple[Accept, ...] = ()
+    # People in the world (seahaven.scenarios.users and events): a simulated user the agent
+    # talks to with message_user, and what happens while it works.
+    user: User | None = None
+    events: tuple[Event, ...] = ()
 
     @field_validator("id", mode="before")
     @classmethod
@@ -208,6 +243,26 @@ class Scenario(BaseModel):
             raise ValueError("budget is a whole number of tool calls")
         return value
 
+    @field_validator("events")
+    @classmethod
+    def _events_named_once(cls, value: tuple[Event, ...]) -> Any:
+        names = [event.name for event in value]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"two events are named {', '.join(map(repr, twice))}; name each once")
+        return value
+
+    @model_validator(mode="after")
+    def _messages_need_a_user(self) -> Scenario:
+        if self.user is None and any(
+            call.tool == MESSAGE_USER_TOOL for call in self.solution or ()
+        ):
+            raise ValueError(
+                f"solution: {MESSAGE_USER_TOOL} talks to the scenario's user, and it has none; "
+                "give the scenario a user"
+            )
+        return self
+
     @field_validator("solution")
     @classmethod
     def _one_submit_last(cls, value: tuple[ToolCall, ...] | None) -> Any:
@@ -241,9 +296,24 @@ class Scenario(BaseModel):
         return sum(1 for call in self.solution or () if call.tool != SUBMIT_TOOL)
 
     def to_data(self) -> dict[str, Any]:
-        """The scenario as plain data, the shape its YAML takes (the grader as its spec)."""
+        """The scenario as plain data, the shape its YAML takes (the grader as its spec).
+
+        A scenario without a user or events leaves both keys out, so its data (and
+        hash) are what they were before scenarios had people in them.
+        """
         data = self.model_dump(mode="json", exclude_none=True)
         data["start"] = self.start.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        if not self.accept:
+            del data["accept"]
+        if not self.events:
+            data.pop("events", None)
+        else:
+            data["events"] = [
+                event.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+                for event in self.events
+            ]
+        if self.user is not None:
+            data["user"] = self.user.model_dump(mode="json", exclude_none=True)
         return data
 
     @functools.cached_property
@@ -251,11 +321,16 @@ class Scenario(BaseModel):
         """A stable content hash: the same text for the same task, on any machine.
 
         It covers the world's name, the start, the instructions, the grader (a
-        Python grader by its source), the solution, the budget and the tags.
-        A scenario is immutable, so it is worked out once per scenario object
+        Python grader by its source), the solution, the budget, the tags, and the
+        user and the events when the scenario has them. It leaves out ``accept``,
+        which changes what ``scenarios check`` reports and nothing an episode is
+        graded by, so accepting a mutant keeps the results of earlier evals valid.
+        A scenario is immutable, so the hash is worked out once per scenario object
         (a trial reads it for its replay, an eval for every result line).
         """
-        return hashlib.sha256(_canonical_json(self.to_data()).encode("utf-8")).hexdigest()
+        data = self.to_data()
+        data.pop("accept", None)
+        return hashlib.sha256(_canonical_json(data).encode("utf-8")).hexdigest()
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with ``update`` applied, its ``hash`` worked out afresh for what it holds."""

@@ -30,6 +30,8 @@ from seahaven.grading.grade import Grade
 from seahaven.grading.graders import Grader, MatchesSolution
 from seahaven.instance import Instance
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
+from seahaven.scenarios.people import Cast, has_people, play_solution
+from seahaven.scenarios.users import UserPlayer
 from seahaven.snapshots import Snapshot, restore_into
 from seahaven.storage import runner_storage
 from seahaven.world import World
@@ -65,6 +67,8 @@ class EpisodeOver(ToolError):
             if ended_by == "submit"
             else f"its budget of {budget} tool calls is spent"
             if ended_by == "budget"
+            else "the user ended the conversation"
+            if ended_by == "user"
             else "it was finished"
         )
         super().__init__(
@@ -130,7 +134,10 @@ class Trial:
 
     ``storage`` (``"memory"`` or ``"disk"``) is where every instance the trial
     makes keeps its stores; by default ``SEAHAVEN_STORAGE``, else memory, as for
-    every runner (``seahaven.storage.runner_storage``).
+    every runner (``seahaven.storage.runner_storage``). A scenario with a user or
+    events gets a ``Cast`` (``seahaven.scenarios.people``); ``user_player``
+    plays its user instead of the scenario's own script or function (a
+    model-played user, say).
     """
 
     def __init__(
@@ -142,6 +149,7 @@ class Trial:
         state_format: str | None = None,
         control_tools: bool = False,
         storage: str | None = None,
+        user_player: UserPlayer | None = None,
     ) -> None:
         self.scenario = scenario
         self.world = world if world is not None else scenario.resolve_world()
@@ -162,6 +170,14 @@ class Trial:
             )
         except WorldBug as error:
             raise WorldBug(f"scenario {scenario.id!r} cannot start: {error}") from None
+        #: The scenario's user and events on this episode, when it has any.
+        self.cast: Cast | None = None
+        if has_people(scenario):
+            try:
+                self.cast = Cast(scenario, self.instance, seed=self.seed, player=user_player)
+            except BaseException:
+                self.instance.destroy()
+                raise
         self.calls_made = 0
         self.answer: str | None = None
         self.ended_by: str | None = None
@@ -211,8 +227,20 @@ class Trial:
         return self.ended_by == "submit"
 
     def tools(self) -> list[dict[str, Any]]:
-        """The world's tool list and ``submit`` after it."""
-        return [*self.instance.tools(), submit_listing()]
+        """The world's tool list and ``submit`` after it.
+
+        With a user, the user's own tools are left out and ``message_user`` comes
+        before ``submit``.
+        """
+        listing = self.instance.tools()
+        if self.cast is not None:
+            listing = self.cast.agent_tools(listing)
+        return [*listing, submit_listing()]
+
+    @property
+    def conversation(self) -> list[dict[str, Any]]:
+        """The conversation with the scenario's user so far, each message with its speaker."""
+        return [] if self.cast is None else [dict(message) for message in self.cast.conversation]
 
     def call(self, tool: str, /, **arguments: Any) -> Any:
         """Call a tool as the agent: the world's, or ``submit``.
@@ -224,6 +252,9 @@ class Trial:
         with self._lock:
             if self.ended_by is not None:
                 raise EpisodeOver(self.ended_by, self.scenario.budget)
+            cast = self.cast
+            if cast is not None:
+                cast.before_agent_call(self.calls_made)
             if tool == SUBMIT_TOOL:
                 try:
                     answer = _submitted_answer(arguments)
@@ -233,6 +264,11 @@ class Trial:
                 self.submit(answer)
                 return {"submitted": True, "answer": answer}
             try:
+                if cast is not None and cast.takes(tool):
+                    answered = cast.agent_message(arguments)
+                    if answered["ended"]:
+                        self._end("user")  # the user ended the conversation, and the episode
+                    return answered
                 return self.instance.call(tool, **arguments)
             finally:
                 self._count_call()
@@ -242,7 +278,11 @@ class Trial:
         with self._lock:
             if self.ended_by is not None:
                 raise EpisodeOver(self.ended_by, self.scenario.budget)
-            self.answer = _submitted_answer({"answer": answer})
+            answer = _submitted_answer({"answer": answer})
+            if self.cast is not None:
+                # Submitting is the agent's move too: what was due before it happens first.
+                self.cast.before_agent_call(self.calls_made)
+            self.answer = answer
             return self._end("submit")
 
     def finish(self) -> Grade:
@@ -272,6 +312,8 @@ class Trial:
             submitted=self.submitted,
             start=self._start_view,
             solution=self._solution_changes,
+            conversation=self.conversation,
+            ended_by=self.ended_by,
         )
 
     def report(self) -> dict[str, Any]:
@@ -286,6 +328,7 @@ class Trial:
             "ended_by": self.ended_by,
             "answer": self.answer,
             "grade": None if self._grade is None else self._grade.to_dict(),
+            **(self.cast.report() if self.cast is not None else Cast.report_of_none()),
         }
 
     def state_sha256(self) -> str:
@@ -462,21 +505,25 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
         )
     )
     try:
-        # Only the net state is compared, so the calls are recorded as one net change per row.
-        with instance.record_net():
-            for step in scenario.solution or ():
-                if step.tool == SUBMIT_TOOL:
-                    answer = str(step.arguments.get("answer"))
-                    break
-                try:
-                    instance.call(step.tool, **step.arguments)
-                except ToolError as error:
-                    errors.append(f"{step.tool}: {error.code}: {error.message}")
-                except WorldBug as error:
-                    raise WorldBug(
-                        f"scenario {scenario.id!r}: its solution's call to {step.tool} hit a bug "
-                        f"in the world: {error}"
-                    ) from None
+        if has_people(scenario):
+            # The user and the events act as they would in a trial: each call recorded.
+            answer = play_solution(
+                scenario,
+                instance,
+                seed,
+                errors,
+                lambda tool, arguments, cast: _play_step(
+                    scenario, instance, tool, arguments, errors, cast
+                ),
+            )
+        else:
+            # Only the net state is compared, so the calls are recorded as one net change per row.
+            with instance.record_net():
+                for step in scenario.solution or ():
+                    if step.tool == SUBMIT_TOOL:
+                        answer = str(step.arguments.get("answer"))
+                        break
+                    _play_step(scenario, instance, step.tool, step.arguments, errors)
         changes = fold(instance.change_log())
     except BaseException:
         instance.destroy()
@@ -486,6 +533,28 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
     else:
         instance.destroy()
     return Replay(changes, answer, errors)
+
+
+def _play_step(
+    scenario: Scenario,
+    instance: Instance,
+    tool: str,
+    arguments: dict[str, Any],
+    errors: list[str],
+    cast: Cast | None = None,
+) -> None:
+    """One call of a solution's replay; a refusal is noted, a bug in the world raised."""
+    try:
+        if cast is not None:
+            cast.refuse_user_tool(tool)
+        instance.call(tool, **arguments)
+    except ToolError as error:
+        errors.append(f"{tool}: {error.code}: {error.message}")
+    except WorldBug as error:
+        raise WorldBug(
+            f"scenario {scenario.id!r}: its solution's call to {tool} hit a bug in the world: "
+            f"{error}"
+        ) from None
 
 
 # Idle replay instances, by world, clock mode and control tool, oldest first. A replay from a

@@ -330,12 +330,12 @@ def test_reset_from_a_fixture_find_a_tool_fill_its_form_call_it_and_see_the_chan
     assert console.fact("Steps") == "0" and console.fact("Calls") == "0"
     assert console.fact("Format") == "seahaven.state+calls/1"
 
-    # The filter narrows the flat list of 70 tools.
-    expect(page.locator("#tool-count")).to_have_text("70")
+    # The filter narrows the flat list of 73 tools.
+    expect(page.locator("#tool-count")).to_have_text("73")
     page.fill("#tool-filter", "approve")
     expect(page.locator('#tool-list [data-tool="approve_expense"]')).to_be_visible()
     expect(page.locator('#tool-list [data-tool="whoami"]')).to_have_count(0)
-    expect(page.locator("#tool-count")).to_contain_text("of 70")
+    expect(page.locator("#tool-count")).to_contain_text("of 73")
     console.choose("approve_expense", "approve")
     expect(console.panel.locator(".tool-description")).to_contain_text("reimburse")
     expect(console.box("expense_id")).to_contain_text("required")
@@ -480,11 +480,11 @@ def test_a_composite_world_shows_every_store_and_filters_the_log_by_store_and_ta
     console.call()
 
     rows = page.locator("#composition tbody tr")
-    expect(rows).to_have_count(4)
+    expect(rows).to_have_count(5)
     composition = {
         row.get_attribute("data-store"): row.locator("td").all_inner_texts() for row in rows.all()
     }
-    assert set(composition) == {"main", "payments", "chat", "payments_eu"}
+    assert set(composition) == {"main", "payments", "chat", "payments_eu", "portal"}
     assert composition["payments_eu"][1:4] == ["payments", "1.0.0", "eu"]
     assert composition["chat"][1] == "chat"
 

@@ -47,10 +47,10 @@ def test_the_soft_limit_is_raised_and_the_capacity_sized_from_it(tmp_path: Path)
         assert capacity(server["url"])["max_sessions"] == (1024 - RESERVED_DESCRIPTORS) // 4
 
 
-def test_a_world_of_four_stores_fits_fewer_sessions(tmp_path: Path) -> None:
-    # Each company session holds 13 descriptors: its socket and three files per store.
+def test_a_world_of_five_stores_fits_fewer_sessions(tmp_path: Path) -> None:
+    # Each company session holds 16 descriptors: its socket and three files per store.
     with limited_server(tmp_path, 1024, 1024, "--world", "company") as server:
-        assert capacity(server["url"])["max_sessions"] == (1024 - RESERVED_DESCRIPTORS) // 13
+        assert capacity(server["url"])["max_sessions"] == (1024 - RESERVED_DESCRIPTORS) // 16
 
 
 def test_out_of_descriptors_a_reset_is_capacity_reached(tmp_path: Path) -> None:

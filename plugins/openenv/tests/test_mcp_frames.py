@@ -119,6 +119,6 @@ def test_a_composite_world_over_mcp(serving, wire) -> None:
     ws = wire(serving(company_world.world))
     ws.reset(fixture="acme", startup={"principal": "tom@acme-robotics.test"})
     tools = rpc(ws, "tools/list")["result"]["tools"]
-    assert len(tools) == 70
+    assert len(tools) == 73
     names = {tool["name"] for tool in tools}
     assert "payments_get_balance" in names or any(name.endswith("get_balance") for name in names)

@@ -310,9 +310,9 @@ FIXTURES: dict[str, Spec] = {
         empty,
         "A company on the day it installs its back office: nobody on staff, no invoices or "
         "expenses, both payments accounts empty, and a chat workspace holding only the back "
-        "office's own account, @backoffice, its owner. Nobody can act until the company's "
-        "first administrator is onboarded (role admin, no manager). Start here for setup "
-        "scenarios.",
+        "office's own account, @backoffice, its owner, and a customer portal holding no card. "
+        "Nobody can act until the company's first administrator is onboarded (role admin, no "
+        "manager). Start here for setup scenarios.",
     ),
     "acme": Spec(
         acme,
@@ -328,9 +328,11 @@ FIXTURES: dict[str, Spec] = {
         "(two of Rafael Ortiz's, Aiko's, and Carla's own, which someone else must decide). "
         "Chat: #company, #leadership (private), #engineering, #finance, #billing, #people, "
         "#sales and #support, every invoice announced in #billing. Balances: 22,852.05 usd "
-        "available; 8,787.05 eur pending (the European account settles in two days). Good for "
-        "approving and rejecting expenses, chasing failed invoices, refunds, onboarding and "
-        "offboarding, role-gated access, and questions that join all four stores.",
+        "available; 8,787.05 eur pending (the European account settles in two days). The customer "
+        "portal holds no card yet: customers add theirs when asked. Good for approving and "
+        "rejecting expenses, chasing failed invoices, refunds, onboarding and offboarding, "
+        "role-gated access, conversations with customers and staff, and questions that join "
+        "the stores.",
     ),
 }
 

@@ -26,7 +26,7 @@ INVOICE = {"amount": 12_000, "description": "Site visit", "card_token": "tok_vis
 
 # Its files are what this test reads, so the instance is made on disk.
 @pytest.mark.seahaven(fixture="acme", startup=as_("carla"), storage="disk")
-def test_one_instance_holds_four_stores_with_their_own_paths_and_scopes(
+def test_one_instance_holds_five_stores_with_their_own_paths_and_scopes(
     instance: seahaven.Instance,
 ) -> None:
     nodes = [(node.path, node.world, node.scope, node.aliases) for node in instance.composition()]
@@ -35,12 +35,14 @@ def test_one_instance_holds_four_stores_with_their_own_paths_and_scopes(
         ("payments", "payments", None, ()),
         ("chat", "chat", None, ()),
         ("payments_eu", "payments", "eu", ()),
+        ("portal", "customer_portal", None, ()),
     ]
     files = sorted(path.name for path in instance.directory.glob("state*.sqlite"))
     assert files == [
         "state.chat.sqlite",
         "state.payments.sqlite",
         "state.payments_eu.sqlite",
+        "state.portal.sqlite",
         "state.sqlite",
     ]
 

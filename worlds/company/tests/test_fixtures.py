@@ -31,12 +31,18 @@ def test_the_package_holds_exactly_the_company_s_own_fixtures(world: seahaven.Wo
     for fixture in world.fixtures():
         # Composite fixtures: version 2, one file per store, none of them an added world's own.
         assert (fixture.world, fixture.format_version) == ("company", 2)
-        assert [node.path for node in fixture.nodes] == ["payments", "chat", "payments_eu"]
+        assert [node.path for node in fixture.nodes] == [
+            "payments",
+            "chat",
+            "payments_eu",
+            "portal",
+        ]
         assert sorted(path.name for path in fixture.directory.iterdir()) == [
             "fixture.yaml",
             "state.chat.sqlite",
             "state.payments.sqlite",
             "state.payments_eu.sqlite",
+            "state.portal.sqlite",
             "state.sqlite",
         ]
 
@@ -61,6 +67,7 @@ def test_the_generator_rebuilds_every_fixture_byte_for_byte(
             "payments",
             "chat",
             "payments_eu",
+            "portal",
         ]
     )
     for path, (committed_file, recorded) in committed_files.items():

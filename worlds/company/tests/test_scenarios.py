@@ -27,6 +27,7 @@ import seahaven
 from seahaven.evaluation import check_pack
 from seahaven.grading import Grade
 from seahaven.grading.graders import Answer
+from seahaven.grading.refusal import Refused
 from seahaven.scenarios import ScenarioSet, Trial, load_pack, pack_specs
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -73,7 +74,7 @@ def test_the_pack_is_found_by_name_through_its_entry_point(pack: ScenarioSet) ->
     assert spec.value == "company_world.scenarios:pack"
     assert spec.distribution == "seahaven-world-company"
     assert pack is company_world.scenarios.pack()
-    assert (pack.name, pack.version) == ("company", "1.0.0")
+    assert (pack.name, pack.version) == ("company", "1.1.0")
     assert {scenario.world_name for scenario in pack} == {"company"}
 
 
@@ -97,7 +98,7 @@ def test_the_pack_covers_every_store_and_every_answer_mode(pack: ScenarioSet) ->
         for reference in grader.references()
         if reference.table is not None
     }
-    assert stores == {"main", "payments", "payments_eu", "chat"}
+    assert stores == {"main", "payments", "payments_eu", "chat", "portal"}
     tools = {step.tool for scenario in pack for step in scenario.solution or ()}
     assert {"invoice_customer", "submit"} <= tools
     for prefix in ("pay_", "eu_pay_", "chat_"):
@@ -109,14 +110,26 @@ def test_the_pack_covers_every_store_and_every_answer_mode(pack: ScenarioSet) ->
         if isinstance(grader, Answer)
     }
     assert modes == {"equals", "number", "pattern", "contains"}
+    # The tasks whose right move is to refuse are graded as refusals.
+    refusals = {
+        scenario.id
+        for scenario in pack
+        if any(isinstance(grader, Refused) for grader in scenario.grader.walk())
+    }
+    assert {"gate-employee-refund", "offboard-self", "empty-nobody-to-act"} <= refusals
     assert {scenario.start.fixture for scenario in pack} == {"acme", "empty"}
 
 
 def test_every_scenario_is_short(pack: ScenarioSet) -> None:
     for scenario in pack:
         assert scenario.solution, scenario.id
-        assert scenario.calls() <= 3, scenario.id
-        assert scenario.calls() < scenario.budget <= 12, scenario.id
+        if scenario.user is None:
+            assert scenario.calls() <= 3, scenario.id
+            assert scenario.calls() < scenario.budget <= 12, scenario.id
+        else:
+            # A conversation takes a message per question, and the answers between them.
+            assert scenario.calls() <= 7, scenario.id
+            assert scenario.calls() < scenario.budget <= 14, scenario.id
 
 
 def test_the_docs_give_the_pack_s_real_counts(pack: ScenarioSet) -> None:
@@ -395,4 +408,4 @@ def test_the_installed_wheel_serves_the_pack_by_name(
     found = json.loads(report.strip().splitlines()[-1])
     assert Path(found["module"]).parent == target / "company_world"
     assert found["scenarios"] == len(pack)
-    assert found["version"] == "1.0.0"
+    assert found["version"] == "1.1.0"

@@ -7,6 +7,7 @@ import re
 import chat_world
 import payments_world
 import pytest
+from company_world import portal
 from company_world.world import CHAT_TOOLS, EU_BLOCKED_TOOLS
 
 import seahaven
@@ -31,6 +32,7 @@ OWN = [
     "approve_expense",
     "reject_expense",
     "get_company_summary",
+    "list_portal_cards",
 ]
 PAYMENTS = [
     "create_customer",
@@ -72,9 +74,11 @@ CHAT = [
     "search_messages",
 ]
 EUROPE = [name for name in PAYMENTS if name not in EU_BLOCKED_TOOLS]
+# The customer portal's: a customer's own tools (a scenario with a user keeps them from the agent).
+PORTAL = ["add_card", "list_cards"]
 
 
-def test_the_surface_is_own_tools_then_payments_then_chat_then_the_european_account(
+def test_the_surface_is_own_tools_then_payments_chat_the_european_account_and_the_portal(
     instance: seahaven.Instance,
 ) -> None:
     assert [tool["name"] for tool in instance.tools()] == [
@@ -82,9 +86,11 @@ def test_the_surface_is_own_tools_then_payments_then_chat_then_the_european_acco
         *(f"pay_{name}" for name in PAYMENTS),
         *(f"chat_{name}" for name in CHAT),
         *(f"eu_pay_{name}" for name in EUROPE),
+        *(f"portal_{name}" for name in PORTAL),
     ]
     # The test's lists are the worlds' own: nothing was left out or renamed on the way.
     assert list(payments_world.world.tools) == PAYMENTS
+    assert list(portal.world.tools) == PORTAL
     assert sorted(CHAT) == sorted(CHAT_TOOLS)
     assert len(EUROPE) == len(PAYMENTS) - 7
 
@@ -97,6 +103,7 @@ def test_a_contributed_listing_is_the_added_worlds_own_under_a_new_name(
         ("pay_", payments_world.world, PAYMENTS),
         ("chat_", chat_world.world, CHAT),
         ("eu_pay_", payments_world.world, EUROPE),
+        ("portal_", portal.world, PORTAL),
     ):
         for name in names:
             own = world.tools[name].listing()

@@ -11,7 +11,7 @@ from typing import get_type_hints
 import chat_world
 import company_world
 import payments_world
-from company_world import access
+from company_world import access, portal
 from company_world.middleware.error_handler import error_handler
 from company_world.middleware.gate import gate
 from company_world.world import CHAT_TOOLS, EU_BLOCKED_TOOLS
@@ -31,7 +31,7 @@ def test_the_entry_point_publishes_this_world(world: seahaven.World) -> None:
     assert entry.load() is world is company_world.world
     assert (world.name, world.version, world.pinned_state_format) == (
         "company",
-        "1.0.0",
+        "1.1.0",
         "seahaven.state/1",
     )
 
@@ -77,7 +77,7 @@ def test_the_error_handler_is_outermost_and_the_gate_next(world: seahaven.World)
     assert world.middlewares == (error_handler, gate)
 
 
-def test_the_company_adds_three_worlds_in_the_order_the_agent_sees_them(
+def test_the_company_adds_four_worlds_in_the_order_the_agent_sees_them(
     world: seahaven.World,
 ) -> None:
     added = [
@@ -88,16 +88,19 @@ def test_the_company_adds_three_worlds_in_the_order_the_agent_sees_them(
         (payments_world.world, "payments", None, "pay_", {"settlement_days": 0}),
         (chat_world.world, "chat", None, "chat_", {"user": "backoffice"}),
         (payments_world.world, "payments_eu", "eu", "eu_pay_", {"settlement_days": 2}),
+        (portal.world, "portal", None, "portal_", {}),
     ]
-    payments, chat, europe = world.added_worlds
+    payments, chat, europe, customers = world.added_worlds
     assert (payments.tool_allow_list, payments.tool_block_list) == (None, None)
+    assert (customers.tool_allow_list, customers.tool_block_list) == (None, None)
     assert chat.tool_allow_list == CHAT_TOOLS
     assert europe.tool_block_list == EU_BLOCKED_TOOLS
 
 
 def test_the_worlds_class_annotates_exactly_the_added_names(world: seahaven.World) -> None:
     hints = get_type_hints(company_world.CompanyWorlds)
-    assert hints == {name: seahaven.WorldHandle for name in ("payments", "chat", "payments_eu")}
+    names = ("payments", "chat", "payments_eu", "portal")
+    assert hints == {name: seahaven.WorldHandle for name in names}
     assert [item.name for item in world.added_worlds] == list(hints)
 
 

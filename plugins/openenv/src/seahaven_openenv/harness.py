@@ -107,6 +107,8 @@ class ScenarioSessions(ResourceSessionFactory[StepEnvSessionAdapter]):
         self.system_prompt = system_prompt
         self.message_timeout_s = message_timeout_s
         self._tools: list[Tool] | None = None
+        # Each task's tool list as its bound session lists it, asked once per task.
+        self._task_tools: dict[tuple[Any, ...], list[Tool]] = {}
 
     def tools(self) -> list[Tool]:
         """The tools of a bound session: the world's, listed once, and ``submit``."""
@@ -119,6 +121,29 @@ class ScenarioSessions(ResourceSessionFactory[StepEnvSessionAdapter]):
             self._tools = [Tool.model_validate(tool) for tool in [*listing, submit_listing()]]
         return list(self._tools)
 
+    def tools_for(self, task: Any) -> list[Tool]:
+        """The tools of a session bound to the task's scenario, as that session lists them.
+
+        Most scenarios' are the world's and ``submit``; a scenario with a simulated user
+        keeps the user's own tools from the agent and adds ``message_user``. Asked of the
+        server once per task, on a session reset to it and closed.
+        """
+        chosen = {
+            key: value
+            for key, value in reset_arguments(task).items()
+            if key in ("scenario", "split", "index")
+        }
+        key = tuple(sorted(chosen.items()))
+        if key not in self._task_tools:
+            client = SeahavenClient(base_url=self.url, message_timeout_s=self.message_timeout_s)
+            try:
+                client.reset(**chosen)
+                listing = client.list_tools()
+            finally:
+                client.close()
+            self._task_tools[key] = [Tool.model_validate(tool) for tool in listing]
+        return list(self._task_tools[key])
+
     def create(
         self, task: Any, seed: int | None = None, episode_id: str | None = None
     ) -> StepEnvSessionAdapter:
@@ -126,7 +151,7 @@ class ScenarioSessions(ResourceSessionFactory[StepEnvSessionAdapter]):
         reset = reset_arguments(task)
         if seed is not None:
             reset.setdefault("seed", seed)
-        tools = self.tools()
+        tools = self.tools_for(task)
         client = SeahavenClient(base_url=self.url, message_timeout_s=self.message_timeout_s)
         steps = _Steps(client)
         system_prompt = self.system_prompt

@@ -154,13 +154,28 @@ class ScenarioReport(_Open):
     calls_left: int = Field(description="How many it may still make")
     done: bool = Field(description="Whether the episode has ended")
     ended_by: str | None = Field(
-        description="How it ended: submit, budget or finish; null while it runs"
+        description="How it ended: submit, budget, finish or user; null while it runs"
     )
     answer: str | None = Field(description="The answer the agent submitted, or null")
     instructions: str = Field(description="What the agent was asked to do")
     grade: GradeRef | None = Field(description="The grade once the episode has ended; else null")
     state_sha256: str = Field(
         description="A hash of every change-log record and call so far, the same in process"
+    )
+    conversation: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description=(
+            "The conversation with the scenario's simulated user: each message's speaker "
+            "(agent or user), text and at_call; empty without a user"
+        ),
+    )
+    user_tokens: dict[str, int] | None = Field(
+        default=None,
+        description="A model-played user's tokens, apart from the agent's; null for a scripted one",
+    )
+    events: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The scenario's events that have happened: name, at_call and any refusal",
     )
 
 

@@ -239,6 +239,9 @@ def run_remote_trial(
             state_sha256=report.get("state_sha256"),
             runner=runner,
             error=error,
+            # The conversation with the scenario's user, as the server's trial recorded it.
+            conversation=list(report.get("conversation") or []),
+            user_tokens=report.get("user_tokens"),
         )
 
     try:

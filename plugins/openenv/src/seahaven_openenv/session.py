@@ -34,6 +34,7 @@ from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
 from seahaven.instance_options import InstanceOptions, expected_type, instance_option_names
 from seahaven.names import CONTROL_TOOL_NAME
 from seahaven.scenarios import (
+    MESSAGE_USER_TOOL,
     SUBMIT_TOOL,
     EpisodeOver,
     Scenario,
@@ -269,6 +270,8 @@ class Session:
                     instructions=trial.instructions,
                     budget=trial.budget,
                     calls_left=trial.calls_left,
+                    # Whether a simulated user is there to message (message_user is listed).
+                    user=trial.cast is not None and trial.cast.has_user,
                 )
             return {
                 "observation": {"metadata": metadata},
@@ -456,7 +459,7 @@ class Session:
             self.step_count += 1
             self.last_activity = time.monotonic()
             if self.trial is not None:
-                return self.service.bound_tools()
+                return self.trial.tools()
             return self.service.tools()
 
     # --- internals --------------------------------------------------------------------------
@@ -466,7 +469,7 @@ class Session:
             "fixture": instance.fixture,
             "now": instance.clock.iso(),
             "clock_mode": instance.clock.mode,
-            "tools": len(self.service.tools()) + (0 if self.trial is None else 1),
+            "tools": len(self.service.tools() if self.trial is None else self.trial.tools()),
             "episode_id": self.episode_id,
         }
 
@@ -677,7 +680,7 @@ class Session:
                 raise FrameError("EXECUTION_ERROR", _internal(error, "grading")) from None
             reply: dict[str, Any] = {"observation": {"metadata": {}}}
         elif kind == "list_tools":
-            reply = {"observation": {"tools": self.service.bound_tools(), "metadata": {}}}
+            reply = {"observation": {"tools": trial.tools(), "metadata": {}}}
         else:
             reply = self._call(data["tool_name"], data.get("arguments", {}))
         progress = self._progress(trial, was_done)
@@ -729,7 +732,7 @@ class Session:
             )
         longest = self.service.longest_name()
         if trial is not None:
-            longest = max(longest, len(SUBMIT_TOOL))
+            longest = max(longest, len(SUBMIT_TOOL), len(MESSAGE_USER_TOOL))
         try:
             if len(name) > longest:
                 self.last_activity = time.monotonic()

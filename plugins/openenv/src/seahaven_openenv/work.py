@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from seahaven.scenarios import SUBMIT_TOOL
+from seahaven.scenarios import MESSAGE_USER_TOOL, SUBMIT_TOOL
 from seahaven_openenv.session import SCENARIO_KEYS, Session
 from seahaven_openenv.session_pool import SessionPool
 
@@ -56,6 +56,8 @@ def call_work(name: Any, hub: SessionPool, session: Session) -> str | None:
     """A call's kind of work: its tool's when the world has that tool; an unknown one is quick."""
     if not hub.inline_calls:
         return None
-    if session.service.serves(name) or (name == SUBMIT_TOOL and session.trial is not None):
+    if session.service.serves(name) or (
+        name in (SUBMIT_TOOL, MESSAGE_USER_TOOL) and session.trial is not None
+    ):
         return f"tool {name}"
     return "tool (unknown)"

@@ -69,6 +69,7 @@ OWN_TOOL_ROLES: Mapping[str, frozenset[Role]] = MappingProxyType(
         "approve_expense": FINANCE,
         "reject_expense": FINANCE,
         "get_company_summary": MANAGEMENT,
+        "list_portal_cards": FINANCE,
     }
 )
 """Which roles may call each of the company's own tools. A tool missing here is a bug."""
@@ -80,6 +81,10 @@ ADDED_WORLD_ROLES: Mapping[str, frozenset[Role]] = MappingProxyType(
         "payments_eu": FINANCE,
         # Everyone may read and post in chat through the integration.
         "chat": EVERYONE,
+        # The customers' own portal: its tools are a customer's to call, not the back
+        # office's, and a scenario with a user keeps them from the agent. The company's
+        # roles say nothing about a customer, so none refuses them.
+        "portal": EVERYONE,
     }
 )
 """Which roles may call the tools an added world contributes, by the node that owns them."""

@@ -24,6 +24,12 @@ the added worlds in, after the company's own tools:
     treasury, so bank accounts, payouts and deleting customers are kept off
     the surface; everything else is there, under a prefix of its own so the
     two accounts never share a name. Funds settle after 2 days there.
+``portal`` (prefix ``portal_``, every tool)
+    The customer portal (``company_world.portal``): the customers' side,
+    where they add the cards they pay by. Its tools are the customer's own:
+    a scenario's simulated customer calls them (dual control), and a
+    scenario with a user never offers them to the agent. The back office
+    reads the cards' tokens through ``list_portal_cards``, never the numbers.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import chat_world
 import payments_world
 
 import seahaven
+from company_world import portal
 
 __all__ = [
     "CHAT_INTEGRATION_HANDLE",
@@ -76,11 +83,12 @@ class CompanyWorlds(seahaven.Worlds):
     payments: seahaven.WorldHandle
     chat: seahaven.WorldHandle
     payments_eu: seahaven.WorldHandle
+    portal: seahaven.WorldHandle
 
 
 world = seahaven.World(
     name="company",
-    version="1.0.0",
+    version="1.1.0",
     schema=seahaven.sql_files(__package__, "schema"),
     state_format="seahaven.state/1",
     description=(
@@ -121,3 +129,4 @@ world.add_world(
     tool_block_list=EU_BLOCKED_TOOLS,
     startup={"settlement_days": 2},
 )
+world.add_world(portal.world, name="portal", tool_prefix="portal_")

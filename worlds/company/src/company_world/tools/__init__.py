@@ -9,7 +9,8 @@ from company_world.tools import staff
 from company_world.tools import invoices
 from company_world.tools import expenses
 from company_world.tools import summary
+from company_world.tools import portal_cards
 
 # isort: on
 
-__all__ = ["expenses", "invoices", "staff", "summary"]
+__all__ = ["expenses", "invoices", "portal_cards", "staff", "summary"]
