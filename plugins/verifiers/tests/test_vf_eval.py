@@ -113,6 +113,11 @@ def test_vf_eval_grades_every_rollout_of_the_company_pack(tmp_path: Path) -> Non
         }
         assert all(value["weight"] == 0.0 for value in checks.values())
         assert trace["metrics"]["passed"] == 1.0
-        assert trace["metrics"]["submitted"] == 1.0  # the script submits with the tool
+        summary = trace["info"]["seahaven"]
+        assert summary["seed"] == result.seed and summary["score"] == result.score
+        # The script submits with the tool, unless the scenario's user ends the conversation.
+        ended_by = "user" if result.ended_by == "user" else "submit"
+        assert summary["ended_by"] == ended_by, result.scenario
+        assert trace["metrics"]["submitted"] == (1.0 if ended_by == "submit" else 0.0)
     # Every rollout's instance is gone, the one that failed included.
     assert instances_left(tmp_path) == []

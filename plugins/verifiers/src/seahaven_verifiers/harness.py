@@ -15,7 +15,9 @@ goes through a ``LocalSession``, so it counts against the budget, and a refusal
 comes back as the tool message ``{"error": {code, message, details}}``. A reply
 without a tool call ends the episode where it stands. Before the trial is
 closed the episode is graded and the outcome left in the trace's state, where
-the task's rewards read it. A bug in the world fails the rollout (no reward).
+the task's rewards read it, and summed up in ``trace.info["seahaven"]`` (the
+scenario, seed, score, calls, how it ended, the answer and ``state_sha256``),
+which the traces file keeps. A bug in the world fails the rollout (no reward).
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ class SeahavenHarness(vf.Harness[SeahavenHarnessConfig]):
             try:
                 if session.failure is None:
                     _record(state, trial)
+                    trace.info["seahaven"] = _summary(task, state)
             finally:
                 trial.close()
                 with _live_lock:
@@ -185,6 +188,21 @@ def _answer(session: LocalSession, call: Any) -> str:
     except Exception as bug:  # the world's: kept as the session's failure, the rollout fails
         return json.dumps({"error": {"code": "internal", "message": type(bug).__name__}})
     return json.dumps(result, ensure_ascii=False)
+
+
+def _summary(task: SeahavenData, state: SeahavenState) -> dict[str, Any]:
+    """What a ``seahaven eval`` result line says of the trial, for the trace's ``info``."""
+    return {
+        "scenario": task.scenario,
+        "scenario_hash": task.scenario_hash,
+        "seed": state.seed,
+        "score": state.score,
+        "passed": state.passed,
+        "calls": state.calls,
+        "ended_by": state.ended_by,
+        "answer": state.answer,
+        "state_sha256": state.state_sha256,
+    }
 
 
 def _record(state: SeahavenState, trial: Trial) -> None:
