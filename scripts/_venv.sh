@@ -12,8 +12,15 @@ fi
 # The first-party plugins and the worlds are distributions of their own; one pip run
 # installs them beside the framework, so their requirement on seahaven is met here.
 projects=()
+own=()
 for project in plugins/*/ worlds/*/ examples/*/; do
   [ -f "$project/pyproject.toml" ] || continue
+  # A plugin whose dependencies cannot share this environment (verifiers pins an mcp that
+  # OpenEnv and seahaven-mcp cannot take) says so, and gets an environment of its own below.
+  if grep -q '^own-environment = true' "$project/pyproject.toml"; then
+    own+=("${project%/}")
+    continue
+  fi
   # A project with a test extra (the serving plugin's browser driver) is installed with it.
   if grep -q '^test = ' "$project/pyproject.toml"; then
     projects+=(-e "${project%/}[test]")
@@ -68,5 +75,40 @@ else
   fi
   unset setup_started
 fi
+# Each such plugin: .venv-NAME, with the framework, the worlds and the plugin, installed when
+# its environment is new or what pip reads has changed, as above. Its tests run from .venv
+# (with the scripted model server of the agents plugin, which needs another openai than
+# verifiers takes) and start the plugin's commands from .venv-NAME.
+for plugin in "${own[@]}"; do
+  name=$(basename "$plugin")
+  if [ ! -x ".venv-$name/bin/python" ]; then
+    echo "setup: creating .venv-$name for $plugin, whose dependencies need an environment of" \
+      "their own" >&2
+    "$PYTHON" -m venv ".venv-$name"
+  fi
+  own_arguments=(-e .)
+  for world in worlds/*/; do
+    [ -f "$world/pyproject.toml" ] && own_arguments+=(-e "${world%/}")
+  done
+  own_arguments+=(-e "$plugin")
+  own_stamp=".venv-$name/.seahaven-install"
+  own_digest=$({ printf '%s\n' "${own_arguments[@]}"; cat ".venv-$name/pyvenv.cfg" 2>/dev/null;
+    install_inputs; } | "$PYTHON" -c \
+    'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')
+  if [ "${SEAHAVEN_REINSTALL:-0}" != "1" ] && [ -f "$own_stamp" ] &&
+    [ "$(cat "$own_stamp")" = "$own_digest" ]; then
+    echo "setup: .venv-$name is up to date" >&2
+    continue
+  fi
+  rm -f "$own_stamp"
+  echo "setup: installing $plugin into .venv-$name" >&2
+  if ".venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check "${own_arguments[@]}"; then
+    printf '%s\n' "$own_digest" >"$own_stamp"
+  else
+    setup_status=$?
+    echo "setup: pip could not install into .venv-$name (exit status $setup_status)" >&2
+    return "$setup_status" 2>/dev/null || exit "$setup_status"
+  fi
+done
 unset -f install_inputs
-unset install_arguments install_stamp install_digest
+unset install_arguments install_stamp install_digest own own_arguments own_stamp own_digest
