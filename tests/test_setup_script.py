@@ -32,12 +32,18 @@ def make_checkout(root: Path) -> Path:
         copy = checkout / pyproject.relative_to(REPOSITORY)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(pyproject, copy)
-    venv = checkout / ".venv"
-    python = venv / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(STAND_IN, encoding="utf-8")
-    python.chmod(0o755)
-    (venv / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n", encoding="utf-8")
+    # .venv, and a .venv-NAME for each plugin that asks for an environment of its own.
+    venvs = [checkout / ".venv"] + [
+        checkout / f".venv-{pyproject.parent.name}"
+        for pyproject in checkout.glob("plugins/*/pyproject.toml")
+        if "\nown-environment = true" in pyproject.read_text(encoding="utf-8")
+    ]
+    for venv in venvs:
+        python = venv / "bin" / "python"
+        python.parent.mkdir(parents=True)
+        python.write_text(STAND_IN, encoding="utf-8")
+        python.chmod(0o755)
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n", "utf-8")
     return checkout
 
 
@@ -62,9 +68,9 @@ def source_setup(checkout: Path, **env: str) -> tuple[int, str]:
     return result.returncode, result.stderr
 
 
-def installs(checkout: Path) -> list[str]:
-    """Every ``pip install`` the stand-in interpreter was asked for, in order."""
-    asked = checkout / ".venv" / "bin" / "asked"
+def installs(checkout: Path, venv: str = ".venv") -> list[str]:
+    """Every ``pip install`` the stand-in interpreter of ``venv`` was asked for, in order."""
+    asked = checkout / venv / "bin" / "asked"
     return asked.read_text(encoding="utf-8").splitlines() if asked.exists() else []
 
 
@@ -78,10 +84,14 @@ def test_the_install_runs_once_then_again_only_when_a_pyproject_changes(tmp_path
     assert "-e plugins/openenv[test]" in first and "-e worlds/company/" in first
     assert "setup: .venv is ready" in stderr
 
+    [own] = installs(checkout, ".venv-verifiers")
+    assert own.startswith("-m pip install ") and own.endswith("-e plugins/verifiers")
+
     status, stderr = source_setup(checkout)
     assert status == 0, stderr
     assert len(installs(checkout)) == 1
     assert "setup: .venv is up to date" in stderr and "SEAHAVEN_REINSTALL=1" in stderr
+    assert installs(checkout, ".venv-verifiers") == [own]
 
     # A new dependency (or entry point) is written in a pyproject.toml: pip must run again.
     pyproject = checkout / "worlds" / "company" / "pyproject.toml"
