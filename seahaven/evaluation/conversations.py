@@ -93,19 +93,19 @@ def conversation_mutants(scenario: Scenario, shape: SolutionShape) -> Iterator[M
     ]
     moved: set[int] = set()
     for tool in dict.fromkeys(asked_before):
-        index = next(
+        at = next(
             (i for i, call in enumerate(calls) if i > first and call.tool == tool),
             None,
         )
-        if index is None or index in moved or len(moved) >= CAPS["write-before-asking"]:
+        if at is None or at in moved or len(moved) >= CAPS["write-before-asking"]:
             continue
-        moved.add(index)
-        script = (*calls[:first], calls[index], *calls[first:index], *calls[index + 1 :])
+        moved.add(at)
+        script = (*calls[:first], calls[at], *calls[first:at], *calls[at + 1 :])
         yield shape.mutant(
-            f"write-before-asking-{index + 1}:{tool}",
+            f"write-before-asking-{at + 1}:{tool}",
             "write-before-asking",
             script,
-            target=index,
+            target=at,
             note=f"{tool} called before the first message to the user",
         )
 

@@ -264,12 +264,15 @@ def _dropped_message(mutant: Mutant, solution: Played | None) -> str:
         ),
         None,
     )
-    before = f", before: {after}" if after is not None else ""
-    when = f" before it calls {after}" if after is not None else ""
+    if after is None:
+        return (
+            f"nothing checks that the agent says {text}: add told_user {{contains: [<what it "
+            "tells>]}, and user_ended if the user leaves on it"
+        )
     return (
-        f"nothing checks that the agent says {text}{when}: add told_user {{pattern: "
-        f"<what only that message asks or tells>{before}}} (the pattern of the user's turn that "
-        "answers it, for a scripted user)"
+        f"nothing checks that the agent says {text} before it calls {after}: add told_user "
+        f"{{pattern: <what only that message asks>, before: {after}}} (for a scripted user, the "
+        "pattern of the turn that answers it)"
     )
 
 
