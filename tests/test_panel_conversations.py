@@ -11,6 +11,7 @@ the findings of a scenario with a user are the same on every run.
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +20,16 @@ from weak_pack import CANCEL_O2, CANCELLED_O2, CUSTOMER, make_depot, talk, talk_
 import seahaven
 from seahaven.evaluation import ScenarioReport, check_pack, check_scenario
 from seahaven.evaluation.candidates import StartRows, tool_shapes
-from seahaven.evaluation.conversations import SILENT_MESSAGE, conversation_mutants, polite_message
+from seahaven.evaluation.conversations import (
+    CONVERSATION_KINDS,
+    SILENT_MESSAGE,
+    conversation_mutants,
+    polite_message,
+)
 from seahaven.evaluation.mutants import (
+    BENIGN_KINDS,
+    CAPS,
+    KINDS,
     Mutant,
     SolutionShape,
     answer_mutants,
@@ -273,3 +282,13 @@ def test_the_conversation_of_the_panels_solution_is_the_trials(depot: seahaven.W
         "Order o2, please.",
         "Thanks!",
     ]
+
+
+def test_the_conversation_kinds_are_kinds_documented_on_both_pages() -> None:
+    assert set(CONVERSATION_KINDS) <= set(KINDS) and "polite-message" in BENIGN_KINDS
+    assert all(kind in CAPS for kind in (*CONVERSATION_KINDS, "polite-message"))
+    docs = Path(__file__).parents[1] / "docs"
+    for page in ("scenarios.md", "people.md"):
+        text = (docs / page).read_text(encoding="utf-8")
+        for kind in (*CONVERSATION_KINDS, "polite-message"):
+            assert f"`{kind}" in text, (page, kind)
