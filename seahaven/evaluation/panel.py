@@ -1,20 +1,22 @@
 """The mutant panel: one scenario's grader attacked by mutants of its own solution.
 
 ``run_panel`` plays, on one ``Stage``, the reference solution (graded twice),
-doing nothing (graded twice), and every mutant ``mutants.py`` makes of the
-solution, plus the extra writes found by making them: tools the solution never
-calls, filled from the start's rows, made after the solution's last call on
-an image of its end; the change log says which wrote (collateral), which
-deleted or cancelled (destructive), and which only read (used for the benign
+doing nothing (graded twice), and every mutant ``mutants.py`` and
+``conversations.py`` make of the solution, plus the extra writes found by
+making them: tools the solution never calls (nor the user's own), filled from
+the start's rows, made after the solution's last call on an image of its end
+(in a scenario with people, in a replay of the whole script, before the message
+the user ends on); the change log says which wrote (collateral), which deleted
+or cancelled (destructive), and which only read (used for the benign
 ``extra-reads``). A mutant is skipped, not run, when the budget cuts it short,
-when the world refuses the call it changed, or when it ends in the solution's
-net state with the solution's answer (it is not wrong). Every wrong episode
-that passes and every right one that fails is a ``Finding``.
+when the world refuses the call it changed, or when it ends as the solution
+does: its net state, its answer and what the agent told the user (it is not
+wrong). Every wrong episode that passes and every right one that fails is a
+``Finding``.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -23,7 +25,7 @@ from typing import Any
 
 from seahaven.evaluation.candidates import StartRows, ToolShape, arguments_for, tool_shapes
 from seahaven.evaluation.conversations import conversation_mutants, polite_message
-from seahaven.evaluation.extras import extra_kind, probe_start, start_key, tables_of
+from seahaven.evaluation.extras import extra_kind, names_word, probe_start, start_key, tables_of
 from seahaven.evaluation.findings import Finding, fix_for
 from seahaven.evaluation.mutants import (
     CAPS,
@@ -354,7 +356,7 @@ class _Panel:
             return reads
         named = self.named_text()
         solution_rows = {change.row for change in shape.played.changes}
-        avoid = {value for value in rows.where if _named_in(value, named)}
+        avoid = {value for value in rows.where if names_word(named, value)}
         today = stage.start.clock.iso()[:10]
         rng = rng_for(self.scenario, "extras")
         found: dict[str, list[str]] = {"collateral": [], "destructive": []}
@@ -456,11 +458,6 @@ class _Panel:
 
 def _tools(calls: Iterable[ToolCall]) -> set[str]:
     return {call.tool for call in calls}
-
-
-def _named_in(value: str, named: str) -> bool:
-    """Whether the task's text names ``value`` as a word of its own (``o1``, not ``co1d``)."""
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", named) is not None
 
 
 def _in_solution(outcome: Outcome, shape: SolutionShape) -> bool:

@@ -73,6 +73,9 @@ class Cast:
                     f"which world {instance.world.name!r} does not serve"
                 )
         self.user_tools: frozenset[str] = frozenset(user.tools if user is not None else ())
+        # The user's tools in the order the instance lists them; each turn is handed their
+        # listings, made from these entries rather than from the whole tool list each time.
+        self._user_entries = [entry for entry in surface.values() if entry.name in self.user_tools]
         self.events = EventRunner(scenario.id, scenario.events, instance)
         self.player: UserPlayer | None = (
             player if player is not None or user is None else player_for(user, scenario.id)
@@ -128,7 +131,7 @@ class Cast:
             instructions=self.scenario.user.instructions,
             conversation=[dict(message) for message in self.conversation],
             seed=self.seed,
-            tools=[tool for tool in instance.tools() if tool["name"] in self.user_tools],
+            tools=[entry.listing() for entry in self._user_entries],
             call=lambda tool, /, **arguments: self._user_call(turn, tool, arguments),
         )
         try:
