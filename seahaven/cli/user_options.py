@@ -176,6 +176,8 @@ def simulator_totals(reports: list[SimulatorReport]) -> str:
     departed = [report for report in checked if not report.ok]
     departures = sum(len(report.departures) for report in checked)
     turns = sum(report.turns for report in checked)
+    if not checked:
+        return "no scenario here has a user and a reference solution: there was nothing to check"
     if not departed:
         return (
             f"the simulated user kept to its instructions in all {len(checked)} scenarios with a "

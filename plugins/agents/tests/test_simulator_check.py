@@ -130,6 +130,12 @@ def test_a_user_model_that_fails_is_the_scenarios_error(scripted: Start) -> None
     assert code == 1 and "ERROR close-account: user_model:" in output
 
 
+def test_a_pack_without_users_has_nothing_to_check(scripted: Start) -> None:
+    server = scripted([])
+    code, output = check("company", server, "--scenario", "outstanding-usd")
+    assert code == 0 and "there was nothing to check" in output and not server.requests
+
+
 def test_user_options_without_a_user_model_are_refused() -> None:
     ran = runner.invoke(
         cli.build_app(), ["scenarios", "check", "company", "--user-base-url", "http://x/v1"]
