@@ -316,3 +316,33 @@ def test_bad_options_are_refused(scripted: Start) -> None:
     secret = "sk-seahaven-user-test-0123456789abcdef"
     named = ModelUser("m", base_url=server.url, api_key=secret)
     assert secret not in repr(named) and secret not in named.describe()
+
+
+def test_the_report_page_shows_the_users_model_calls_as_the_users(
+    company: ScenarioSet, scripted: Start, tmp_path: Path
+) -> None:
+    from seahaven.evaluation.report_html import run_page
+
+    plays = user_script(company)
+
+    def never_leaves(request: ChatRequest) -> Reply:
+        reply = plays(request)
+        return answer(reply.content.replace("###STOP###", "")) if reply.content else reply
+
+    server = scripted(for_roles(agent=solution_script(company), user=never_leaves))
+    out = tmp_path / "r.jsonl"
+    evaluate(
+        company,
+        agent(server),
+        scenarios=[PORTAL],
+        out=out,
+        transcripts=tmp_path / "r.transcripts.jsonl",
+        user=user(server),
+    )
+    report = load_run(out)
+    [failed] = report.failed()  # the user never ended the conversation
+    page = run_page(report)
+    assert "simulated users&#x27; tokens" in page  # the card of the users' tokens, escaped
+    assert '<span class="role">user (model)</span>' in page
+    assert "<code>user: portal_add_card</code>" in page
+    assert "agent, to the user" in page
