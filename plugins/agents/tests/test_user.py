@@ -341,6 +341,9 @@ def test_the_report_page_shows_the_users_model_calls_as_the_users(
     )
     report = load_run(out)
     [failed] = report.failed()  # the user never ended the conversation
+    assert [c["name"] for c in failed.checks if not c["passed"]] == [
+        "the user ended the conversation"
+    ]
     page = run_page(report)
     assert "simulated users&#x27; tokens" in page  # the card of the users' tokens, escaped
     assert '<span class="role">user (model)</span>' in page
