@@ -690,9 +690,18 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
             ("the model client", frozenset({"client"})),
             ("the loop", frozenset({"loop"})),
             ("the agent", frozenset({"agent"})),
+            ("the user", frozenset({"user"})),
             (
                 "the scripted server",
-                frozenset({"testing", "testing.__main__", "testing.scripts", "testing.server"}),
+                frozenset(
+                    {
+                        "testing",
+                        "testing.__main__",
+                        "testing.scripts",
+                        "testing.server",
+                        "testing.users",
+                    }
+                ),
             ),
             ("the package", frozenset({"__init__"})),
         ),

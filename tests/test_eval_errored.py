@@ -242,6 +242,6 @@ def test_the_command_line_stops_in_one_line_and_exits_non_zero(
 
 
 def test_the_command_lines_default_is_the_librarys() -> None:
-    from seahaven.cli import scenarios as command
+    from seahaven.cli import evaluate as command
 
     assert command._MAX_ERRORS == DEFAULT_MAX_CONSECUTIVE_ERRORS

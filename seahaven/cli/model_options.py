@@ -133,6 +133,8 @@ class RunOptions:
     concurrency: int | None = None
     trial_timeout: float | None = None
     transcripts: Path | None = None
+    # Whether the scenarios' users are played by something of the run's (--user-model, --replay).
+    user_played: bool = False
 
 
 def model_policy(

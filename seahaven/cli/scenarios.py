@@ -3,55 +3,43 @@
 ``scenarios list`` lists the installed packs, or one pack's scenarios;
 ``scenarios show PACK/ID`` prints one scenario whole; ``scenarios check PACK``
 attacks every scenario's grader with mutants of its solution and exits 1
-naming each finding. ``eval PACK --policy module:function`` (or ``--model NAME``,
-a model on an OpenAI-compatible endpoint: ``seahaven.cli.model_options``) runs
-trials and appends one JSON line per trial to ``--out``, in this process (several
-at once with ``--concurrency``), on Ray (``--ray``) or against a served world
-(``--url``), and prints the summary.
+naming each finding (``--user-model NAME``: checks a model-played user against
+the scripted one instead). ``eval PACK --policy module:function`` (or ``--model
+NAME``, a model on an OpenAI-compatible endpoint: ``seahaven.cli.model_options``;
+``--user-model NAME`` for the users: ``seahaven.cli.user_options``) runs trials
+and appends one JSON line per trial to ``--out``, in this process (several at
+once with ``--concurrency``), on Ray (``--ray``) or against a served world
+(``--url``), and prints the summary; ``--replay FILE`` runs a transcripts file's
+trials again.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli.model_options import (
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    ConcurrencyOption,
-    MaxRetriesOption,
-    MaxTurnsOption,
-    ModelOption,
-    ModelTimeoutOption,
-    RunOptions,
-    TemperatureOption,
-    TranscriptsOption,
-    TrialTimeoutOption,
-    model_policy,
-    status_line,
+from seahaven.cli.support import Progress, fail, failures, one_line, plural
+from seahaven.cli.user_options import (
+    UserApiKeyEnvOption,
+    UserBaseUrlOption,
+    UserModelOption,
+    UserTemperatureOption,
+    model_user,
+    simulator_lines,
+    simulator_totals,
+    stray_user_options,
 )
-from seahaven.cli.support import (
-    Progress,
-    StorageOption,
-    fail,
-    failures,
-    one_line,
-    plural,
-    reported_here,
-)
-from seahaven.extras import expose
 from seahaven.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from seahaven.evaluation import ScenarioReport, TrialResult, TrialRunner
+    from seahaven.evaluation import ScenarioReport
     from seahaven.evaluation.findings import Finding
     from seahaven.scenarios import Scenario, ScenarioSet
 
-__all__ = ["scenarios_app", "seahaven_cli"]
+__all__ = ["PACK_HELP", "JsonOption", "pack_argument", "scenarios_app", "seahaven_cli"]
 
 scenarios_app = typer.Typer(
     name="scenarios",
@@ -61,13 +49,11 @@ scenarios_app = typer.Typer(
 )
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-_PACK_HELP = "A pack: an installed pack's name, module:attr, or a folder with pack.yaml (./NAME)."
-# seahaven.evaluation.DEFAULT_MAX_CONSECUTIVE_ERRORS, written here so that building the
-# command line does not import the evaluation package (a test holds the two equal).
-_MAX_ERRORS = 5
+PACK_HELP = "A pack: an installed pack's name, module:attr, or a folder with pack.yaml (./NAME)."
 
 
-def _pack(name: str) -> ScenarioSet:
+def pack_argument(name: str) -> ScenarioSet:
+    """The pack a command's PACK argument names; a ``WorldBug`` naming the fix if none."""
     from seahaven.errors import WorldBug
     from seahaven.scenarios import PACK_FILE, is_pack_path, load_pack
 
@@ -154,7 +140,7 @@ def list_scenarios(
             if problems:
                 raise typer.Exit(1)
             return
-        pack = _pack(pack_name)
+        pack = pack_argument(pack_name)
         scenarios = pack.split(split)
         rows = [_scenario_row(pack, scenario) for scenario in scenarios]
         if as_json:
@@ -272,18 +258,46 @@ def _report_lines(report: ScenarioReport) -> list[str]:
 
 @scenarios_app.command("check")
 def check(
-    pack_name: Annotated[str, typer.Argument(metavar="PACK", help=_PACK_HELP)],
+    pack_name: Annotated[str, typer.Argument(metavar="PACK", help=PACK_HELP)],
     allow_unsolved: Annotated[
         bool,
         typer.Option("--allow-unsolved", help="Accept scenarios without a reference solution."),
     ] = False,
+    user_model: UserModelOption = None,
+    user_base_url: UserBaseUrlOption = None,
+    user_api_key_env: UserApiKeyEnvOption = None,
+    user_temperature: UserTemperatureOption = None,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario", metavar="ID", help="With --user-model: only this scenario (repeatable)."
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Check a pack: each grader attacked by mutants of its own solution (and the basics)."""
+    """Check a pack: each grader attacked by mutants of its own solution (and the basics).
+
+    With --user-model, check the simulated users instead: each scenario's reference
+    conversation played against the model-played user, and every turn where it departed
+    from its instructions (or its script) named.
+    """
     from seahaven.evaluation import check_pack
 
+    stray_user_options(user_model, user_base_url, user_api_key_env, user_temperature)
+    if scenario and user_model is None:
+        raise typer.BadParameter("--scenario goes with --user-model", param_hint="--scenario")
+    if user_model is not None:
+        with failures():
+            source = model_user(
+                user_model,
+                base_url=user_base_url,
+                api_key_env=user_api_key_env,
+                temperature=user_temperature,
+            )
+            _check_simulator(pack_argument(pack_name), source, scenario, as_json)
+        return
     with failures():
-        pack = _pack(pack_name)
+        pack = pack_argument(pack_name)
         progress = Progress()
         seen = 0
 
@@ -322,6 +336,32 @@ def check(
             raise typer.Exit(1)
 
 
+def _check_simulator(pack: ScenarioSet, source: Any, only: list[str] | None, as_json: bool) -> None:
+    from seahaven.evaluation import check_simulator
+
+    progress = Progress()
+    with_user = [item for item in pack if item.user is not None and (not only or item.id in only)]
+    seen = 0
+
+    def shown(report: Any) -> None:
+        nonlocal seen
+        seen += 0 if report.skipped else 1
+        if not as_json:
+            progress.clear()
+            for line in simulator_lines(report):
+                typer.echo(line)
+            progress.show(f"checked {seen}/{len(with_user)}")
+
+    reports = check_simulator(pack, source, scenarios=only, progress=shown)
+    progress.clear()
+    if as_json:
+        typer.echo(json.dumps([report.to_dict() for report in reports], indent=2))
+    else:
+        typer.echo(simulator_totals(reports))
+    if any(not report.ok for report in reports):
+        raise typer.Exit(1)
+
+
 def _totals(reports: list[ScenarioReport]) -> str:
     generated = sum(report.mutants.get("generated", 0) for report in reports)
     if not generated:
@@ -335,227 +375,7 @@ def _totals(reports: list[ScenarioReport]) -> str:
     return text + (f"; {accepted} accepted" if accepted else "")
 
 
-def _runner(
-    ray_address: str | None,
-    url: str | None,
-    workers: int | None,
-    storage: str | None,
-    run: RunOptions,
-) -> TrialRunner:
-    from seahaven.evaluation import in_process
-
-    if ray_address is not None and url is not None:
-        raise typer.BadParameter("give --ray or --url, not both", param_hint="--ray")
-    if (ray_address is not None or url is not None) and run.concurrency is not None:
-        raise typer.BadParameter(
-            "--concurrency runs trials at once in this process; on Ray give --workers, and "
-            "a served world's trials run one at a time",
-            param_hint="--concurrency",
-        )
-    if (ray_address is not None or url is not None) and run.transcripts is not None:
-        raise typer.BadParameter(
-            "transcripts are kept for trials in this process; drop --ray or --url",
-            param_hint="--transcripts",
-        )
-    if ray_address is not None:
-        ray_plugin: Any = expose("seahaven.ray")
-        runner: TrialRunner = ray_plugin.trial_runner(
-            None if ray_address == "local" else ray_address,
-            workers=workers,
-            storage=storage,
-            trial_timeout=run.trial_timeout,
-        )
-        return runner
-    if url is not None:
-        if storage is not None:
-            raise typer.BadParameter(
-                "a served world keeps its stores where its server does (SEAHAVEN_STORAGE "
-                "where it runs); drop --storage with --url",
-                param_hint="--storage",
-            )
-        if run.trial_timeout is not None:
-            raise typer.BadParameter(
-                "--trial-timeout applies in this process and on Ray; against a served world "
-                "the server's own limits apply",
-                param_hint="--trial-timeout",
-            )
-        openenv_plugin: Any = expose("seahaven.openenv")
-        served: TrialRunner = openenv_plugin.trial_runner(url)
-        return served
-    return in_process(
-        storage=storage,
-        concurrency=run.concurrency,
-        trial_timeout=run.trial_timeout,
-        record=run.transcripts is not None,
-    )
-
-
-def eval_command(
-    pack_name: Annotated[str, typer.Argument(metavar="PACK", help=_PACK_HELP)],
-    out: Annotated[
-        Path, typer.Option("--out", metavar="FILE", help="Append one JSON result per trial here.")
-    ],
-    policy: Annotated[
-        str | None,
-        typer.Option(
-            "--policy",
-            metavar="MODULE:FUNCTION",
-            help="The policy: a function of the session (or give --model).",
-        ),
-    ] = None,
-    model: ModelOption = None,
-    base_url: BaseUrlOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    temperature: TemperatureOption = None,
-    max_turns: MaxTurnsOption = None,
-    max_retries: MaxRetriesOption = None,
-    model_timeout: ModelTimeoutOption = None,
-    split: Annotated[
-        str | None,
-        typer.Option(
-            "--split", metavar="SPLIT", help="Only this split's scenarios (default: all)."
-        ),
-    ] = None,
-    trials: Annotated[
-        int, typer.Option("--trials", "-k", metavar="N", min=1, help="Trials of each scenario.")
-    ] = 1,
-    scenario: Annotated[
-        list[str] | None,
-        typer.Option("--scenario", metavar="ID", help="Only this scenario (repeatable)."),
-    ] = None,
-    resume: Annotated[
-        bool, typer.Option("--resume", help="Run only the trials --out does not hold yet.")
-    ] = False,
-    concurrency: ConcurrencyOption = None,
-    trial_timeout: TrialTimeoutOption = None,
-    transcripts: TranscriptsOption = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            metavar="ADDRESS",
-            help="Run on Ray: 'local' starts a cluster here, else a cluster's address.",
-        ),
-    ] = None,
-    url: Annotated[
-        str | None,
-        typer.Option("--url", metavar="URL", help="Run against a served world (seahaven serve)."),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option("--workers", metavar="N", min=1, help="With --ray: how many actors."),
-    ] = None,
-    storage: StorageOption = None,
-    max_errors: Annotated[
-        int,
-        typer.Option(
-            "--max-errors-in-a-row",
-            metavar="N",
-            min=0,
-            help="Stop after N errored trials in a row (failures that are not the agent's: "
-            "the world, the server, the runner, the model's API); 0 never stops.",
-        ),
-    ] = _MAX_ERRORS,
-    as_json: JsonOption = False,
-) -> None:
-    """Run a pack's scenarios with a policy or a model, --trials times each, and summarize."""
-    from seahaven.evaluation import EvalStopped, default_transcripts_path, evaluate, load_policy
-
-    if (policy is None) == (model is None):
-        raise typer.BadParameter(
-            "give the agent: --policy MODULE:FUNCTION, or --model NAME (a model on an "
-            "OpenAI-compatible endpoint); one of them, not both",
-            param_hint="--policy / --model",
-        )
-    if model is None:
-        given = {
-            "--base-url": base_url,
-            "--api-key-env": api_key_env,
-            "--temperature": temperature,
-            "--max-turns": max_turns,
-            "--max-retries": max_retries,
-            "--model-timeout": model_timeout,
-        }
-        stray = [name for name, value in given.items() if value is not None]
-        if stray:
-            raise typer.BadParameter(
-                f"{', '.join(stray)} configure --model; a --policy configures itself",
-                param_hint=stray[0],
-            )
-    # A world's bug is reported as its trial's error (and in the summary), not as the
-    # dispatch log's traceback on every trial.
-    with failures(), reported_here():
-        if out.is_dir():
-            fail(f"--out {out} is a directory; give a file to append results to")
-        if transcripts is None and model is not None and ray_address is None and url is None:
-            transcripts = default_transcripts_path(out)
-        if transcripts is not None and transcripts.is_dir():
-            fail(f"--transcripts {transcripts} is a directory; give a file")
-        run = RunOptions(concurrency, trial_timeout, transcripts)
-        runner = _runner(ray_address, url, workers, storage, run)
-        pack = _pack(pack_name)
-        chosen = (
-            load_policy(policy)
-            if policy is not None
-            else model_policy(
-                str(model),
-                base_url=base_url,
-                api_key_env=api_key_env,
-                temperature=temperature,
-                max_turns=max_turns,
-                max_retries=max_retries,
-                model_timeout=model_timeout,
-            )
-        )
-        progress = Progress()
-        started = time.monotonic()
-        passed = errored = tokens = ran = 0
-
-        def shown(result: TrialResult, done: int, total: int) -> None:
-            nonlocal passed, errored, tokens, ran
-            passed += 1 if result.passed else 0
-            errored += 1 if result.errored else 0
-            tokens += (result.usage or {}).get("total_tokens", 0)
-            ran += 1
-            progress.show(status_line(done, total, passed, errored, tokens, ran, started))
-
-        try:
-            summary, _ = evaluate(
-                pack,
-                chosen,
-                split=split,
-                trials=trials,
-                scenarios=scenario,
-                out=out,
-                resume=resume,
-                runner=runner,
-                progress=shown,
-                max_consecutive_errors=max_errors or None,
-                transcripts=transcripts,
-            )
-        except EvalStopped as stopped:
-            progress.clear()
-            fail(str(stopped))
-        except KeyboardInterrupt:
-            progress.clear()
-            typer.echo(
-                f"interrupted: the finished trials are in {out}; run the same command with "
-                "--resume to run the rest",
-                err=True,
-            )
-            raise typer.Exit(130) from None
-        progress.clear()
-        if as_json:
-            typer.echo(json.dumps(summary.to_dict(), indent=2))
-        else:
-            typer.echo(summary.render())
-            typer.echo(f"results in {out}")
-            if transcripts is not None:
-                typer.echo(f"transcripts in {transcripts}")
-
-
 @hookimpl
 def seahaven_cli(app: typer.Typer) -> None:
-    """Add ``seahaven scenarios`` and ``seahaven eval``."""
+    """Add ``seahaven scenarios`` (``seahaven eval`` is ``seahaven.cli.evaluate``'s)."""
     app.add_typer(scenarios_app)
-    app.command("eval", context_settings={"help_option_names": ["-h", "--help"]})(eval_command)

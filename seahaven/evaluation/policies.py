@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import inspect
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,6 +31,7 @@ from seahaven.evaluation.results import TrialError
 from seahaven.evaluation.transcripts import Transcript
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.trial import Trial
+from seahaven.scenarios.users import MESSAGE_USER_TOOL, UserPlayer
 from seahaven.targets import import_target
 
 __all__ = [
@@ -103,7 +106,9 @@ class LocalSession:
 
     Beside the protocol it has ``transcript`` (a ``Transcript``: every call is
     recorded on it, and a model-backed policy records its model calls there
-    too) and ``policy_document`` (the pack's policy document, or ``None``).
+    too; so are the simulated user's own calls, as the ``user``'s),
+    ``policy_document`` (the pack's policy document, or ``None``) and
+    ``acall``, the call an ``async`` policy awaits.
     """
 
     def __init__(
@@ -121,6 +126,11 @@ class LocalSession:
         self.transcript = transcript if transcript is not None else Transcript()
         #: The rules the pack's agent works under in every scenario, when the pack has them.
         self.policy_document = policy_document
+        cast = trial.cast
+        if cast is not None and cast.has_user:
+            # The user's own calls (dual control) go in the transcript as the user's, whoever
+            # plays the user, so that a replay can make them again.
+            cast.on_user_call = functools.partial(self.transcript.tool_call, speaker="user")
 
     @property
     def scenario(self) -> Scenario:
@@ -173,6 +183,46 @@ class LocalSession:
         self.transcript.tool_call(tool, arguments, result=result)
         return result
 
+    async def acall(self, tool: str, /, **arguments: Any) -> Any:
+        """``call``, for an ``async`` policy: awaited, it lets the trials beside it go on.
+
+        A message to a user whose player waits on something slow (a model: its
+        ``waits`` is true) is answered on a thread of its own while the event
+        loop runs the other trials; every other call is quick and made here. If
+        the trial is given up meanwhile (its time limit), the player's
+        ``cancel()`` is called so that it stops waiting.
+        """
+        player = self._waiting_player(tool)
+        if player is None:
+            return self.call(tool, **arguments)
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[Any] = loop.create_future()
+
+        def answer() -> None:
+            try:
+                value = self.call(tool, **arguments)
+            except BaseException as error:  # handed to the awaiting task, whatever it is
+                _settle_from_thread(loop, answered, None, error)
+            else:
+                _settle_from_thread(loop, answered, value, None)
+
+        threading.Thread(target=answer, name="seahaven-user-turn", daemon=True).start()
+        try:
+            return await answered
+        except asyncio.CancelledError:
+            cancel = getattr(player, "cancel", None)
+            if callable(cancel):
+                cancel()
+            raise
+
+    def _waiting_player(self, tool: str) -> UserPlayer | None:
+        """The trial's user player, when ``tool`` messages a user whose player ``waits``."""
+        cast = self._trial.cast
+        if tool != MESSAGE_USER_TOOL or cast is None or not cast.has_user:
+            return None
+        player = cast.player
+        return player if getattr(player, "waits", False) is True else None
+
     def submit(self, answer: str) -> None:
         """End the episode with an answer."""
         try:
@@ -186,8 +236,37 @@ class LocalSession:
         self.transcript.submitted(answer)
 
     def _failed(self, what: str, bug: Exception) -> None:
-        if self.failure is None:
+        if self.failure is not None:
+            return
+        # A failure that is not the world's, raised under it (a model-played user's model that
+        # failed past its retries, which the trial reports as its user's failure), keeps its
+        # own kind: its trial is errored for that reason, not blamed on the world.
+        cause = bug if isinstance(bug, TrialFailure) else bug.__cause__
+        if isinstance(cause, TrialFailure):
+            self.failure = TrialFailure(cause.kind, cause.message)
+        else:
             self.failure = TrialFailure("world", f"{what} failed in the world: {_described(bug)}")
+
+
+def _settle_from_thread(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[Any],
+    value: Any,
+    error: BaseException | None,
+) -> None:
+    """Hand a thread's outcome to ``future`` on ``loop``; nothing if the loop has ended."""
+
+    def settle() -> None:
+        if future.done():
+            return  # given up (cancelled) meanwhile
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    # A closed loop: the trial was given up, and nobody waits for the answer.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(settle)
 
 
 def _described(bug: Exception) -> str:

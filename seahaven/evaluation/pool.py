@@ -34,6 +34,7 @@ from seahaven.errors import WorldBug
 from seahaven.evaluation.policies import Policy, close_policy_async, is_async_policy
 from seahaven.evaluation.results import TrialResult
 from seahaven.evaluation.trials import TrialSpec, run_trial_async
+from seahaven.evaluation.users import UserSource, close_user_async
 from seahaven.world import World
 
 __all__ = ["check_concurrency", "check_trial_timeout", "run_concurrently"]
@@ -67,12 +68,14 @@ def run_concurrently(
     trial_timeout: float | None = None,
     record: bool = False,
     runner: str = "in process",
+    user: UserSource | None = None,
 ) -> Iterator[TrialResult]:
     """Run ``specs`` at most ``concurrency`` at a time; yield each result as its trial ends.
 
     ``trial_timeout`` limits each trial's play (see ``run_trial_async``),
     ``storage`` is where the instances keep their stores, and with ``record``
-    each result carries its transcript. A trial that cannot start (its fixture
+    each result carries its transcript; ``user`` plays the scenarios' users
+    (``seahaven.evaluation.users``). A trial that cannot start (its fixture
     is missing) stops the run with that error, as it does one at a time.
     """
     concurrency = check_concurrency(concurrency)
@@ -110,6 +113,7 @@ def run_concurrently(
                         record=record,
                         timeout=timeout,
                         executor=threads,
+                        user=user,
                     )
                     pending.add(asyncio.ensure_future(trial))
                 if not pending:
@@ -128,6 +132,8 @@ def run_concurrently(
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
             await close_policy_async(policy)
+            if user is not None:
+                await close_user_async(user)
             if threads is not None:
                 # A plain policy past its time limit may still be in its thread; it is refused
                 # every call now, so it ends at its next one, and the loop need not wait.

@@ -85,6 +85,10 @@ class RunReport:
     seconds: float
     model_seconds: float | None = None
     transcripts_path: Path | None = None
+    # Seconds of a model-played user's model calls, apart from the agent's (``None``: none).
+    user_model_seconds: float | None = None
+    # What played the scenarios' users, as the results name it (empty: their own).
+    users: tuple[str, ...] = ()
     # Each trial's transcript, by (scenario, trial), when the transcripts file is there.
     transcripts: Mapping[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     # Each scenario's tags, as the pack or the transcripts give them.
@@ -118,6 +122,8 @@ class RunReport:
             "per_tag": [row.to_dict() for row in self.tags],
             "seconds": self.seconds,
             "model_seconds": self.model_seconds,
+            "user_model_seconds": self.user_model_seconds,
+            "users": list(self.users),
         }
 
     def render(self) -> str:
@@ -126,7 +132,8 @@ class RunReport:
         scored = summary.results - summary.errored
         lines = [
             f"{self.path}: pack {self.pack} {self.pack_version}, "
-            f"played by {', '.join(self.policies) or 'an unnamed policy'}",
+            f"played by {', '.join(self.policies) or 'an unnamed policy'}"
+            + (f", users played by {', '.join(self.users)}" if self.users else ""),
             f"{summary.scenarios} scenarios, {summary.results} trials"
             + (f" ({summary.errored} errored, not scored)" if summary.errored else ""),
         ]
@@ -158,10 +165,15 @@ class RunReport:
             time_line += f" ({self.seconds / summary.results:.2f} s a trial"
             if self.model_seconds is not None:
                 time_line += f"; {self.model_seconds:.1f} s waiting on the model"
+            if self.user_model_seconds is not None:
+                time_line += f", {self.user_model_seconds:.1f} s on the simulated users' model"
             time_line += ")"
         lines.append(time_line)
         if summary.usage:
             lines.append(usage_line(summary.usage))
+        if summary.user_usage:
+            # A model-played user's tokens are the simulator's, never the agent's.
+            lines.append(usage_line(summary.user_usage, who="the simulated users"))
         return "\n".join(lines)
 
     def _tag_table(self) -> list[str]:
@@ -223,16 +235,8 @@ def load_run(path: Path | str, transcripts: Path | str | None = None) -> RunRepo
     for j in summary.pass_at:
         at_intervals[j] = _rate_interval(scored, j, hat=False)
         hat_intervals[j] = _rate_interval(scored, j, hat=True)
-    model_seconds = (
-        sum(
-            float(event.get("seconds") or 0.0)
-            for data in kept.values()
-            for event in data.get("events") or ()
-            if isinstance(event, dict) and event.get("type") == "model"
-        )
-        if kept
-        else None
-    )
+    model_seconds = _model_seconds(kept, "agent") if kept else None
+    user_seconds = _model_seconds(kept, "user") if kept else None
     versions = sorted({result.pack_version for result in results})
     return RunReport(
         path=path,
@@ -249,6 +253,20 @@ def load_run(path: Path | str, transcripts: Path | str | None = None) -> RunRepo
         transcripts_path=chosen if kept else None,
         transcripts=kept,
         scenario_tags=tags,
+        user_model_seconds=user_seconds or None,
+        users=tuple(sorted({r.user for r in results if r.user is not None})),
+    )
+
+
+def _model_seconds(transcripts: Mapping[Any, Mapping[str, Any]], speaker: str) -> float:
+    """Seconds of the model calls of one speaker (a line of an older release: the agent's)."""
+    return sum(
+        float(event.get("seconds") or 0.0)
+        for data in transcripts.values()
+        for event in data.get("events") or ()
+        if isinstance(event, dict)
+        and event.get("type") == "model"
+        and event.get("speaker", "agent") == speaker
     )
 
 

@@ -86,6 +86,23 @@ def _overview(report: RunReport) -> str:
                 f"{usage.get('model_calls', 0):,} calls, {usage.get('retries', 0):,} retries",
             )
         )
+    users = summary.user_usage
+    if users:
+        # The simulated users' model, counted apart: none of it is the agent's.
+        cards.append(
+            (
+                "simulated users' tokens",
+                f"{users.get('total_tokens', 0):,}",
+                f"{users.get('prompt_tokens', 0):,} prompt, "
+                f"{users.get('completion_tokens', 0):,} completion, "
+                f"{users.get('model_calls', 0):,} calls"
+                + (
+                    f"; {report.user_model_seconds:.1f} s"
+                    if report.user_model_seconds is not None
+                    else ""
+                ),
+            )
+        )
     inner = "".join(
         f'<div class="card"><span class="muted">{e(label)}</span><b>{e(value)}</b>'
         f'<span class="muted">{e(note)}</span></div>'

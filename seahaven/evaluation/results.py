@@ -99,6 +99,10 @@ class TrialResult(BaseModel):
     # for a scripted user).
     conversation: list[dict[str, Any]] = Field(default_factory=list)
     user_tokens: dict[str, int] | None = None
+    # What played the scenarios' users in this run when the run chose it (a model-played
+    # user names its model, ``chat:MODEL@HOST``; a replay ``replay``); ``None``: each
+    # scenario's own user (its script or function).
+    user: str | None = None
     # The tokens the policy's model calls used (``prompt_tokens``, ``completion_tokens``,
     # ``total_tokens``, ``model_calls``, ``retries``), for a policy that records them.
     usage: dict[str, int] | None = None
@@ -237,11 +241,14 @@ def check_resumable(
     *,
     pack: str | None = None,
     policy: str | None = None,
+    user: str | None = None,
 ) -> None:
     """Refuse to resume when a kept result graded another version of its scenario.
 
     With ``pack`` and ``policy``, refuse too when a kept result of that pack was
-    played by another policy (lines of older releases, which name none, pass).
+    played by another policy (lines of older releases, which name none, pass),
+    or with its users played by something other than ``user`` (``None``: each
+    scenario's own).
     """
     kept = list(kept)
     if pack is not None and policy is not None:
@@ -252,6 +259,13 @@ def check_resumable(
                     f"{result.policy!r}, and this run's policy is {policy!r}; one results file "
                     "scores one agent: write to a new file, or resume with the same policy"
                 )
+            if result.pack == pack and result.user != user:
+                raise WorldBug(
+                    f"{path} holds trials of pack {pack!r} whose users were played by "
+                    f"{_users(result.user)}, and this run's are played by {_users(user)}; one "
+                    "results file scores one agent with one simulated user: write to a new "
+                    "file, or resume with the same --user-model"
+                )
     for result in kept:
         current = hashes.get(result.scenario)
         if current is not None and current != result.scenario_hash:
@@ -260,3 +274,7 @@ def check_resumable(
                 f"changed (hash {result.scenario_hash[:12]}, now {current[:12]}); write to a "
                 "new file to grade the new version"
             )
+
+
+def _users(who: str | None) -> str:
+    return "the scenarios' own users" if who is None else repr(who)

@@ -36,6 +36,7 @@ from seahaven.evaluation.results import ResultsFile, TrialResult, check_resumabl
 from seahaven.evaluation.summary import Summary, summarize
 from seahaven.evaluation.transcripts import TranscriptsFile, transcript_line
 from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
+from seahaven.evaluation.users import UserSource, check_user_source, close_user, describe_user
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.storage import check_storage
 from seahaven.world import World
@@ -98,23 +99,26 @@ def run_in_process(
     *,
     storage: str | None = None,
     record: bool = False,
+    user: UserSource | None = None,
 ) -> Iterator[TrialResult]:
     """The default runner: each trial in turn, in this process (``storage`` as ``run_trial``'s).
 
     An ``async`` policy's trials run in turn on one event loop (the pool's, one
     at a time), so what the policy keeps on its loop (a model client's
     connections) serves every trial. With ``record``, each result carries its
-    transcript.
+    transcript; ``user`` plays the scenarios' users.
     """
     if is_async_policy(policy):
-        yield from run_concurrently(specs, policy, concurrency=1, storage=storage, record=record)
+        yield from run_concurrently(
+            specs, policy, concurrency=1, storage=storage, record=record, user=user
+        )
         return
     worlds: dict[str, World] = {}
     for spec in specs:
         name = spec.scenario.world_name
         if name not in worlds:
             worlds[name] = spec.scenario.resolve_world()
-        yield run_trial(spec, policy, world=worlds[name], storage=storage, record=record)
+        yield run_trial(spec, policy, world=worlds[name], storage=storage, record=record, user=user)
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,12 @@ class InProcessRunner:
     concurrency: int | None = None
     trial_timeout: float | None = None
     record: bool = False
+    # What plays the scenarios' users (``seahaven.evaluation.users``); ``None``: their own.
+    user: UserSource | None = None
+
+    def with_user(self, user: UserSource | None) -> InProcessRunner:
+        """This runner, its trials' users played by ``user``."""
+        return replace(self, user=user)
 
     def concurrency_for(self, policy: Policy) -> int:
         """How many trials of ``policy`` run at once."""
@@ -137,7 +147,9 @@ class InProcessRunner:
         """Run ``specs`` with ``policy``; yield each result as its trial ends."""
         at_once = self.concurrency_for(policy)
         if at_once == 1 and self.trial_timeout is None:
-            return run_in_process(specs, policy, storage=self.storage, record=self.record)
+            return run_in_process(
+                specs, policy, storage=self.storage, record=self.record, user=self.user
+            )
         return run_concurrently(
             specs,
             policy,
@@ -145,6 +157,7 @@ class InProcessRunner:
             storage=self.storage,
             trial_timeout=self.trial_timeout,
             record=self.record,
+            user=self.user,
         )
 
 
@@ -171,6 +184,19 @@ def in_process(
         trial_timeout=check_trial_timeout(trial_timeout),
         record=record,
     )
+
+
+def _with_user(runner: TrialRunner, user: UserSource) -> TrialRunner:
+    """``runner`` with its trials' users played by ``user``; refused if it cannot."""
+    with_user = getattr(runner, "with_user", None)
+    if not callable(with_user):
+        raise WorldBug(
+            f"the runner {type(runner).__name__} cannot have the scenarios' users played by "
+            f"{describe_user(user)}: a served world plays each scenario's user on the server, as "
+            "the scenario says; run the trials in this process or on Ray for a model-played user"
+        )
+    changed: TrialRunner = with_user(user)
+    return changed
 
 
 @contextlib.contextmanager
@@ -209,6 +235,8 @@ def evaluate(
     progress: Callable[[TrialResult, int, int], None] | None = None,
     max_consecutive_errors: int | None = DEFAULT_MAX_CONSECUTIVE_ERRORS,
     transcripts: Path | str | None = None,
+    user: UserSource | None = None,
+    only: Iterable[tuple[str, int]] | None = None,
 ) -> tuple[Summary, list[TrialResult]]:
     """Run an eval and summarize it; with ``out``, each result is appended as it ends.
 
@@ -230,9 +258,20 @@ def evaluate(
     ``transcripts`` (a file), each trial's transcript is appended there as its
     result is written (``seahaven.evaluation.transcripts``); the runner in
     process records them, and a result from a runner that kept none has no line.
+
+    ``user`` (a ``seahaven.evaluation.users.UserSource``, such as
+    ``seahaven.agents.ModelUser``) plays the users of the scenarios that have
+    one, instead of their scripts; every result records it as ``user``, and a
+    runner that cannot play users so (a served world plays its own) is refused.
+    ``only`` limits the plan to these ``(scenario, trial)`` pairs (a replay of a
+    transcripts file runs the trials the file holds).
     """
     chosen = load_policy(policy) if isinstance(policy, str) else check_policy(policy)
     name = describe_policy(chosen)
+    user_name: str | None = None
+    if user is not None:
+        user = check_user_source(user)
+        user_name = describe_user(user)
     if max_consecutive_errors is not None and (
         isinstance(max_consecutive_errors, bool)
         or not isinstance(max_consecutive_errors, int)
@@ -243,10 +282,15 @@ def evaluate(
             f"got {max_consecutive_errors!r}"
         )
     specs = plan(pack, split=split, trials=trials, scenarios=scenarios)
+    if only is not None:
+        kept_keys = set(only)
+        specs = [spec for spec in specs if spec.key in kept_keys]
     if runner is None:
         runner = in_process()
     if transcripts is not None and isinstance(runner, InProcessRunner):
         runner = replace(runner, record=True)
+    if user is not None:
+        runner = _with_user(runner, user)
     planned = [spec.key for spec in specs]
     wanted = set(planned)
     results: list[TrialResult] = []
@@ -263,7 +307,7 @@ def evaluate(
     if file is not None:
         kept = file.open(resume=resume)
         hashes = {s.scenario.id: s.scenario.hash for s in specs}
-        check_resumable(kept, hashes, file.path, pack=pack.name, policy=name)
+        check_resumable(kept, hashes, file.path, pack=pack.name, policy=name, user=user_name)
         finished = {
             key: result
             for key, result in latest(r for r in kept if r.pack == pack.name).items()
@@ -279,6 +323,8 @@ def evaluate(
         for result in stream:
             if result.policy is None:
                 result = result.model_copy(update={"policy": name})
+            if result.user is None and user_name is not None:
+                result = result.model_copy(update={"user": user_name})
             transcript = result.transcript
             if transcript is not None:
                 result = result.with_transcript(None)  # written below, not kept in memory
@@ -310,6 +356,8 @@ def evaluate(
             file.close()
         if recorded is not None:
             recorded.close()
+        if user is not None:
+            close_user(user)
     # In the plan's order, however many ran at once (the file has them in the order they ended).
     position = {key: index for index, key in enumerate(planned)}
     results.sort(key=lambda result: position.get(result.key, len(position)))

@@ -19,7 +19,14 @@ from typing import Any
 from seahaven.evaluation.results import TrialResult, latest
 from seahaven.evaluation.stats import bootstrap_interval, pass_hat_k, per_scenario_rate
 
-__all__ = ["ScenarioSummary", "Summary", "summarize", "total_usage", "usage_line"]
+__all__ = [
+    "ScenarioSummary",
+    "Summary",
+    "summarize",
+    "total_usage",
+    "total_user_usage",
+    "usage_line",
+]
 
 # How wide the text summary may get, how many of the worst scenarios it explains, and how
 # many reasons (and errored trials) it lists; --json carries them all.
@@ -95,6 +102,9 @@ class Summary:
     # The tokens, model calls and retries of every trial counted (errored ones too: their
     # tokens were spent), for a policy that records them; empty otherwise.
     usage: dict[str, int] = field(default_factory=dict)
+    # The same for a model-played user's model calls (``TrialResult.user_tokens``), kept
+    # apart from the agent's; empty when no user was played by a model.
+    user_usage: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON data."""
@@ -115,6 +125,7 @@ class Summary:
             "per_scenario": [row.to_dict() for row in self.per_scenario],
             "worst": [row.scenario for row in self.worst()],
             "usage": dict(self.usage) or None,
+            "user_usage": dict(self.user_usage) or None,
         }
 
     def worst(self) -> list[ScenarioSummary]:
@@ -149,9 +160,12 @@ class Summary:
             lines.append("")
             lines.extend(self.table())
         lines.extend(self.explanations())
-        if self.usage:
+        if self.usage or self.user_usage:
             lines.append("")
+        if self.usage:
             lines.append(usage_line(self.usage))
+        if self.user_usage:
+            lines.append(usage_line(self.user_usage, who="the simulated users"))
         return "\n".join(lines)
 
     def explanations(self) -> list[str]:
@@ -295,6 +309,7 @@ def summarize(
             _scenario_row(name, scored[name], errored[name], trials) for name in order
         ),
         usage=total_usage(by_key.values()),
+        user_usage=total_user_usage(by_key.values()),
     )
 
 
@@ -307,12 +322,23 @@ def total_usage(results: Iterable[TrialResult]) -> dict[str, int]:
     return totals
 
 
-def usage_line(usage: dict[str, int]) -> str:
-    """The tokens a run used, as the summary's last line says them."""
+def total_user_usage(results: Iterable[TrialResult]) -> dict[str, int]:
+    """The model-played users' tokens, model calls and retries, summed (empty when none)."""
+    totals: dict[str, int] = {}
+    for result in results:
+        for key, value in (result.user_tokens or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                totals[key] = totals.get(key, 0) + value
+    return totals
+
+
+def usage_line(usage: dict[str, int], who: str | None = None) -> str:
+    """The tokens a run used, as the summary's last line says them (``who``'s, when given)."""
     calls = usage.get("model_calls", 0)
     retries = usage.get("retries", 0)
     return (
-        f"tokens {usage.get('total_tokens', 0):,} ({usage.get('prompt_tokens', 0):,} prompt, "
+        (f"{who}: " if who else "")
+        + f"tokens {usage.get('total_tokens', 0):,} ({usage.get('prompt_tokens', 0):,} prompt, "
         f"{usage.get('completion_tokens', 0):,} completion) in {_counted(calls, 'model call')}"
         + (f", {retries} retr{'y' if retries == 1 else 'ies'}" if retries else "")
     )

@@ -70,10 +70,12 @@ def _transcript(transcript: Mapping[str, Any]) -> str:
         if not isinstance(event, dict):
             continue
         kind = event.get("type")
+        # The simulated user's model calls and own tool calls are marked as the user's.
+        users = event.get("speaker") == "user"
         if kind == "model":
-            out.append(_model_event(event))
+            out.append(_model_event(event, users))
         elif kind == "tool":
-            out.append(_tool_event(event))
+            out.append(_tool_event(event, users))
         elif kind == "invalid_call":
             out.append(
                 f'<div class="event invalid"><span class="role">invalid tool call</span> '
@@ -89,8 +91,9 @@ def _transcript(transcript: Mapping[str, Any]) -> str:
                 + "</div>"
             )
         elif kind == "model_failure":
+            failed = "the user's model failed" if users else "model failed"
             out.append(
-                f'<div class="event failure"><span class="role">model failed</span> '
+                f'<div class="event failure"><span class="role">{failed}</span> '
                 f"{e(cut(str(event.get('message', '')), 800))}"
                 f"{_retries(event.get('retries'))}</div>"
             )
@@ -99,17 +102,20 @@ def _transcript(transcript: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def _model_event(event: Mapping[str, Any]) -> str:
+def _model_event(event: Mapping[str, Any], users: bool = False) -> str:
     out = []
     for message in event.get("messages") or ():
         if not isinstance(message, dict) or message.get("role") in ("tool", "assistant"):
             continue  # tool results are the tool events; the replies are shown as replies
         role = str(message.get("role", "?"))
+        if users:
+            # In the user's own conversation the agent's messages come as "user" ones.
+            role = "user's prompt" if role == "system" else "agent, to the user"
         content = message.get("content")
         text = e(cut(content if isinstance(content, str) else pretty(content)))
-        if role == "system":
+        if role in ("system", "user's prompt"):
             out.append(
-                f'<details class="event"><summary class="role">system</summary><pre>{text}</pre>'
+                f'<details class="event"><summary class="role">{e(role)}</summary><pre>{text}</pre>'
                 "</details>"
             )
         else:
@@ -139,16 +145,19 @@ def _model_event(event: Mapping[str, Any]) -> str:
                 f"<div>calls <code>{e(function.get('name', ''))}</code>"
                 f"{pre(function.get('arguments', ''))}</div>"
             )
+    speaker, kind = ("user (model)", "user") if users else ("assistant", "assistant")
     out.append(
-        f'<div class="event assistant"><span class="role">assistant</span> '
+        f'<div class="event {kind}"><span class="role">{speaker}</span> '
         f'<span class="muted">{e(" · ".join(meta))}</span>{"".join(body)}'
         f"{_retries(event.get('retries'))}</div>"
     )
     return "".join(out)
 
 
-def _tool_event(event: Mapping[str, Any]) -> str:
+def _tool_event(event: Mapping[str, Any], users: bool = False) -> str:
     name = e(event.get("tool", ""))
+    if users:
+        name = f"user: {name}"  # the user's own tool (dual control), not the agent's
     if "refusal" in event:
         refusal = _mapping(event.get("refusal"))
         return (

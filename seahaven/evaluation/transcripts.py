@@ -15,7 +15,8 @@ One line is a JSON object::
 
     {"pack", "pack_version", "scenario", "scenario_hash", "trial", "seed", "policy",
      "tags", "tools", "events", "usage", "score", "passed", "checks", "changes",
-     "ended_by", "answer", "calls", "error", "errored", "seconds"}
+     "ended_by", "answer", "calls", "error", "errored", "seconds", "user",
+     "conversation", "user_tokens", "user_usage", "state_sha256"}
 
 and ``events`` lists what happened in order. An event of ``type`` ``model`` holds
 ``messages``: the request's messages after those of the model call it
@@ -25,6 +26,15 @@ n turns is written once, not n times. The other types are ``tool`` (``tool``,
 ``arguments``, then ``result``, ``refusal`` or ``failure``), ``submit``,
 ``invalid_call`` (a model's answer that was not a valid tool call, returned to
 it as an error) and ``model_failure`` (the model API failed past its retries).
+
+A scenario's simulated user speaks too. Every ``model``, ``model_failure`` and
+``tool`` event says whose it is in ``speaker``: ``agent``, or ``user`` for the
+calls a model-played user made to its own model and the user's own tool calls
+(dual control). A request ``extends`` only an earlier request of the same
+speaker. ``usage`` counts the agent's model calls only and ``user_usage`` the
+user's, so a trainer can keep the agent's tokens and mask the rest; the line
+also holds the ``conversation`` (each message with its ``speaker``),
+``user_tokens`` and ``user`` (what played the user, when the run chose it).
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ if TYPE_CHECKING:
     from seahaven.evaluation.results import TrialResult
 
 __all__ = [
+    "SPEAKERS",
     "USAGE_KEYS",
     "Transcript",
     "TranscriptsFile",
@@ -56,23 +67,27 @@ __all__ = [
 
 # The token counts a model call reports, and the counts a transcript adds up.
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+# Who spoke: the agent, or the scenario's simulated user (``seahaven.names.AGENT``, ``USER``).
+SPEAKERS = ("agent", "user")
 
 
 class Transcript:
     """One trial's exchange, event by event, as the session and the policy record it."""
 
-    __slots__ = ("_log", "_requests", "events", "tools", "usage")
+    __slots__ = ("_log", "_requests", "events", "tools", "usage", "user_usage")
 
     def __init__(self) -> None:
         #: What happened, in order: each event a JSON object with a ``type``.
         self.events: list[dict[str, Any]] = []
         #: The names of the tools the agent was shown, once a policy asked for them.
         self.tools: list[str] | None = None
-        #: Tokens of every model call, the calls and the retries, summed.
+        #: Tokens of the agent's model calls, the calls and the retries, summed.
         self.usage: dict[str, int] = {}
-        # Each model event's whole request (its messages, then its reply), by event index,
-        # so that the next request can be written as what it adds.
-        self._requests: dict[int, list[Any]] = {}
+        #: The same for the model calls of a model-played user: apart from the agent's.
+        self.user_usage: dict[str, int] = {}
+        # Each model event's whole request (its messages, then its reply), by speaker and event
+        # index, so that the next request of that speaker can be written as what it adds.
+        self._requests: dict[str, dict[int, list[Any]]] = {}
         self._log: list[LogRecord] | None = None
 
     def __repr__(self) -> str:
@@ -88,9 +103,18 @@ class Transcript:
         result: Any = None,
         refusal: Mapping[str, Any] | None = None,
         failure: str | None = None,
+        speaker: str = "agent",
     ) -> None:
-        """A tool call and how it went: its ``result``, ``refusal``, or the world's ``failure``."""
-        event: dict[str, Any] = {"type": "tool", "tool": tool, "arguments": dict(arguments)}
+        """A tool call and how it went: its ``result``, ``refusal``, or the world's ``failure``.
+
+        ``speaker`` is who made it: the agent, or the simulated ``user`` with its own tools.
+        """
+        event: dict[str, Any] = {
+            "type": "tool",
+            "speaker": _speaker(speaker),
+            "tool": tool,
+            "arguments": dict(arguments),
+        }
         if refusal is not None:
             event["refusal"] = dict(refusal)
         elif failure is not None:
@@ -123,8 +147,12 @@ class Transcript:
         retries: Sequence[Mapping[str, Any]] = (),
         finish_reason: str | None = None,
         history: Mapping[str, Any] | None = None,
+        speaker: str = "agent",
     ) -> int:
         """One model call: the request's ``messages`` and the ``reply``; its event's index.
+
+        ``speaker`` is whose call it is: the agent's, or a model-played ``user``'s
+        (counted in ``user_usage``, apart from the agent's ``usage``).
 
         ``reply`` is the assistant message the model returned; ``history``, when
         given, is the message as the conversation keeps it (written only if it
@@ -137,10 +165,13 @@ class Transcript:
         # Messages that are plain dicts are kept as they are (not copied), so a request that
         # extends an earlier one compares by identity message by message: cheap every turn.
         request = [m if isinstance(m, dict) else to_jsonable_python(m) for m in messages]
-        extends, added = self._relative(request)
+        who = _speaker(speaker)
+        requests = self._requests.setdefault(who, {})
+        extends, added = self._relative(request, requests)
         kept = dict(history) if history is not None else dict(reply)
         event: dict[str, Any] = {
             "type": "model",
+            "speaker": who,
             "model": model,
             "extends": extends,
             "messages": added,
@@ -154,21 +185,37 @@ class Transcript:
             event["history"] = to_jsonable_python(kept)
         index = len(self.events)
         self.events.append(event)
-        self._requests[index] = [*request, to_jsonable_python(kept)]
-        self._count(usage, retries)
+        requests[index] = [*request, to_jsonable_python(kept)]
+        self._count(usage, retries, who)
         return index
 
-    def model_failure(self, message: str, *, retries: Sequence[Mapping[str, Any]] = ()) -> None:
-        """The model API failed on every attempt; ``retries`` lists them."""
+    def model_failure(
+        self, message: str, *, retries: Sequence[Mapping[str, Any]] = (), speaker: str = "agent"
+    ) -> None:
+        """The model API failed on every attempt; ``retries`` lists them. ``speaker``: whose."""
+        who = _speaker(speaker)
         self.events.append(
-            {"type": "model_failure", "message": message, "retries": [dict(r) for r in retries]}
+            {
+                "type": "model_failure",
+                "speaker": who,
+                "message": message,
+                "retries": [dict(r) for r in retries],
+            }
         )
-        self._count(None, retries)
+        self._count(None, retries, who)
 
-    def invalid_call(self, tool: str, arguments: str, message: str) -> None:
+    def invalid_call(
+        self, tool: str, arguments: str, message: str, *, speaker: str = "agent"
+    ) -> None:
         """A model's tool call that could not be made (unknown tool, arguments not an object)."""
         self.events.append(
-            {"type": "invalid_call", "tool": tool, "arguments": arguments, "message": message}
+            {
+                "type": "invalid_call",
+                "speaker": _speaker(speaker),
+                "tool": tool,
+                "arguments": arguments,
+                "message": message,
+            }
         )
 
     def note(self, kind: str, **data: Any) -> None:
@@ -187,22 +234,33 @@ class Transcript:
 
     # --- inside ----------------------------------------------------------------------------
 
-    def _relative(self, request: list[Any]) -> tuple[int | None, list[Any]]:
-        """The latest earlier request this one extends, and the messages it adds."""
-        for index in sorted(self._requests, reverse=True):
-            earlier = self._requests[index]
+    @staticmethod
+    def _relative(
+        request: list[Any], requests: Mapping[int, list[Any]]
+    ) -> tuple[int | None, list[Any]]:
+        """The latest earlier request (of one speaker) this one extends, and what it adds."""
+        for index in sorted(requests, reverse=True):
+            earlier = requests[index]
             if len(earlier) <= len(request) and request[: len(earlier)] == earlier:
                 return index, request[len(earlier) :]
         return None, request
 
-    def _count(self, usage: Mapping[str, Any] | None, retries: Sequence[Any]) -> None:
-        totals = self.usage
+    def _count(
+        self, usage: Mapping[str, Any] | None, retries: Sequence[Any], speaker: str = "agent"
+    ) -> None:
+        totals = self.user_usage if speaker == "user" else self.usage
         if usage is not None:
             for key in USAGE_KEYS:
                 totals[key] = totals.get(key, 0) + int(usage.get(key) or 0)
             totals["model_calls"] = totals.get("model_calls", 0) + 1
         if retries:
             totals["retries"] = totals.get("retries", 0) + len(retries)
+
+
+def _speaker(speaker: str) -> str:
+    if speaker not in SPEAKERS:
+        raise WorldBug(f"a transcript's speaker is one of {', '.join(SPEAKERS)}; got {speaker!r}")
+    return speaker
 
 
 def conversation(events: Sequence[Mapping[str, Any]], index: int) -> list[Any]:
@@ -255,6 +313,12 @@ def transcript_line(result: TrialResult, transcript: Transcript, tags: Sequence[
         "error": None if result.error is None else result.error.model_dump(),
         "errored": result.errored,
         "seconds": result.seconds,
+        # The simulated user's side, apart from the agent's (see the module).
+        "user": result.user,
+        "conversation": result.conversation,
+        "user_tokens": result.user_tokens,
+        "user_usage": transcript.user_usage or None,
+        "state_sha256": result.state_sha256,
     }
     return json.dumps(data, ensure_ascii=False, default=_fallback) + "\n"
 

@@ -5,7 +5,9 @@ derived from the pack, the scenario and the trial number); ``run_trial`` runs
 one in this process, and ``run_trial_async`` does in asynchronous code, where
 several run at once on one event loop (``seahaven.evaluation.pool``). Both
 hand the policy a ``LocalSession`` whose ``transcript`` records the exchange,
-and grade the episode where the policy left it.
+and grade the episode where the policy left it. Given a user source
+(``seahaven.evaluation.users``), each trial whose scenario has a user gets a
+player of its own from it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from seahaven.evaluation.policies import (
 )
 from seahaven.evaluation.results import TrialError, TrialResult
 from seahaven.evaluation.transcripts import Transcript
+from seahaven.evaluation.users import UserSource, describe_user
 from seahaven.scenarios.model import Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
@@ -128,6 +131,7 @@ def run_trial(
     runner: str = "in process",
     storage: str | None = None,
     record: bool = False,
+    user: UserSource | None = None,
 ) -> TrialResult:
     """Run one trial in this process: make its instance, hand the policy a session, grade.
 
@@ -135,14 +139,19 @@ def run_trial(
     ``storage`` (``"memory"`` or ``"disk"``) is where the trial's instance keeps
     its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for any instance.
     With ``record``, the result carries the trial's transcript
-    (``result.transcript``) for ``evaluate`` to write.
+    (``result.transcript``) for ``evaluate`` to write. ``user`` plays the
+    scenario's user, when it has one, instead of its script or function.
     """
     started = time.perf_counter()
     resolved = world if world is not None else spec.scenario.resolve_world()
-    with Trial(spec.scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
-        session = LocalSession(trial, policy_document=spec.policy_document)
+    transcript = Transcript()
+    player = _player(spec, user, transcript)
+    with Trial(
+        spec.scenario, seed=spec.seed, world=resolved, storage=storage, user_player=player
+    ) as trial:
+        session = LocalSession(trial, transcript=transcript, policy_document=spec.policy_document)
         error = play_policy(policy, session)
-        return _graded(spec, trial, resolved, session, error, runner, started, record)
+        return _graded(spec, trial, resolved, session, error, runner, started, record, user)
 
 
 async def run_trial_async(
@@ -155,6 +164,7 @@ async def run_trial_async(
     record: bool = False,
     timeout: float | None = None,
     executor: Executor | None = None,
+    user: UserSource | None = None,
 ) -> TrialResult:
     """``run_trial`` in asynchronous code: an ``async`` policy is awaited on the running loop.
 
@@ -170,8 +180,12 @@ async def run_trial_async(
     """
     started = time.perf_counter()
     resolved = world if world is not None else spec.scenario.resolve_world()
-    with Trial(spec.scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
-        session = LocalSession(trial, policy_document=spec.policy_document)
+    transcript = Transcript()
+    player = _player(spec, user, transcript)
+    with Trial(
+        spec.scenario, seed=spec.seed, world=resolved, storage=storage, user_player=player
+    ) as trial:
+        session = LocalSession(trial, transcript=transcript, policy_document=spec.policy_document)
         if executor is not None and not is_async_policy(policy):
             loop = asyncio.get_running_loop()
             playing = loop.run_in_executor(executor, play_policy, policy, session)
@@ -185,7 +199,14 @@ async def run_trial_async(
                 kind="timeout",
                 message=f"the trial ran past its time limit of {timeout:g} seconds",
             )
-        return _graded(spec, trial, resolved, session, error, runner, started, record)
+        return _graded(spec, trial, resolved, session, error, runner, started, record, user)
+
+
+def _player(spec: TrialSpec, user: UserSource | None, transcript: Transcript) -> Any:
+    """The trial's user player from ``user``; ``None``: the scenario's own (or it has no user)."""
+    if user is None or spec.scenario.user is None:
+        return None
+    return user.player(spec, transcript)
 
 
 def _graded(
@@ -197,6 +218,7 @@ def _graded(
     runner: str,
     started: float,
     record: bool,
+    user: UserSource | None = None,
 ) -> TrialResult:
     """End the trial's episode where it stands, grade it, and make its result."""
     try:
@@ -226,6 +248,7 @@ def _graded(
         usage=dict(transcript.usage) if transcript.usage else None,
         conversation=trial.conversation,
         user_tokens=None if trial.cast is None else trial.cast.user_tokens,
+        user=None if user is None else describe_user(user),
     )
     if not record:
         return result

@@ -13,12 +13,12 @@ part of the trial's record.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_jsonable_python
 
-from seahaven.errors import UnknownTool, WorldBug
+from seahaven.errors import ToolError, UnknownTool, WorldBug
 from seahaven.names import USER
 from seahaven.scenarios.events import EventRunner
 from seahaven.scenarios.users import (
@@ -84,6 +84,10 @@ class Cast:
         self.conversation: list[dict[str, Any]] = []
         #: The user's model tokens (a model-played user's), summed; ``None`` for a scripted one.
         self.user_tokens: dict[str, int] | None = None
+        #: Told of each of the user's own calls as it ends, whoever plays the user (a runner
+        #: records them in the trial's transcript): called with ``tool``, ``arguments`` and one
+        #: of ``result``, ``refusal`` (the ``ToolError``'s dict) or ``failure`` (its text).
+        self.on_user_call: Callable[..., None] | None = None
 
     @property
     def has_user(self) -> bool:
@@ -165,8 +169,21 @@ class Cast:
             raise UnknownTool(str(tool))
         instance = self.instance
         turn.calls.append(instance.call_count)
+        observe = self.on_user_call
         with instance.acting_as(USER):
-            return to_jsonable_python(instance.call(tool, **arguments))
+            try:
+                result = to_jsonable_python(instance.call(tool, **arguments))
+            except ToolError as refused:
+                if observe is not None:
+                    observe(tool, dict(arguments), refusal=refused.to_dict())
+                raise
+            except Exception as bug:
+                if observe is not None:
+                    observe(tool, dict(arguments), failure=f"{type(bug).__name__}: {bug}")
+                raise
+        if observe is not None:
+            observe(tool, dict(arguments), result=result)
+        return result
 
     def _count_tokens(self, tokens: Mapping[str, int]) -> None:
         counted = self.user_tokens if self.user_tokens is not None else {}

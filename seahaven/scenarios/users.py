@@ -193,7 +193,12 @@ class UserPlayer(Protocol):
     """Plays a user: answers each agent message, acting with the user's tools first.
 
     ``respond`` may be ``async`` (return an awaitable): a model-played user
-    awaits its model's HTTP reply there.
+    awaits its model's HTTP reply there. A player whose answers take a while (a
+    model's) may say so with a true attribute ``waits``: a runner with trials at
+    once on one event loop then answers that user's messages off the loop
+    (``seahaven.evaluation.LocalSession.acall``), so the trials beside it go on.
+    Such a player may have ``cancel()``, called when the trial it answers in is
+    given up (its time limit), to stop waiting.
     """
 
     def respond(self, turn: UserContext) -> UserReply | Awaitable[UserReply]:

@@ -42,3 +42,21 @@ def test_trials_with_people_on_ray_are_the_trials_in_process(policy: Policy) -> 
     else:
         assert {r.score for r in there} == {0.0}
         assert all(r.conversation == [] for r in there)
+
+
+def test_a_model_played_user_travels_to_the_workers_and_plays_as_in_process() -> None:
+    # The user's model is the agents plugin's scripted server, playing the scenario's script.
+    from seahaven_agents import ModelUser
+    from seahaven_agents.testing import ScriptedChatServer, user_script
+
+    pack = load_pack("people_cases:pack")
+    with ScriptedChatServer(user_script(pack)) as server:
+        user = ModelUser("scripted-user", base_url=server.url)
+        options: dict[str, Any] = {"scenarios": ["top-up"], "trials": 2, "user": user}
+        _, here = evaluate(pack, solution_policy, **options)
+        _, there = evaluate(pack, solution_policy, runner=trial_runner(None, workers=2), **options)
+        asked = [request for request in server.requests if request.system]
+    assert {r.key: comparable(r) for r in there} == {r.key: comparable(r) for r in here}
+    assert all(r.passed and r.user == "chat:scripted-user@127.0.0.1" for r in there)
+    assert all(r.user_tokens is not None and r.user_tokens["model_calls"] == 4 for r in there)
+    assert len(asked) == 16  # four calls a trial, two trials, in process and on Ray

@@ -6,8 +6,10 @@ llama.cpp's server, Ollama, LiteLLM's proxy, the hosted APIs), through the
 official ``openai`` SDK: ``seahaven eval PACK --model NAME`` runs it.
 ``AgentLoop`` is its loop, with hooks a custom policy overrides, on a
 ``ModelClient`` that retries what is worth retrying and records every model
-call in the trial's transcript. ``seahaven_agents.testing`` holds a scripted
-Chat Completions server for offline tests.
+call in the trial's transcript. ``ModelUser(model, ...)`` plays the scenarios'
+simulated users with a model (``seahaven eval PACK --user-model NAME``), its
+tokens counted apart from the agent's. ``seahaven_agents.testing`` holds a
+scripted Chat Completions server for offline tests.
 
 Importing this package does not import the ``openai`` SDK's network stack until
 a model is asked.
@@ -26,6 +28,12 @@ from seahaven_agents.client import (
 from seahaven_agents.loop import DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, AgentLoop, play
 from seahaven_agents.retries import RetryPolicy
 from seahaven_agents.schemas import ToolNames, function_schemas
+from seahaven_agents.user import (
+    DEFAULT_USER_PROMPT,
+    ModelUser,
+    ModelUserPlayer,
+    UserModelFailure,
+)
 
 __version__ = "0.1.0"
 
@@ -35,14 +43,18 @@ __all__ = [
     "DEFAULT_MAX_TURNS",
     "DEFAULT_SYSTEM_PROMPT",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_USER_PROMPT",
     "AgentLoop",
     "ChatAgent",
     "ModelClient",
     "ModelFailure",
     "ModelReply",
+    "ModelUser",
+    "ModelUserPlayer",
     "RetryPolicy",
     "ToolCallRequest",
     "ToolNames",
+    "UserModelFailure",
     "__version__",
     "function_schemas",
     "play",

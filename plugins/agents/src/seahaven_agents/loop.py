@@ -105,9 +105,15 @@ class AgentLoop:
         The result goes back as JSON text; a refusal (``ToolError``) as
         ``{"error": {"code", "message", "details"}}``. Anything else the call
         raises (a bug in the world) propagates: the trial is errored, not scored.
+        A session with ``acall`` (the runners' in this process) is awaited, so a
+        message to a model-played user lets the trials beside this one go on.
         """
+        acall = getattr(session, "acall", None)
         try:
-            result = session.call(tool, **arguments)
+            if callable(acall):
+                result = await acall(tool, **arguments)
+            else:
+                result = session.call(tool, **arguments)
         except ToolError as refused:
             return _json({"error": refused.to_dict()})
         return _json(result)

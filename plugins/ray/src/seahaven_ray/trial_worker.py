@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from seahaven import World, WorldBug
-from seahaven.evaluation import Policy, TrialResult, TrialSpec, load_policy, run_trial
+from seahaven.evaluation import Policy, TrialResult, TrialSpec, UserSource, load_policy, run_trial
 from seahaven.scenarios import ScenarioSet, load_pack
 
 __all__ = ["PackRef", "Refusal", "TrialSetup", "TrialWorker", "one_line"]
@@ -45,6 +45,10 @@ class TrialSetup:
     first: tuple[str, str] | None = None
     # Where each trial's instance keeps its stores; None: the actor's SEAHAVEN_STORAGE.
     storage: str | None = None
+    # What plays the scenarios' users, pickled (``seahaven.evaluation.users``, such as a
+    # model-played user); None: each scenario's own.
+    user: bytes | None = None
+    user_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +71,15 @@ class TrialWorker:
         self._storage = setup.storage
         self._policy_name = setup.policy_name
         self._policy: Policy | None = None
+        self._user: UserSource | None = None
         self._packs: dict[str, ScenarioSet] = {}
         self._worlds: dict[str, World] = {}
         self._lock = threading.Lock()
         self._problem: str | None = None
         try:
             self._policy = self._load_policy(setup.policy)
+            if setup.user is not None:
+                self._user = self._load_user(setup.user, setup.user_name or "the user source")
             for key, ref in setup.packs.items():
                 self._packs[key] = self._load_pack(ref)
         except WorldBug as error:
@@ -103,6 +110,20 @@ class TrialWorker:
                 "py_modules)"
             ) from None
         return policy
+
+    def _load_user(self, shipped: bytes, name: str) -> UserSource:
+        from ray import cloudpickle
+
+        try:
+            user: UserSource = cloudpickle.loads(shipped)
+        except Exception as error:
+            raise WorldBug(
+                f"the users' player {name} cannot be loaded on {self._where}: "
+                f"{type(error).__name__}: {one_line(error)}; it travels by reference to its "
+                "module (seahaven-agents for a model-played user), so install that on every "
+                "worker"
+            ) from None
+        return user
 
     def _load_pack(self, ref: PackRef) -> ScenarioSet:
         if ref.pickled is not None:
@@ -153,7 +174,12 @@ class TrialWorker:
         try:
             world = self._world(pack, scenario_id)
             return run_trial(
-                spec, self._policy, world=world, runner=self._where, storage=self._storage
+                spec,
+                self._policy,
+                world=world,
+                runner=self._where,
+                storage=self._storage,
+                user=self._user,
             )
         except Exception as error:
             text = one_line(error, 2000)

@@ -21,6 +21,11 @@ What travels, and how:
   (no source) is pickled once and sent whole; a ``World`` object in one of its
   scenarios goes by its registered name, and a world that is not registered
   cannot travel (a ``WorldBug`` saying to name it by ``module:attr`` instead).
+- **The users' player**, when the run has one (``evaluate(..., user=...)``, such
+  as ``seahaven.agents.ModelUser``: ``seahaven eval --user-model``), is pickled
+  once like the policy and loaded once per actor; each trial of a scenario with
+  a user gets a player of its own from it there. One that does not pickle is a
+  ``WorldBug`` before anything runs.
 - **A trial** is then its pack, scenario id, trial number and seed: a few
   bytes. Each actor keeps the worlds it resolved, and the solution replays that
   ``matches_solution`` graders need, for the whole run.
@@ -50,8 +55,10 @@ from seahaven.evaluation import (
     TrialError,
     TrialResult,
     TrialSpec,
+    UserSource,
     check_policy,
     describe_policy,
+    describe_user,
     load_policy,
 )
 from seahaven.scenarios import ScenarioSet
@@ -130,6 +137,12 @@ class RayTrialRunner:
     trial_timeout: float | None
     init: dict[str, Any]
     storage: str | None = None
+    # What plays the scenarios' users (``seahaven.evaluation.users``); None: their own.
+    user: UserSource | None = None
+
+    def with_user(self, user: UserSource | None) -> RayTrialRunner:
+        """This runner, its trials' users played by ``user`` (pickled to the actors)."""
+        return replace(self, user=user)
 
     def __call__(self, specs: Sequence[TrialSpec], policy: Policy | str) -> Iterator[TrialResult]:
         """Run ``specs`` with ``policy`` and yield each result as its trial ends.
@@ -141,6 +154,10 @@ class RayTrialRunner:
         if not specs:
             return iter(())
         setup, keys = _setup(specs, policy)
+        if self.user is not None:
+            setup = replace(
+                setup, user=_pickled_user(self.user), user_name=describe_user(self.user)
+            )
         work = _TrialWork(replace(setup, storage=self.storage), keys)
         return run_pool(
             work,
@@ -188,6 +205,21 @@ def _setup(specs: Sequence[TrialSpec], policy: Policy | str) -> tuple[TrialSetup
                 f"{spec.pack.name!r} holds; make trials with seahaven.evaluation.plan(pack)"
             )
     return TrialSetup(policy=shipped, policy_name=name, packs=packs), keys
+
+
+def _pickled_user(user: UserSource) -> bytes:
+    """The users' player pickled for the actors; a ``WorldBug`` if it does not pickle."""
+    from ray import cloudpickle
+
+    try:
+        pickled: bytes = cloudpickle.dumps(user)
+    except Exception as error:
+        raise WorldBug(
+            f"the users' player {describe_user(user)} cannot be sent to Ray workers: it does "
+            f"not pickle ({type(error).__name__}: {one_line(error)}); give an object of a class "
+            "the workers can import (seahaven.agents.ModelUser pickles)"
+        ) from None
+    return pickled
 
 
 def _pack_ref(pack: ScenarioSet) -> PackRef:

@@ -5,8 +5,11 @@ Completions requests of any client (the ``openai`` SDK's, an eval framework's)
 from a script: a list of replies, or a function of each request. The replies
 are made with ``answer``, ``tool_calls`` and ``call``, ``error``, ``hang`` and
 ``drop``; ``solution_script(pack)`` plays every scenario's reference solution
-and ``flaky(script, ...)`` adds failures. ``python -m seahaven_agents.testing
-PACK`` serves the solution script of an installed pack from the shell.
+and ``flaky(script, ...)`` adds failures; ``user_script(pack)`` plays every
+scenario's scripted user as a model-played user's model, and ``for_roles``
+serves the agent's script and the user's from one server. ``python -m
+seahaven_agents.testing PACK`` serves the solution script of an installed pack
+from the shell (``--users``: the users' script too).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from seahaven_agents.testing.replies import (
 )
 from seahaven_agents.testing.scripts import flaky, solution_script
 from seahaven_agents.testing.server import MAX_BODY, Script, ScriptedChatServer
+from seahaven_agents.testing.users import for_roles, instructions_of, user_script
 
 __all__ = [
     "MAX_BODY",
@@ -37,7 +41,10 @@ __all__ = [
     "drop",
     "error",
     "flaky",
+    "for_roles",
     "hang",
+    "instructions_of",
     "solution_script",
     "tool_calls",
+    "user_script",
 ]

@@ -2,7 +2,9 @@
 
 It prints the base URL to give ``seahaven eval PACK --model scripted --base-url
 URL`` and serves until interrupted; ``--delay`` adds a model's latency,
-``--fail-every N`` fails every Nth request with a 500 (or ``--status``).
+``--fail-every N`` fails every Nth request with a 500 (or ``--status``), and
+``--users`` answers a model-played user's requests too, from the scenarios'
+scripted users (``--user-model scripted --user-base-url URL``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 from seahaven.scenarios import load_pack
 from seahaven_agents.testing.scripts import flaky, solution_script
 from seahaven_agents.testing.server import ScriptedChatServer
+from seahaven_agents.testing.users import for_roles, user_script
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,8 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls-per-turn", type=int, default=1, help="tool calls in one answer")
     parser.add_argument("--fail-every", type=int, default=0, help="fail every Nth request")
     parser.add_argument("--status", type=int, default=500, help="the failures' status")
+    parser.add_argument(
+        "--users", action="store_true", help="answer a model-played user's requests too"
+    )
     options = parser.parse_args(argv)
-    script = solution_script(load_pack(options.pack), calls_per_turn=options.calls_per_turn)
+    pack = load_pack(options.pack)
+    script = solution_script(pack, calls_per_turn=options.calls_per_turn)
+    if options.users:
+        script = for_roles(agent=script, user=user_script(pack))
     if options.fail_every:
         script = flaky(script, every=options.fail_every, status=options.status)
     with ScriptedChatServer(script, delay=options.delay) as server:
