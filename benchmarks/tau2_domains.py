@@ -47,12 +47,14 @@ from types import ModuleType
 from typing import Any
 
 from pydantic_core import to_jsonable_python
+from tau2_telecom import run_telecom
 
 import seahaven
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack
 
 ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ("airline", "retail")
+ALL_DOMAINS = (*DOMAINS, "telecom")
 PYTHON_VARIABLE = "SEAHAVEN_TAU2_PYTHON"
 
 
@@ -68,13 +70,19 @@ def _generator(domain: str) -> ModuleType:
 
 
 def _data_dir(source: Path) -> Path:
-    """tau2-bench's data layout (tau2/domains/<domain>/...), linked to the project's copy."""
+    """tau2-bench's data layout (tau2/domains/<domain>/...), linked to the project's copy.
+
+    Telecom's task set is read from ``tasks.json``: the small set is linked there.
+    """
     root = Path(tempfile.mkdtemp(prefix="tau2-data-"))
-    for domain in DOMAINS:
+    for domain in ALL_DOMAINS:
         folder = root / "tau2" / "domains" / domain
         folder.mkdir(parents=True)
         for item in (source / domain).iterdir():
             (folder / item.name).symlink_to(item)
+    (root / "tau2" / "domains" / "telecom" / "tasks.json").symlink_to(
+        source / "telecom" / "tasks_small.json"
+    )
     return root
 
 
@@ -212,7 +220,7 @@ def run_calls(python: str, data: Path) -> tuple[int, list[str]]:
         raise SystemExit(f"tau2-bench's side failed:\n{done.stderr[-3000:]}")
     theirs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     cases = json.loads(listed.read_text())
-    worlds = {name: load_pack(name).scenarios[0].resolve_world() for name in DOMAINS}
+    worlds = {name: load_pack(name).scenarios[0].resolve_world() for name in ALL_DOMAINS}
     instances = {name: world.instance("initial") for name, world in worlds.items()}
     problems = []
     try:
@@ -254,6 +262,9 @@ def _report(rows: list[dict[str, Any]], markdown: bool) -> None:
             f"{row['tau2_grade'] / row['ours_grade']:.0f}x",
         ]
         print(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+        if "verdicts" in row:
+            agree, differ = row["verdicts"]["agree"], row["verdicts"]["differ"]
+            print(f"  {row['domain']}: verdicts agree on {agree} of {agree + differ} episodes")
         for problem in row["problems"]:
             print(f"  disagreement: {problem}")
 
@@ -261,7 +272,7 @@ def _report(rows: list[dict[str, Any]], markdown: bool) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tau2-python", default=os.environ.get(PYTHON_VARIABLE))
-    parser.add_argument("--domains", nargs="*", default=list(DOMAINS), choices=DOMAINS)
+    parser.add_argument("--domains", nargs="*", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
     parser.add_argument("--markdown", action="store_true")
     options = parser.parse_args(argv)
     if not options.tau2_python:
@@ -276,7 +287,14 @@ def main(argv: list[str]) -> int:
         return 0
     data = _data_dir(source.parent)
     count, refusals = run_calls(options.tau2_python, data)
-    rows = [run_domain(domain, options.tau2_python, data) for domain in options.domains]
+    rows = []
+    for domain in options.domains:
+        if domain == "telecom":
+            with tempfile.TemporaryDirectory(prefix="tau2-end-") as out:
+                theirs = _tau2_runs(options.tau2_python, "telecom", data, Path(out))
+                rows.append(run_telecom(theirs))
+        else:
+            rows.append(run_domain(domain, options.tau2_python, data))
     print(f"Python {sys.version.split()[0]}, tau2-bench at {options.tau2_python}")
     print(f"tau2_calls.json: {count - len(refusals)} of {count} calls answer the same")
     for problem in refusals:
