@@ -9,15 +9,30 @@ Run from ``worlds/retail``::
 
     python -m fixtures_src.pack
 
-Each scenario is the task as data: its id is ``task-<id>``; its instructions
-are the task's user scenario with a few lines of framing; its solution is the
-gold actions and a reply; its grader is the benchmark's reward basis less what
-an LLM judges: the database must end as the gold actions leave it, and the
-episode must end with the agent's reply. The retail tasks' reward basis holds
-no ``COMMUNICATE``, so their facts to tell (``communicate_info``) are tagged and
-not graded, as the benchmark does not grade them. The rest of a task (its
-LLM-judged ``nl_assertions``, its description) stays in ``tasks.json``, read by
-``retail_world.scenarios.task``.
+Each scenario is the task as data, played as the benchmark plays it, as a
+conversation with the customer:
+
+- its id is ``task-<id>``;
+- its instructions are the customer's opening: the task's reason for calling,
+  with a few lines of framing;
+- its user is the task's customer: the task's whole user scenario as their
+  instructions, played by a script of the reference conversation (asked who
+  they are, they answer with what the task says they know; asked to confirm
+  a change, they say yes; asked whether there is anything else, they say no
+  and end the conversation);
+- its solution is that conversation: the agent asks who they are, makes the
+  gold actions, asks for a confirmation before each write, and ends by telling
+  the facts the task says to tell and asking whether there is anything else;
+- its grader is the benchmark's reward basis less what an LLM judges: the
+  database must end as the gold actions leave it, every fact of
+  ``communicate_info`` that one of the task's judged assertions says the agent
+  must tell must be in the agent's messages to the customer, and the
+  conversation must have been ended by the customer or the agent (``submit``);
+- ``accept`` lists the mutants of ``seahaven scenarios check`` that
+  tau2-bench's own reward passes too (see ``accepted``).
+
+The rest of a task (its LLM-judged ``nl_assertions``, its description) stays
+in ``tasks.json``, read by ``retail_world.scenarios.task``.
 """
 
 from __future__ import annotations
@@ -38,11 +53,13 @@ __all__ = [
     "DOMAIN",
     "PACK_DIR",
     "WRITE_TOOLS",
-    "fact_pattern",
+    "accepted",
     "instructions",
     "main",
     "scenario",
     "scenario_id",
+    "solution",
+    "user",
     "write_pack",
 ]
 
@@ -75,25 +92,39 @@ _HEADER = """\
 """
 
 _SECTIONS = (
-    ("persona", "Who the customer is"),
-    ("reason_for_call", "Why the customer is writing"),
-    ("known_info", "What the customer knows"),
-    ("unknown_info", "What the customer does not know"),
-    ("task_instructions", "How the customer behaves"),
+    ("persona", "Who you are"),
+    ("reason_for_call", "Why you are calling"),
+    ("known_info", "What you know"),
+    ("unknown_info", "What you do not know"),
+    ("task_instructions", "How you behave"),
 )
 
 _OPENING = (
-    "A customer has contacted the online store's support. Below is their situation as tau2-bench "
-    'describes it to its simulated customer: "you" in it is the customer, not you.'
+    "A customer has contacted the online store's support. Their reason for calling, as "
+    'tau2-bench describes it to its simulated customer ("you" in it is the customer, not you):'
 )
 _CLOSING = (
-    "The customer cannot answer questions in this episode: take what the situation above "
-    "says they want as their confirmation, act within the policy, and end with submit, whose "
-    "answer is your one reply to the customer."
+    "Talk with them through message_user: they answer your questions, and confirm or decline "
+    "what you propose. The conversation ends when they say they are done, or when you end it "
+    "(submit)."
 )
 
-REFERENCE_REPLY = "(the reference solution's reply to the customer)"
-"""The reply the reference solution submits; a task with facts to tell adds them."""
+IDENTIFY = r"user ?id|your name|zip|e-?mail|identif|verify|look (you|it) up|who"
+"""The agent's question that the customer answers with what they know."""
+CONFIRM = r"go ahead|proceed|confirm|shall i|should i|would you like|do you want|yes or no"
+"""The agent's request for a confirmation, which the customer gives."""
+ANYTHING_ELSE = r"anything else|is there anything|all set"
+"""The agent's last question, which the customer answers by ending the conversation."""
+
+ASK_WHO = (
+    "Hello! Could you tell me your email, or your name and zip code, so that I can find your "
+    "account?"
+)
+"""How the reference conversation starts."""
+ASK_MORE = "Is there anything else I can help you with?"
+"""How the reference conversation ends, after the facts to tell."""
+GOODBYE = "No, that's all. Thank you!"
+"""The customer's last words."""
 
 
 def scenario_id(task_id: str) -> str:
@@ -101,34 +132,139 @@ def scenario_id(task_id: str) -> str:
     return "task-" + re.sub(r"[^a-z0-9_-]", "-", task_id.lower())
 
 
-def instructions(task: dict[str, Any]) -> str:
-    """The one message the agent gets: the task's user scenario, framed in a few lines."""
+def _lines(text: str) -> str:
+    # Spaces at the ends of lines are dropped: they carry nothing, and YAML cannot show
+    # text that has them as a block.
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def _fields(task: dict[str, Any]) -> dict[str, Any]:
     scenario = task["user_scenario"]
     given = scenario["instructions"]
     fields = dict(given) if isinstance(given, dict) else {"task_instructions": given}
     fields["persona"] = scenario.get("persona")
-    parts = [_OPENING]
+    return fields
+
+
+def instructions(task: dict[str, Any]) -> str:
+    """What the agent is told: the customer's reason for calling, framed in a few lines."""
+    return "\n\n".join([_OPENING, _lines(_fields(task)["reason_for_call"]), _CLOSING])
+
+
+def user_instructions(task: dict[str, Any]) -> str:
+    """The customer's own instructions: the task's whole user scenario, in its sections."""
+    fields = _fields(task)
+    parts = []
     for key, title in _SECTIONS:
         text = fields.get(key)
-        if text:
-            # Spaces at the ends of lines are dropped: they carry nothing, and YAML cannot
-            # show text that has them as a block.
-            lines = "\n".join(line.rstrip() for line in text.strip().splitlines())
-            parts.append(f"{title}:\n{lines}")
-    parts.append(_CLOSING)
+        if text and text.strip():
+            parts.append(f"{title}:\n{_lines(text)}")
     return "\n\n".join(parts)
 
 
-def fact_pattern(fact: str) -> str:
-    """A pattern found in a reply exactly when tau2-bench finds ``fact`` in it.
+def _folded(text: str) -> str:
+    return text.lower().replace(",", "")
 
-    The benchmark lower-cases the message, removes its commas and looks for the
-    lower-cased fact; the pattern allows commas between the fact's characters,
-    and the answer check ignores case. A fact holding a comma never matches there.
+
+def _facts(task: dict[str, Any]) -> list[str]:
+    """The facts the agent must tell: those a judged assertion of the task says it tells.
+
+    Retail's reward basis holds no ``COMMUNICATE``, so tau2-bench's communicate
+    check never reads ``communicate_info``; but its judged assertions
+    (``NL_ASSERTION``, in the basis) say, of each such fact, that the agent
+    tells the customer it ("Agent should tell the user the order total is
+    $829.43"). That part of the LLM judge is mechanical: a fact an assertion
+    names (compared lower-cased, without commas) is checked as tau2-bench's
+    communicate check would check it. The rest of each assertion is the judge's.
     """
-    if "," in fact:
-        raise ValueError(f"fact {fact!r} holds a comma, which tau2-bench never finds")
-    return ",*".join(re.escape(char) for char in fact)
+    criteria = task["evaluation_criteria"] or {}
+    if "NL_ASSERTION" not in (criteria.get("reward_basis") or []):
+        return []
+    judged = [_folded(text) for text in criteria.get("nl_assertions") or []]
+    facts = [
+        str(fact)
+        for fact in criteria.get("communicate_info") or []
+        if any(_folded(str(fact)) in text for text in judged)
+    ]
+    for fact in facts:
+        # tau2-bench removes the message's commas, not the fact's: a fact holding one is
+        # never found there, where told_user (which ignores commas on both sides) would.
+        if "," in fact:
+            raise ValueError(f"fact {fact!r} holds a comma, which tau2-bench never finds")
+    return facts
+
+
+def _writes(task: dict[str, Any]) -> list[dict[str, Any]]:
+    actions = (task["evaluation_criteria"] or {}).get("actions") or []
+    return [action for action in actions if action["name"] in WRITE_TOOLS]
+
+
+def user(task: dict[str, Any]) -> dict[str, Any]:
+    """The task's customer: their instructions and the script of the reference conversation.
+
+    Asked who they are, they answer with what the task says they know; asked to
+    confirm a change, they say yes, once per gold write; asked whether there is
+    anything else, they say no and end the conversation. The store's customers
+    have no tools of their own.
+    """
+    known = _fields(task).get("known_info")
+    who = (
+        f'Here is what I can tell you (my notes, where "you" is me): {_lines(known)}'
+        if known
+        else "I'd rather not say."
+    )
+    script: list[dict[str, Any]] = [{"when": {"pattern": IDENTIFY}, "reply": who}]
+    script.extend(
+        {"when": {"pattern": CONFIRM}, "reply": "Yes, please go ahead."} for _ in _writes(task)
+    )
+    script.append({"when": {"pattern": ANYTHING_ELSE}, "reply": GOODBYE, "stop": True})
+    return {"instructions": user_instructions(task), "script": script}
+
+
+def _proposal(action: dict[str, Any]) -> str:
+    arguments = json.dumps(action["arguments"], separators=(", ", ": "))
+    return (
+        f"Here is what I will do: {action['name'].replace('_', ' ')} with {arguments}. "
+        "Shall I go ahead?"
+    )
+
+
+def solution(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reference conversation: who they are, the gold actions (a confirmation asked before
+    each write), then the facts to tell and the last question, which the customer ends."""
+    steps: list[dict[str, Any]] = [{"tool": "message_user", "arguments": {"text": ASK_WHO}}]
+    for action in (task["evaluation_criteria"] or {}).get("actions") or []:
+        if action["name"] in WRITE_TOOLS:
+            steps.append({"tool": "message_user", "arguments": {"text": _proposal(action)}})
+        steps.append({"tool": action["name"], "arguments": action["arguments"]})
+    told = " ".join(f"{fact}." for fact in _facts(task))
+    last = f"Thank you for waiting. {told} {ASK_MORE}" if told else f"Thank you. {ASK_MORE}"
+    steps.append({"tool": "message_user", "arguments": {"text": last}})
+    return steps
+
+
+def accepted(task: dict[str, Any]) -> list[dict[str, str]]:
+    """The mutants of ``seahaven scenarios check`` tau2-bench's own reward passes too.
+
+    A task whose gold actions change nothing, with no judged assertion, is
+    passed by tau2-bench's reward basis (``DB`` and ``NL_ASSERTION``) when the
+    agent ends the conversation at once: its database equals the gold actions'
+    (they change nothing) and its judge has nothing to judge (no assertion, a
+    reward of 1). The grader agrees with the benchmark there, so the panel's
+    empty episode is accepted, not killed.
+    """
+    criteria = task["evaluation_criteria"] or {}
+    if _writes(task) or _facts(task) or criteria.get("nl_assertions"):
+        return []
+    return [
+        {
+            "mutant": "submit-empty",
+            "reason": (
+                "tau2-bench's reward basis (DB, NL_ASSERTION) passes it too: the gold actions "
+                "change nothing and the task has no assertion to judge"
+            ),
+        }
+    ]
 
 
 def scenario(task: dict[str, Any]) -> dict[str, Any]:
@@ -146,10 +282,9 @@ def scenario(task: dict[str, Any]) -> dict[str, Any]:
     checks: list[Any] = []
     if "DB" in basis:
         checks.append({"matches_solution": {}})
-    checks.append("submitted")
-    graded_facts = facts if "COMMUNICATE" in basis else []
-    checks.extend({"answer": {"pattern": fact_pattern(fact)}} for fact in graded_facts)
-    reply = " ".join([REFERENCE_REPLY, *(f"{fact}." for fact in facts)])
+    # tau2-bench rewards only a conversation the agent or the customer ended.
+    checks.append({"any_of": ["submitted", "user_ended"]})
+    checks.extend({"told_user": {"contains": [fact]}} for fact in _facts(task))
     tags = []
     tags.append("writes" if any(a["name"] in WRITE_TOOLS for a in actions) else "no-writes")
     if facts:
@@ -158,16 +293,18 @@ def scenario(task: dict[str, Any]) -> dict[str, Any]:
         tags.append("nl-assertions")
     if task.get("issues"):
         tags.append("tau2-issue")
-    return {
+    found: dict[str, Any] = {
         "id": scenario_id(task["id"]),
         "instructions": instructions(task),
+        "user": user(task),
         "grader": {"all_of": checks},
-        "solution": [
-            *({"tool": action["name"], "arguments": action["arguments"]} for action in actions),
-            {"tool": "submit", "arguments": {"answer": reply}},
-        ],
+        "solution": solution(task),
         "tags": tags,
     }
+    accept = accepted(task)
+    if accept:
+        found["accept"] = accept
+    return found
 
 
 class _Dumper(yaml.SafeDumper):
@@ -201,9 +338,10 @@ def write_pack(source: Path, target: Path) -> None:
         "description": (
             "tau2-bench's retail tasks (MIT), one scenario per task: cancel and modify pending "
             "orders, return and exchange delivered ones, change an address, answer about orders "
-            "and products, and refuse what the store's policy forbids. Graded as the benchmark "
-            "rewards them, less its LLM judge: the database must end as the task's gold actions "
-            "leave it."
+            "and products, and refuse what the store's policy forbids, in a conversation with the "
+            "customer. Graded as the benchmark rewards them, less its LLM judge: the database "
+            "must end as the task's gold actions leave it, and the agent's messages must carry "
+            "the facts the judge looks for."
         ),
         "world": DOMAIN,
         "policy_file": "policy.md",
