@@ -5,18 +5,37 @@ distribution with its own project directory, so its tests run as their own
 pytest session from that directory (where the pytest plugin's `world` fixture
 finds a world by convention). Exits non-zero if any session fails. Extra
 arguments are passed to every pytest session.
+
+Two environment variables shape a run (docs/testing.md, "The project's own suite"):
+
+- `SEAHAVEN_TEST_WORKERS=N` (N > 1) spreads each session over N processes with
+  pytest-xdist, a test file per process at a time (`--dist loadfile`), in the order the
+  session collects them, so the slow files its conftest puts first start first. The
+  sessions in `ONE_PROCESS` (and the worlds' and examples') stay in one process.
+  `./scripts/test` sets it to the number of cores for the 3.11 pass; tox does not.
+- `SEAHAVEN_SKIP_ONCE_PER_RUN=1` deselects the tests marked `once_per_run` (the installs
+  into fresh environments and the image builds, which check nothing that depends on the
+  interpreter). The tox environments of the other interpreters set it: the 3.11 pass
+  runs those tests once for the whole run.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+WORKERS_VARIABLE = "SEAHAVEN_TEST_WORKERS"
+SKIP_ONCE_VARIABLE = "SEAHAVEN_SKIP_ONCE_PER_RUN"
+ONCE_PER_RUN = "once_per_run"
+
 
 def sessions() -> list[tuple[str, Path, list[str]]]:
+    """Every session: (label, the directory pytest runs in, its targets), the framework first."""
     found = [("framework", ROOT, ["tests"])]
     for folder, label in (("plugins", "plugin"), ("worlds", "world"), ("examples", "example")):
         projects = ROOT / folder
@@ -28,21 +47,77 @@ def sessions() -> list[tuple[str, Path, list[str]]]:
     return found
 
 
+# Sessions that run in one process even when the run is spread, and why (docs/testing.md has
+# the measurements). The Ray plugin's tests time episodes and trials on local clusters of two
+# CPUs each: two clusters at once on two cores pushed an actor's start past a 15 s episode
+# limit. A world's or an example's tests are calls on in-process instances, seconds in all,
+# where a second process's start-up (interpreter, pytest, plugins, collection) costs more.
+ONE_PROCESS = {"plugins/ray"}
+ONE_PROCESS_FOLDERS = {"worlds", "examples"}
+
+
+def spread(directory: Path) -> bool:
+    """Whether the session run in ``directory`` may be spread over processes."""
+    relative = directory.relative_to(ROOT)
+    if relative.as_posix() in ONE_PROCESS:
+        return False
+    return relative.parent.as_posix() not in ONE_PROCESS_FOLDERS
+
+
+def workers(environ: dict[str, str]) -> int:
+    """The processes each session is spread over: 1 (no xdist) unless the variable says more."""
+    value = environ.get(WORKERS_VARIABLE, "").strip()
+    if not value:
+        return 1
+    try:
+        count = int(value)
+    except ValueError:
+        raise SystemExit(f"{WORKERS_VARIABLE} must be a whole number, not {value!r}") from None
+    return max(count, 1)
+
+
+def session_arguments(
+    argv: list[str], environ: dict[str, str], *, may_spread: bool = True
+) -> list[str]:
+    """The pytest arguments a session gets: the run's options, then ``argv``."""
+    arguments = []
+    count = workers(environ)
+    if count > 1 and may_spread:
+        # A file at a time keeps each module's fixtures (a Ray cluster, a built wheel) to one
+        # process; collection order, not xdist's largest-file-first, so slow files go first.
+        arguments += ["-n", str(count), "--dist", "loadfile", "--no-loadscope-reorder"]
+    argv = list(argv)
+    if environ.get(SKIP_ONCE_VARIABLE) == "1":
+        # A caller's `-m EXPR` is kept, and narrowed.
+        if "-m" in argv[:-1]:
+            at = argv.index("-m") + 1
+            argv[at] = f"({argv[at]}) and not {ONCE_PER_RUN}"
+        else:
+            arguments += ["-m", f"not {ONCE_PER_RUN}"]
+    return arguments + argv
+
+
 def main(argv: list[str]) -> int:
     failed = []
+    took = []
     for label, directory, targets in sessions():
+        arguments = session_arguments(argv, dict(os.environ), may_spread=spread(directory))
         print(
             f"\n=== {label}: pytest {' '.join(targets)} (in {directory.relative_to(ROOT) or '.'})",
             flush=True,
         )
+        started = time.monotonic()
         result = subprocess.run(
             # -rs: every skip is listed with its reason, so a run shows what it left out.
-            [sys.executable, "-m", "pytest", "-rs", *targets, *argv],
+            [sys.executable, "-m", "pytest", "-rs", *targets, *arguments],
             cwd=directory,
             check=False,
         )
+        took.append(f"{label} {time.monotonic() - started:.0f} s")
         if result.returncode != 0:
             failed.append(label)
+    # What each session took, in one line: the figures docs/testing.md keeps the budget with.
+    print(f"\nsessions: {', '.join(took)}", flush=True)
     if failed:
         print(f"\nFAILED: {', '.join(failed)}", file=sys.stderr)
         return 1

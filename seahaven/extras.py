@@ -46,6 +46,9 @@ EXTRAS: dict[str, Extra] = {
         Extra("seahaven.http", "seahaven_openenv.http", "seahaven-openenv", "serve"),
         Extra("seahaven.mcp", "seahaven_mcp", "seahaven-mcp", "mcp", ("mcp",)),
         Extra("seahaven.ray", "seahaven_ray", "seahaven-ray", "ray"),
+        Extra("seahaven.inspect", "seahaven_inspect", "seahaven-inspect", "inspect"),
+        Extra("seahaven.verifiers", "seahaven_verifiers", "seahaven-verifiers", "verifiers"),
+        Extra("seahaven.agents", "seahaven_agents", "seahaven-agents", "agents"),
     )
 }
 

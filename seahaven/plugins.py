@@ -39,6 +39,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "seahaven.cli.episodes",
     "seahaven.cli.new",
     "seahaven.cli.scenarios",
+    "seahaven.cli.report",
     "seahaven.check.plugin",
 )
 

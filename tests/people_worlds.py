@@ -148,6 +148,9 @@ GRADER = [
         }
     },
     {"told_user": {"contains": ["refund", "25.00"]}},
+    # Asked for the email (which finds the account) and the PIN before refunding: the panel's
+    # drop-message mutants pass a grader that asks only for the PIN.
+    {"told_user": {"contains": "email", "before": "refund"}},
     {"told_user": {"pattern": r"\bpin\b", "before": "refund"}},
     {"nothing_else_changed": {"allow": ["accounts"], "by": "agent"}},
     "user_ended",

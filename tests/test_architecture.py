@@ -110,6 +110,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "seahaven",
+                "seahaven.agents",
                 "seahaven.check",
                 "seahaven.cli",
                 "seahaven.cli_support",
@@ -120,6 +121,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.extras",
                 "seahaven.hookspecs",
                 "seahaven.http",
+                "seahaven.inspect",
                 "seahaven.mcp",
                 "seahaven.openenv",
                 "seahaven.plugins",
@@ -129,6 +131,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.scaffold",
                 "seahaven.scenarios",
                 "seahaven.trl",
+                "seahaven.verifiers",
             }
         ),
     ),
@@ -612,9 +615,9 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
     "mcp": PluginLayout(
         "seahaven_mcp",
         (
-            ("foundations", frozenset({"jsonrpc", "options"})),
+            ("foundations", frozenset({"calls", "jsonrpc", "options"})),
             ("transport", frozenset({"stdio"})),
-            ("the server", frozenset({"server"})),
+            ("the server", frozenset({"bound", "server"})),
             ("commands", frozenset({"__init__", "plugin"})),
         ),
         frozenset(
@@ -624,6 +627,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.errors",
                 "seahaven.hookspecs",
                 "seahaven.instance_options",
+                "seahaven.scenarios",
                 "seahaven.storage",
                 "seahaven.tool_results",
             }
@@ -650,6 +654,49 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.storage",
             }
         ),
+    ),
+    "inspect": PluginLayout(
+        "seahaven_inspect",
+        (
+            ("foundations", frozenset({"samples", "tools"})),
+            ("the episode", frozenset({"episodes"})),
+            ("solver, scorer and scripted model", frozenset({"agent", "scorer", "testing"})),
+            ("the task", frozenset({"task"})),
+            ("the package", frozenset({"__init__", "registry"})),
+        ),
+        frozenset(
+            {
+                "seahaven.errors",
+                "seahaven.evaluation",
+                "seahaven.grading",
+                "seahaven.scenarios",
+                "seahaven.storage",
+            }
+        ),
+    ),
+    "verifiers": PluginLayout(
+        "seahaven_verifiers",
+        (
+            ("foundations", frozenset({"env", "tasks"})),
+            ("the harness", frozenset({"harness"})),
+            ("the package", frozenset({"__init__"})),
+        ),
+        frozenset({"seahaven.errors", "seahaven.evaluation", "seahaven.scenarios"}),
+    ),
+    "agents": PluginLayout(
+        "seahaven_agents",
+        (
+            ("foundations", frozenset({"retries", "schemas", "testing.replies"})),
+            ("the model client", frozenset({"client"})),
+            ("the loop", frozenset({"loop"})),
+            ("the agent", frozenset({"agent"})),
+            (
+                "the scripted server",
+                frozenset({"testing", "testing.__main__", "testing.scripts", "testing.server"}),
+            ),
+            ("the package", frozenset({"__init__"})),
+        ),
+        frozenset({"seahaven", "seahaven.evaluation", "seahaven.scenarios"}),
     ),
 }
 """Each first-party plugin's layout, by its directory under ``plugins/``."""

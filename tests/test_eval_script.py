@@ -39,8 +39,9 @@ def write_memo(ctx: seahaven.Ctx, content: str) -> None:
 
 GRADERS = '''
 def wrote_milk(episode):
-    """A grader of the user's own, in a module beside the shell."""
-    return bool(episode.changes.in_table("memos"))
+    """A grader of the user's own, in a module beside the shell: one memo, saying milk."""
+    written = list(episode.changes)
+    return len(written) == 1 and written[0].after == {"memo_id": 1, "content": "milk"}
 '''
 
 AGENT = """
@@ -87,7 +88,10 @@ TASKS = """
   solution: [{tool: write_memo, arguments: {content: milk}}]
 - id: bread
   instructions: "Jot down a memo that says bread #2."
-  grader: {exists: {table: memos, where: {content: "bread #2"}}}
+  grader:
+    all_of:
+      - count: {table: memos, where: {content: "bread #2"}, equals: 1}
+      - nothing_else_changed: {allow: [{table: memos, where: {content: "bread #2"}}]}
   solution: [{tool: write_memo, arguments: {content: "bread #2"}}]
 """
 

@@ -370,7 +370,7 @@ def test_an_in_process_runner_keeps_the_trials_stores_where_it_is_told(
     shop: seahaven.World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from seahaven.evaluation import in_process
-    from seahaven.evaluation import run as run_module
+    from seahaven.evaluation import trials as run_module
 
     monkeypatch.delenv("SEAHAVEN_STORAGE", raising=False)
     seen: list[str] = []

@@ -267,6 +267,8 @@ SCENARIOS = """
       - changed: {table: tickets, to: {status: closed}, by: agent}
       - changed: {table: notices, by: "event:storm"}
       - told_user: {contains: [closed]}
+      - user_ended
+      - nothing_else_changed: {by: agent, allow: [{table: tickets, where: {id: t1}}]}
   solution:
     - {tool: close_ticket, arguments: {ticket_id: t1, note: done}}
     - {tool: line_status}

@@ -253,6 +253,7 @@ def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str
     return done.stdout
 
 
+@pytest.mark.once_per_run  # a wheel built and installed: once for the whole run
 def test_a_fixture_inside_an_installed_wheel_makes_instances(
     tmp_path: Path, importer: Importer
 ) -> None:

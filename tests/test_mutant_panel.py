@@ -482,3 +482,16 @@ def test_allow_unsolved_still_checks_what_it_can(depot: seahaven.World) -> None:
     assert refused.problems[0].startswith("it has no reference solution")
     allowed = check_scenario(unsolved, world=depot, allow_unsolved=True)
     assert allowed.ok and allowed.verdicts == {"do-nothing": "killed", "submit-empty": "killed"}
+
+
+def test_a_value_is_named_as_a_word_of_its_own_as_the_regular_expression_finds_it() -> None:
+    import re
+
+    from seahaven.evaluation.extras import names_word
+
+    text = "ship o1 (not co1d), then o1_x, é1, o1. inv-0008 and ada@x.test; o2"
+    values = ["o1", "co1d", "o1_x", "1", "x", "inv-0008", "ada@x.test", "o2", "", "é1", "d),"]
+    for value in values:
+        expected = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+        assert names_word(text, value) == expected, value
+    assert names_word("co1d o1", "o1") and not names_word("co1d", "o1")

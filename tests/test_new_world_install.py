@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from test_install_from_index import IGNORED, ROOT, build_wheels, usual_registry, write_index
 
 WORLD = "tidepool"
@@ -132,6 +133,8 @@ def snapshot(project: Path) -> dict[str, bytes]:
     }
 
 
+# An install into a fresh environment: the 3.11 pass runs it for the whole run.
+@pytest.mark.once_per_run
 def test_a_new_world_installs_tests_serves_and_publishes(tmp_path: Path) -> None:
     wheels = build_wheels(copy_framework_and_plugin(tmp_path / "src"), tmp_path / "wheels")
     index_url = write_index(tmp_path / "index", wheels)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -22,6 +23,8 @@ from seahaven import cli, plugins, scaffold
 from seahaven.errors import ToolError, WorldBug
 
 runner = CliRunner()
+
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 EXPECTED_FILES = {
     ".gitignore",
@@ -249,16 +252,21 @@ def test_the_scaffolded_worlds_argument_errors_are_invalid_args(
             del sys.modules[name]
 
 
-def test_the_scaffolded_world_passes_seahaven_check(notes: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "seahaven.cli", "check"],
-        cwd=notes,
+def seahaven_in(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the ``seahaven`` command line in ``project``, as its author would."""
+    return subprocess.run(
+        [sys.executable, "-m", "seahaven.cli", *args],
+        cwd=project,
         env=subprocess_env(),
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_the_scaffolded_world_passes_seahaven_check(notes: Path) -> None:
+    result = seahaven_in(notes, "check")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == "no findings: every lint passed\n"
 
@@ -327,3 +335,21 @@ def test_the_scaffolded_world_is_ruff_clean(notes: Path) -> None:
 def test_names_for_refuses_with_a_world_bug() -> None:
     with pytest.raises(WorldBug, match="such as 'notes'"):
         scaffold.names_for("no way")
+
+
+def test_the_quickstarts_own_tool_passes_seahaven_check(tmp_path: Path) -> None:
+    """docs/quickstart.md says ``check`` finds nothing: so must it after the page's own example."""
+    page = (REPOSITORY / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    [example] = [
+        block for block in re.findall(r"```py\n(.*?)```", page, re.DOTALL) if "@world.tool" in block
+    ]
+    world = scaffold.render("tidepool", tmp_path).directory
+    items = world / "src" / "tidepool" / "tools" / "items.py"
+    # The scaffold's module already imports everything the example names.
+    items.write_text(items.read_text(encoding="utf-8") + "\n\n" + example, encoding="utf-8")
+    result = seahaven_in(world, "check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == "no findings: every lint passed\n"
+    # The example's tool was checked: the world has it, with its parameter.
+    listed = seahaven_in(world, "worlds", "show", "--tool", "list_items")
+    assert listed.returncode == 0 and "limit" in listed.stdout, listed.stdout + listed.stderr

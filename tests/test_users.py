@@ -205,9 +205,11 @@ def test_a_player_given_to_the_trial_plays_instead(desk: seahaven.World) -> None
     class Polite:
         def __init__(self) -> None:
             self.seen: list[str] = []
+            self.tools: list[dict[str, Any]] = []
 
         def respond(self, turn: UserContext) -> UserReply:
             self.seen.append(turn.instructions)
+            self.tools = turn.tools
             assert [tool["name"] for tool in turn.tools] == [
                 "phone_set_roaming",
                 "phone_read_settings",
@@ -217,6 +219,10 @@ def test_a_player_given_to_the_trial_plays_instead(desk: seahaven.World) -> None
     player = Polite()
     with Trial(scenario(desk), seed=1, user_player=player) as trial:
         assert trial.call(MESSAGE_USER_TOOL, text="hello")["ended"] is True
+        # The listings are the instance's own, as its tool list shows them.
+        assert player.tools == [
+            tool for tool in trial.instance.tools() if tool["name"] in CUSTOMER["tools"]
+        ]
     assert player.seen == [CUSTOMER["instructions"]]
 
 

@@ -3,7 +3,9 @@
 Each weak scenario's grader has one blind spot a trainer would learn to exploit;
 ``scenarios check`` must name it with the mutant that walks through it. Beside
 them sit a strict twin that passes the panel clean, a refusal, and a grader that
-fails right episodes (it counts the reads an agent makes).
+fails right episodes (it counts the reads an agent makes). ``talk_pack`` holds
+the same for a scenario with a simulated user: a customer who must give their
+name before an order of theirs is cancelled.
 """
 
 from __future__ import annotations
@@ -222,3 +224,73 @@ def weak_pack(world: seahaven.World) -> ScenarioSet:
 def pack() -> ScenarioSet:
     """The weak pack on a fresh depot, as ``seahaven scenarios check weak_pack:pack`` loads it."""
     return weak_pack(make_depot())
+
+
+#: A customer who gives their name and their order only when asked, and leaves once told.
+CUSTOMER: dict[str, Any] = {
+    "instructions": "You are Ben. You want your order o2 cancelled. Answer what you are asked.",
+    "script": [
+        {"when": {"pattern": "name"}, "reply": "Ben."},
+        {"when": {"pattern": "order|which"}, "reply": "Order o2, please."},
+        {"when": {"pattern": "cancelled"}, "reply": "Thanks!", "stop": True},
+    ],
+    "fallback": "Hi, I'd like to cancel an order.",
+}
+CANCEL_O2 = [
+    {"tool": "message_user", "arguments": {"text": "Sure. What is your name?"}},
+    {"tool": "message_user", "arguments": {"text": "Which order should I cancel?"}},
+    {"tool": "get_order", "arguments": {"order_id": "o2"}},
+    {"tool": "set_status", "arguments": {"order_id": "o2", "status": "cancelled"}},
+    {"tool": "message_user", "arguments": {"text": "Order o2 is cancelled."}},
+]
+CANCELLED_O2: list[Any] = [
+    {
+        "changed": {
+            "table": "orders",
+            "where": {"id": "o2"},
+            "to": {"status": "cancelled"},
+            "by": "agent",
+        }
+    },
+    {"nothing_else_changed": {"allow": [{"table": "orders", "where": {"id": "o2"}}]}},
+]
+
+
+def talk(world: seahaven.World, scenario_id: str, grader: list[Any]) -> Scenario:
+    """A depot scenario with the customer on the line, cancelling o2 once they are known."""
+    return scenario(
+        world,
+        scenario_id,
+        instructions=(
+            "A customer writes in to cancel an order; talk to them with message_user. Ask their "
+            "name first, cancel only the order they name, and tell them when it is done."
+        ),
+        user=CUSTOMER,
+        solution=CANCEL_O2,
+        grader={"all_of": grader},
+        budget=10,
+    )
+
+
+def talk_pack(world: seahaven.World) -> ScenarioSet:
+    """Conversations: a grader blind to the verification, one blind to the talk, a strict one."""
+    asked_order = {"told_user": {"pattern": "order|which", "before": "set_status"}}
+    told = [{"told_user": {"contains": "cancelled"}}, "user_ended"]
+    scenarios = [
+        # Never checks that the customer was asked their name: cancelling unverified passes.
+        talk(world, "ignores-verification", [*CANCELLED_O2, asked_order, *told]),
+        # Reads only the state: an agent that says nothing to the customer passes.
+        talk(world, "ignores-the-talk", CANCELLED_O2),
+        # Asked their name and the order before the cancellation, told after, the user done.
+        talk(
+            world,
+            "talk-strict",
+            [
+                *CANCELLED_O2,
+                {"told_user": {"pattern": "name", "before": "set_status"}},
+                asked_order,
+                *told,
+            ],
+        ),
+    ]
+    return ScenarioSet("weak-talk", "1.0.0", scenarios)

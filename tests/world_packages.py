@@ -126,12 +126,14 @@ def write_dist_info(
 def on_sys_path(directory: Path) -> Iterator[Path]:
     """Put ``directory`` first on ``sys.path`` for the block, and forget it afterwards.
 
-    The process's registry and plugin manager are refreshed on the way out, so
-    nothing the block published is seen by a later test.
+    The process's registry and plugin manager are refreshed on the way in, so the
+    block sees what it publishes even when an earlier test built them, and on the
+    way out, so nothing the block published is seen by a later test.
     """
     entry = str(directory)
     sys.path.insert(0, entry)
     importlib.invalidate_caches()
+    registry.refresh()
     try:
         yield directory
     finally:

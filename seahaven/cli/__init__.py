@@ -91,6 +91,7 @@ COMMAND_ORDER = (
     "episodes",
     "scenarios",
     "eval",
+    "report",
     "new",
     "check",
     "fixture",

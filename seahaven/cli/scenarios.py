@@ -3,9 +3,11 @@
 ``scenarios list`` lists the installed packs, or one pack's scenarios;
 ``scenarios show PACK/ID`` prints one scenario whole; ``scenarios check PACK``
 attacks every scenario's grader with mutants of its solution and exits 1
-naming each finding. ``eval PACK --policy module:function`` runs trials and
-appends one JSON line per trial to ``--out``, in this process, on Ray
-(``--ray``) or against a served world (``--url``), and prints the summary.
+naming each finding. ``eval PACK --policy module:function`` (or ``--model NAME``,
+a model on an OpenAI-compatible endpoint: ``seahaven.cli.model_options``) runs
+trials and appends one JSON line per trial to ``--out``, in this process (several
+at once with ``--concurrency``), on Ray (``--ray``) or against a served world
+(``--url``), and prints the summary.
 """
 
 from __future__ import annotations
@@ -17,6 +19,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from seahaven.cli.model_options import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    ConcurrencyOption,
+    MaxRetriesOption,
+    MaxTurnsOption,
+    ModelOption,
+    ModelTimeoutOption,
+    RunOptions,
+    TemperatureOption,
+    TranscriptsOption,
+    TrialTimeoutOption,
+    model_policy,
+    status_line,
+)
 from seahaven.cli.support import (
     Progress,
     StorageOption,
@@ -319,16 +336,34 @@ def _totals(reports: list[ScenarioReport]) -> str:
 
 
 def _runner(
-    ray_address: str | None, url: str | None, workers: int | None, storage: str | None
+    ray_address: str | None,
+    url: str | None,
+    workers: int | None,
+    storage: str | None,
+    run: RunOptions,
 ) -> TrialRunner:
     from seahaven.evaluation import in_process
 
     if ray_address is not None and url is not None:
         raise typer.BadParameter("give --ray or --url, not both", param_hint="--ray")
+    if (ray_address is not None or url is not None) and run.concurrency is not None:
+        raise typer.BadParameter(
+            "--concurrency runs trials at once in this process; on Ray give --workers, and "
+            "a served world's trials run one at a time",
+            param_hint="--concurrency",
+        )
+    if (ray_address is not None or url is not None) and run.transcripts is not None:
+        raise typer.BadParameter(
+            "transcripts are kept for trials in this process; drop --ray or --url",
+            param_hint="--transcripts",
+        )
     if ray_address is not None:
         ray_plugin: Any = expose("seahaven.ray")
         runner: TrialRunner = ray_plugin.trial_runner(
-            None if ray_address == "local" else ray_address, workers=workers, storage=storage
+            None if ray_address == "local" else ray_address,
+            workers=workers,
+            storage=storage,
+            trial_timeout=run.trial_timeout,
         )
         return runner
     if url is not None:
@@ -338,31 +373,43 @@ def _runner(
                 "where it runs); drop --storage with --url",
                 param_hint="--storage",
             )
+        if run.trial_timeout is not None:
+            raise typer.BadParameter(
+                "--trial-timeout applies in this process and on Ray; against a served world "
+                "the server's own limits apply",
+                param_hint="--trial-timeout",
+            )
         openenv_plugin: Any = expose("seahaven.openenv")
         served: TrialRunner = openenv_plugin.trial_runner(url)
         return served
-    return in_process(storage=storage)
-
-
-def _status(done: int, total: int, passed: int, errored: int, started: float) -> str:
-    elapsed = max(time.monotonic() - started, 1e-9)
-    if not done:
-        return f"trials 0/{total}"
-    errors = f", {errored} errored" if errored else ""
-    return f"trials {done}/{total}, {passed} passed{errors}, {done / elapsed:.1f}/s"
+    return in_process(
+        storage=storage,
+        concurrency=run.concurrency,
+        trial_timeout=run.trial_timeout,
+        record=run.transcripts is not None,
+    )
 
 
 def eval_command(
     pack_name: Annotated[str, typer.Argument(metavar="PACK", help=_PACK_HELP)],
-    policy: Annotated[
-        str,
-        typer.Option(
-            "--policy", metavar="MODULE:FUNCTION", help="The policy: a function of the session."
-        ),
-    ],
     out: Annotated[
         Path, typer.Option("--out", metavar="FILE", help="Append one JSON result per trial here.")
     ],
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            "--policy",
+            metavar="MODULE:FUNCTION",
+            help="The policy: a function of the session (or give --model).",
+        ),
+    ] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    temperature: TemperatureOption = None,
+    max_turns: MaxTurnsOption = None,
+    max_retries: MaxRetriesOption = None,
+    model_timeout: ModelTimeoutOption = None,
     split: Annotated[
         str | None,
         typer.Option(
@@ -379,6 +426,9 @@ def eval_command(
     resume: Annotated[
         bool, typer.Option("--resume", help="Run only the trials --out does not hold yet.")
     ] = False,
+    concurrency: ConcurrencyOption = None,
+    trial_timeout: TrialTimeoutOption = None,
+    transcripts: TranscriptsOption = None,
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -403,31 +453,71 @@ def eval_command(
             metavar="N",
             min=0,
             help="Stop after N errored trials in a row (failures that are not the agent's: "
-            "the world, the server, the runner); 0 never stops.",
+            "the world, the server, the runner, the model's API); 0 never stops.",
         ),
     ] = _MAX_ERRORS,
     as_json: JsonOption = False,
 ) -> None:
-    """Run a pack's scenarios with a policy, --trials times each, and summarize the scores."""
-    from seahaven.evaluation import EvalStopped, evaluate, load_policy
+    """Run a pack's scenarios with a policy or a model, --trials times each, and summarize."""
+    from seahaven.evaluation import EvalStopped, default_transcripts_path, evaluate, load_policy
 
+    if (policy is None) == (model is None):
+        raise typer.BadParameter(
+            "give the agent: --policy MODULE:FUNCTION, or --model NAME (a model on an "
+            "OpenAI-compatible endpoint); one of them, not both",
+            param_hint="--policy / --model",
+        )
+    if model is None:
+        given = {
+            "--base-url": base_url,
+            "--api-key-env": api_key_env,
+            "--temperature": temperature,
+            "--max-turns": max_turns,
+            "--max-retries": max_retries,
+            "--model-timeout": model_timeout,
+        }
+        stray = [name for name, value in given.items() if value is not None]
+        if stray:
+            raise typer.BadParameter(
+                f"{', '.join(stray)} configure --model; a --policy configures itself",
+                param_hint=stray[0],
+            )
     # A world's bug is reported as its trial's error (and in the summary), not as the
     # dispatch log's traceback on every trial.
     with failures(), reported_here():
-        pack = _pack(pack_name)
-        chosen = load_policy(policy)
         if out.is_dir():
             fail(f"--out {out} is a directory; give a file to append results to")
-        runner = _runner(ray_address, url, workers, storage)
+        if transcripts is None and model is not None and ray_address is None and url is None:
+            transcripts = default_transcripts_path(out)
+        if transcripts is not None and transcripts.is_dir():
+            fail(f"--transcripts {transcripts} is a directory; give a file")
+        run = RunOptions(concurrency, trial_timeout, transcripts)
+        runner = _runner(ray_address, url, workers, storage, run)
+        pack = _pack(pack_name)
+        chosen = (
+            load_policy(policy)
+            if policy is not None
+            else model_policy(
+                str(model),
+                base_url=base_url,
+                api_key_env=api_key_env,
+                temperature=temperature,
+                max_turns=max_turns,
+                max_retries=max_retries,
+                model_timeout=model_timeout,
+            )
+        )
         progress = Progress()
         started = time.monotonic()
-        passed = errored = 0
+        passed = errored = tokens = ran = 0
 
         def shown(result: TrialResult, done: int, total: int) -> None:
-            nonlocal passed, errored
+            nonlocal passed, errored, tokens, ran
             passed += 1 if result.passed else 0
             errored += 1 if result.errored else 0
-            progress.show(_status(done, total, passed, errored, started))
+            tokens += (result.usage or {}).get("total_tokens", 0)
+            ran += 1
+            progress.show(status_line(done, total, passed, errored, tokens, ran, started))
 
         try:
             summary, _ = evaluate(
@@ -441,6 +531,7 @@ def eval_command(
                 runner=runner,
                 progress=shown,
                 max_consecutive_errors=max_errors or None,
+                transcripts=transcripts,
             )
         except EvalStopped as stopped:
             progress.clear()
@@ -459,6 +550,8 @@ def eval_command(
         else:
             typer.echo(summary.render())
             typer.echo(f"results in {out}")
+            if transcripts is not None:
+                typer.echo(f"transcripts in {transcripts}")
 
 
 @hookimpl

@@ -2,9 +2,10 @@
 
 ``evaluate(pack, policy, trials=K)`` plans every trial (seeds derived from the
 pack, the scenario and the trial number), runs them through a runner (in
-process by default; ``seahaven.ray`` and ``seahaven.openenv`` provide runners
-on a cluster and against a served world), appends each ``TrialResult`` to a
-results file as it ends, and returns a ``Summary``: the mean score with a
+process by default, several at once for an async policy; ``seahaven.ray`` and
+``seahaven.openenv`` provide runners on a cluster and against a served world),
+appends each ``TrialResult`` to a results file as it ends (and its transcript
+to a transcripts file), and returns a ``Summary``: the mean score with a
 bootstrap interval, pass@k and pass^k for k up to K, and a row per scenario.
 A trial whose failure is not the agent's is errored and left out of every
 score. ``check_pack`` is ``seahaven scenarios check``: each scenario's grader
@@ -21,36 +22,45 @@ from seahaven.evaluation.policies import (
     PolicySession,
     TrialFailure,
     check_policy,
+    close_policy_async,
     describe_policy,
     idle_policy,
+    is_async_policy,
     load_policy,
     play_policy,
     play_policy_async,
     run_to_completion,
     solution_policy,
 )
+from seahaven.evaluation.pool import run_concurrently
 from seahaven.evaluation.results import AGENT_KINDS, ResultsFile, TrialError, TrialResult
 from seahaven.evaluation.run import (
+    DEFAULT_CONCURRENCY,
     DEFAULT_MAX_CONSECUTIVE_ERRORS,
     EvalStopped,
+    InProcessRunner,
     TrialRunner,
-    TrialSpec,
     evaluate,
     in_process,
-    plan,
     run_in_process,
-    run_trial,
-    run_trial_async,
-    trial_seed,
 )
 from seahaven.evaluation.stats import bootstrap_interval, pass_at_k, pass_hat_k
 from seahaven.evaluation.summary import ScenarioSummary, Summary, summarize
+from seahaven.evaluation.transcripts import (
+    Transcript,
+    conversation,
+    default_transcripts_path,
+    read_transcripts,
+)
+from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
 
 __all__ = [
     "AGENT_KINDS",
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_MAX_CONSECUTIVE_ERRORS",
     "EvalStopped",
     "Finding",
+    "InProcessRunner",
     "LocalSession",
     "Policy",
     "PolicySession",
@@ -58,6 +68,7 @@ __all__ = [
     "ScenarioReport",
     "ScenarioSummary",
     "Summary",
+    "Transcript",
     "TrialError",
     "TrialFailure",
     "TrialResult",
@@ -67,16 +78,22 @@ __all__ = [
     "check_pack",
     "check_policy",
     "check_scenario",
+    "close_policy_async",
+    "conversation",
+    "default_transcripts_path",
     "describe_policy",
     "evaluate",
     "idle_policy",
     "in_process",
+    "is_async_policy",
     "load_policy",
     "pass_at_k",
     "pass_hat_k",
     "plan",
     "play_policy",
     "play_policy_async",
+    "read_transcripts",
+    "run_concurrently",
     "run_in_process",
     "run_to_completion",
     "run_trial",

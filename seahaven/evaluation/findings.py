@@ -10,7 +10,7 @@ sentence is worked out from what the mutant changed that the solution did not.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from seahaven.grading.grade import Check, Grade
 from seahaven.grading.graders import Grader, MatchesSolution, NothingElseChanged
 from seahaven.grading.refusal import Refused
 from seahaven.grading.values import canonical, show
+from seahaven.scenarios.users import MESSAGE_USER_TOOL
 
 __all__ = ["FINDING_KINDS", "Finding", "fix_for"]
 
@@ -238,6 +239,8 @@ def fix_for(
             "; ".join(let_through[:3])
             + ": narrow that allowance (a where naming the task's rows, ops or columns)"
         )
+    if mutant.kind in _CONVERSATION_FIXES:
+        return _CONVERSATION_FIXES[mutant.kind](mutant, solution)
     if mutant.kind == "twice":
         extra = stray[0] if stray else None
         if extra is not None and extra.op == "insert":
@@ -247,6 +250,53 @@ def fix_for(
             )
         return "doing it twice passes: check the end values (count, or changed ... to) exactly"
     return "check what this episode changes"
+
+
+def _dropped_message(mutant: Mutant, solution: Played | None) -> str:
+    outcomes = solution.outcomes if solution is not None else []
+    target = mutant.target if mutant.target is not None else len(outcomes)
+    text = show(outcomes[target].arguments.get("text", ""), 60) if target < len(outcomes) else ""
+    after = next(
+        (
+            outcome.tool
+            for outcome in outcomes[target + 1 :]
+            if outcome.wrote and outcome.tool != MESSAGE_USER_TOOL
+        ),
+        None,
+    )
+    if after is None:
+        return (
+            f"nothing checks that the agent says {text}: add told_user {{contains: [<what it "
+            "tells>]}, and user_ended if the user leaves on it"
+        )
+    return (
+        f"nothing checks that the agent says {text} before it calls {after}: add told_user "
+        f"{{pattern: <what only that message asks>, before: {after}}} (for a scripted user, the "
+        "pattern of the turn that answers it)"
+    )
+
+
+def _silent(mutant: Mutant, solution: Played | None) -> str:
+    return (
+        "an episode whose messages say nothing passes: check what the agent must tell the user "
+        "(told_user {contains: [...]}) and that the user got what they came for (user_ended)"
+    )
+
+
+def _acted_first(mutant: Mutant, solution: Played | None) -> str:
+    tool = mutant.name.rsplit(":", 1)[-1]
+    return (
+        f"calling {tool} before the first message to the user passes: make the told_user check "
+        f"with before: {tool} required (not inside any_of), with a pattern only a message "
+        f"sent before {tool} carries"
+    )
+
+
+_CONVERSATION_FIXES: dict[str, Callable[[Mutant, Played | None], str]] = {
+    "drop-message": _dropped_message,
+    "tell-nothing": _silent,
+    "write-before-asking": _acted_first,
+}
 
 
 def _differing_inserts(
@@ -279,6 +329,11 @@ def _solution_key(solution: list[NetChange], row: NetChange) -> Mapping[str, Any
 def _benign_fix(mutant: Mutant, grade: Grade | None) -> str:
     failed: list[Check] = [] if grade is None else grade.failed
     named = failed[0].name if failed else "the grader"
+    if mutant.kind == "polite-message":
+        return (
+            f"{named} fails when the agent says one more courteous thing to the user: grade "
+            "what the messages carry (told_user), not how many there are or which comes first"
+        )
     if mutant.kind == "reordered":
         return (
             f"{named} fails when the independent writes come in another order "

@@ -25,16 +25,20 @@ Wrong episodes (must fail):
   it never makes (``panel.py`` finds them by making them);
 - ``twice``: the solution's calls made twice.
 
+With a user, ``conversations.py`` adds ``drop-message-N``, ``tell-nothing``
+and ``write-before-asking-N:TOOL``.
+
 Right episodes (must pass): ``extra-reads`` (reads added before, between and
-after the solution's calls) and ``reordered:N-M`` (two independent writes
-swapped). Each kind is capped (``CAPS``), and the choices are seeded by the
-scenario's hash, so one scenario always gets the same panel.
+after the solution's calls), ``reordered:N-M`` (two independent writes
+swapped), and, with a scripted user, ``polite-message``. Each kind is capped
+(``CAPS``), and the choices are seeded by the scenario's hash, so one scenario
+always gets the same panel.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +48,7 @@ from seahaven.grading.graders import Answer, Grader, PythonGrader
 from seahaven.grading.refusal import Refused
 from seahaven.grading.values import as_number, show
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
+from seahaven.scenarios.users import MESSAGE_USER_TOOL
 
 __all__ = [
     "BENIGN_KINDS",
@@ -71,8 +76,12 @@ KINDS = (
     "collateral",
     "destructive",
     "twice",
+    # With a user (``conversations.py``):
+    "drop-message",
+    "tell-nothing",
+    "write-before-asking",
 )
-BENIGN_KINDS = ("extra-reads", "reordered")
+BENIGN_KINDS = ("extra-reads", "reordered", "polite-message")
 # How many mutants of each kind one scenario gets at most.
 CAPS: dict[str, int] = {
     "wrong-answer": 4,
@@ -82,8 +91,12 @@ CAPS: dict[str, int] = {
     "collateral": 3,
     "destructive": 2,
     "twice": 1,
+    "drop-message": 8,
+    "tell-nothing": 1,
+    "write-before-asking": 2,
     "extra-reads": 1,
     "reordered": 3,
+    "polite-message": 1,
 }
 # Other values tried for one argument of one write, at most.
 VALUES_PER_ARGUMENT = 2
@@ -117,7 +130,13 @@ class Mutant:
 
 @dataclass
 class SolutionShape:
-    """The solution as the probe played it: its calls, which wrote, and its ending."""
+    """The solution as the probe played it: its calls, which wrote, and its ending.
+
+    In a scenario with a user, the solution's ``message_user`` calls are its
+    ``messages``, neither writes nor reads (what the user does in reply is the
+    user's); ``tail`` is where calls added after the solution go: before the
+    message the user ended the conversation on, since nothing is taken after it.
+    """
 
     calls: tuple[ToolCall, ...]
     played: Played
@@ -125,6 +144,8 @@ class SolutionShape:
     submitted: bool
     writes: list[int] = field(default_factory=list)
     reads: list[int] = field(default_factory=list)
+    messages: list[int] = field(default_factory=list)
+    tail: int = 0
 
     @classmethod
     def of(cls, scenario: Scenario, played: Played) -> SolutionShape:
@@ -132,13 +153,27 @@ class SolutionShape:
         steps = tuple(step for step in scenario.solution or () if step.tool != SUBMIT_TOOL)
         submit = [step for step in scenario.solution or () if step.tool == SUBMIT_TOOL]
         answer = str(submit[0].arguments.get("answer")) if submit else None
-        shape = cls(steps, played, answer, bool(submit))
+        shape = cls(steps, played, answer, bool(submit), tail=len(steps))
+        talks = scenario.user is not None
         for index, outcome in enumerate(played.outcomes):
-            if outcome.wrote:
+            if talks and outcome.tool == MESSAGE_USER_TOOL:
+                shape.messages.append(index)
+            elif outcome.wrote:
                 shape.writes.append(index)
             elif outcome.refused is None and outcome.crashed is None:
                 shape.reads.append(index)
+        if played.ended_by == "user" and played.outcomes:
+            shape.tail = len(played.outcomes) - 1  # the message the user stopped on
         return shape
+
+    def with_added(self, added: Iterable[ToolCall]) -> tuple[ToolCall, ...]:
+        """The solution's calls with ``added`` made after them (before its closing message)."""
+        return (*self.calls[: self.tail], *added, *self.calls[self.tail :])
+
+    @property
+    def own_calls(self) -> tuple[ToolCall, ...]:
+        """The solution's calls to the world's tools: every call but its messages to the user."""
+        return tuple(call for index, call in enumerate(self.calls) if index not in self.messages)
 
     def mutant(self, name: str, kind: str, calls: Any, **fields: Any) -> Mutant:
         """A mutant that ends as the solution does (with its answer, if it submits)."""
@@ -227,7 +262,9 @@ def script_mutants(
         yield shape.mutant(name, "drop-write", kept, target=index)
     yield from _changed_arguments(scenario, shape, rows, tools)
     if shape.writes:
-        yield shape.mutant("twice", "twice", calls + calls, note="the solution's calls twice")
+        # With a user, the world's calls again, before the message the user stops on.
+        again = shape.with_added(shape.own_calls if shape.messages else calls)
+        yield shape.mutant("twice", "twice", again, note="the solution's calls twice")
 
 
 def _shown(value: Any) -> str:
@@ -261,8 +298,14 @@ def _changed_arguments(
 
 
 def benign_reordered(shape: SolutionShape) -> Iterator[Mutant]:
-    """``reordered:N-M``: each two writes next to each other in order, swapped."""
+    """``reordered:N-M``: each two writes next to each other in order, swapped.
+
+    Two writes with a message to the user between them are not: what the agent
+    says between them may be what the second waits for.
+    """
     for first, second in zip(shape.writes, shape.writes[1:], strict=False):
+        if any(first < message < second for message in shape.messages):
+            continue
         calls = list(shape.calls)
         calls[first], calls[second] = calls[second], calls[first]
         yield shape.mutant(
@@ -285,7 +328,7 @@ def benign_extra_reads(
     room = scenario.budget - len(shape.calls) - (1 if shape.submitted else 0)
     if room <= 0 or not reads:
         return None
-    slots = [0, *(index + 1 for index in shape.writes), len(shape.calls)]
+    slots = [0, *(index + 1 for index in shape.writes), shape.tail]
     slots = sorted(set(slots))[:room]
     calls: list[ToolCall] = []
     added = 0

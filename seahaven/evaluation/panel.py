@@ -1,20 +1,22 @@
 """The mutant panel: one scenario's grader attacked by mutants of its own solution.
 
 ``run_panel`` plays, on one ``Stage``, the reference solution (graded twice),
-doing nothing (graded twice), and every mutant ``mutants.py`` makes of the
-solution, plus the extra writes found by making them: tools the solution never
-calls, filled from the start's rows, made after the solution's last call on
-an image of its end; the change log says which wrote (collateral), which
-deleted or cancelled (destructive), and which only read (used for the benign
+doing nothing (graded twice), and every mutant ``mutants.py`` and
+``conversations.py`` make of the solution, plus the extra writes found by
+making them: tools the solution never calls (nor the user's own), filled from
+the start's rows, made after the solution's last call on an image of its end
+(in a scenario with people, in a replay of the whole script, before the message
+the user ends on); the change log says which wrote (collateral), which deleted
+or cancelled (destructive), and which only read (used for the benign
 ``extra-reads``). A mutant is skipped, not run, when the budget cuts it short,
-when the world refuses the call it changed, or when it ends in the solution's
-net state with the solution's answer (it is not wrong). Every wrong episode
-that passes and every right one that fails is a ``Finding``.
+when the world refuses the call it changed, or when it ends as the solution
+does: its net state, its answer and what the agent told the user (it is not
+wrong). Every wrong episode that passes and every right one that fails is a
+``Finding``.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seahaven.evaluation.candidates import StartRows, ToolShape, arguments_for, tool_shapes
-from seahaven.evaluation.extras import extra_kind, probe_start, start_key, tables_of
+from seahaven.evaluation.conversations import conversation_mutants, polite_message
+from seahaven.evaluation.extras import extra_kind, names_word, probe_start, start_key, tables_of
 from seahaven.evaluation.findings import Finding, fix_for
 from seahaven.evaluation.mutants import (
     CAPS,
@@ -39,6 +42,7 @@ from seahaven.grading.fold import Changes, NetChange
 from seahaven.grading.grade import Grade
 from seahaven.grading.values import canonical, show
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
+from seahaven.scenarios.users import MESSAGE_USER_TOOL
 from seahaven.snapshots import Snapshot
 from seahaven.world import World
 
@@ -291,18 +295,31 @@ class _Panel:
         ):
             return "refused by the world"
         if mutant.kind == "extra-reads":
-            added = [o for o in played.outcomes if o.wrote and not _in_solution(o, self.shape)]
+            added = [
+                o
+                for o in played.outcomes
+                if o.wrote and o.tool != MESSAGE_USER_TOOL and not _in_solution(o, self.shape)
+            ]
             if added:
                 return "a call added as a read wrote"
         if mutant.kind == "reordered" and not self._independent(played):
             return "the writes are not independent"
-        if not mutant.benign and (
-            played.submitted == self.shape.played.submitted
-            and played.answer == self.shape.played.answer
-            and same_state(played.changes, self.shape.played.changes, self.volatile)
-        ):
+        # Acting before asking ends as the solution does: only the order is wrong.
+        if not mutant.benign and mutant.kind != "write-before-asking" and self._same_end(played):
             return "the same end as the solution"
         return None
+
+    def _same_end(self, played: Played) -> bool:
+        """Whether an episode ends as the solution's: its state, answer and conversation."""
+        assert self.shape is not None
+        solution = self.shape.played
+        return (
+            played.submitted == solution.submitted
+            and played.answer == solution.answer
+            and played.told() == solution.told()
+            and (played.ended_by == "user") == (solution.ended_by == "user")
+            and same_state(played.changes, solution.changes, self.volatile)
+        )
 
     def _independent(self, played: Played) -> bool:
         assert self.shape is not None
@@ -332,16 +349,21 @@ class _Panel:
             ("probe", start.model_dump_json(exclude={"seed"})),
             lambda: probe_start(stage.world, start, tools, stage.bench),
         )
+        # The user's own tools are never the agent's: they are no extra and no read of its.
+        theirs = set(self.scenario.user.tools) if self.scenario.user is not None else set()
+        reads = [read for read in probe.reads if read.tool not in theirs]
         if len(shape.calls) >= self.scenario.budget:
-            return probe.reads
+            return reads
         named = self.named_text()
         solution_rows = {change.row for change in shape.played.changes}
-        avoid = {value for value in rows.where if _named_in(value, named)}
+        avoid = {value for value in rows.where if names_word(named, value)}
         today = stage.start.clock.iso()[:10]
         rng = rng_for(self.scenario, "extras")
         found: dict[str, list[str]] = {"collateral": [], "destructive": []}
         plays = 0
         for probed in probe.ranked(tables_of(shape.played.changes)):
+            if probed.tool in theirs:
+                continue
             tool = tools[probed.tool]
             guessed = "destructive" if (tool.destructive or probed.deletes) else "collateral"
             if plays >= MAX_EXTRA_PLAYS or all(len(found[k]) >= CAPS[k] for k in found):
@@ -353,29 +375,36 @@ class _Panel:
                     break
                 plays += 1
                 call = ToolCall(tool=tool.name, arguments=arguments)
-                played = self._after_solution(call)
-                kind = extra_kind(tool, played.outcomes[-1], solution_rows, named)
+                played, added = self._after_solution(call)
+                kind = None if added is None else extra_kind(tool, added, solution_rows, named)
                 if kind is None or len(found[kind]) >= CAPS[kind]:
                     continue  # refused there, a read there, or not unrelated: not an extra
                 found[kind].append(tool.name)
                 mutant = shape.mutant(
                     f"{kind}:{tool.name}",
                     kind,
-                    (*shape.calls, call),
+                    shape.with_added([call]),
                     note=f"{tool.name}({_arguments(arguments)}) added",
                 )
                 self.run(mutant, played)
                 break  # one extra of a tool
-        return probe.reads
+        return reads
 
-    def _after_solution(self, call: ToolCall) -> Played:
-        """The solution, then ``call``: played on from the image of the solution's end."""
+    def _after_solution(self, call: ToolCall) -> tuple[Played, Outcome | None]:
+        """The solution, then ``call``, and the call's outcome (``None`` if it was not made).
+
+        Played on from the image of the solution's end when there is one; else
+        (a start that cannot be snapshotted, a scenario with people) the whole
+        script again, ``call`` before the message the user ended the solution on.
+        """
         shape = self.shape
         assert shape is not None
-        if self.end is None:  # a start that cannot be snapshotted: the whole script again
-            return self.stage.play(
-                (*shape.calls, call), answer=shape.answer, submitted=shape.submitted
+        if self.end is None:
+            played = self.stage.play(
+                shape.with_added([call]), answer=shape.answer, submitted=shape.submitted
             )
+            made = played.outcomes[shape.tail] if len(played.outcomes) > shape.tail else None
+            return played, made
         played = self.stage.play(
             [call],
             answer=shape.answer,
@@ -384,7 +413,7 @@ class _Panel:
             made=len(shape.calls),
         )
         played.outcomes[:0] = shape.played.outcomes
-        return played
+        return played, played.outcomes[-1] if len(played.outcomes) > len(shape.calls) else None
 
     def named_text(self) -> str:
         """What the task names: its instructions and grader, folded, to keep extras off it."""
@@ -431,11 +460,6 @@ def _tools(calls: Iterable[ToolCall]) -> set[str]:
     return {call.tool for call in calls}
 
 
-def _named_in(value: str, named: str) -> bool:
-    """Whether the task's text names ``value`` as a word of its own (``o1``, not ``co1d``)."""
-    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", named) is not None
-
-
 def _in_solution(outcome: Outcome, shape: SolutionShape) -> bool:
     return any(
         outcome.tool == step.tool and outcome.arguments == dict(step.arguments)
@@ -476,6 +500,8 @@ def run_panel(scenario: Scenario, world: World, seed: int | None, bench: Workben
                 panel.run(mutant)
         for mutant in script_mutants(scenario, shape, rows, tools):
             panel.run(mutant)
+        for mutant in conversation_mutants(scenario, shape):
+            panel.run(mutant)
         reads = [shape.calls[index] for index in shape.reads[:1]]
         reads.extend(panel.extras(rows, tools))
         # One read of each tool: the solution's own first, then those the extras turned up.
@@ -485,4 +511,9 @@ def run_panel(scenario: Scenario, world: World, seed: int | None, bench: Workben
             panel.run(extra)
         for variant in list(benign_reordered(shape))[: CAPS["reordered"]]:
             panel.run(variant)
+        polite, why_not = polite_message(scenario, shape)
+        if polite is not None:
+            panel.run(polite)
+        elif why_not is not None:
+            report.benign["polite-message"] = f"skipped: {why_not}"
     return report

@@ -26,6 +26,7 @@ from pydantic_core import to_jsonable_python
 
 from seahaven.errors import ToolError, WorldBug
 from seahaven.evaluation.results import TrialError
+from seahaven.evaluation.transcripts import Transcript
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.trial import Trial
 from seahaven.targets import import_target
@@ -36,8 +37,10 @@ __all__ = [
     "PolicySession",
     "TrialFailure",
     "check_policy",
+    "close_policy_async",
     "describe_policy",
     "idle_policy",
+    "is_async_policy",
     "load_policy",
     "play_policy",
     "play_policy_async",
@@ -96,13 +99,28 @@ class TrialFailure(Exception):
 
 
 class LocalSession:
-    """A ``PolicySession`` on a trial in this process."""
+    """A ``PolicySession`` on a trial in this process.
 
-    def __init__(self, trial: Trial) -> None:
+    Beside the protocol it has ``transcript`` (a ``Transcript``: every call is
+    recorded on it, and a model-backed policy records its model calls there
+    too) and ``policy_document`` (the pack's policy document, or ``None``).
+    """
+
+    def __init__(
+        self,
+        trial: Trial,
+        *,
+        transcript: Transcript | None = None,
+        policy_document: str | None = None,
+    ) -> None:
         self._trial = trial
         #: The first failure of the world (or its grader) in this episode, kept even when
         #: the policy swallows the exception it raised.
         self.failure: TrialFailure | None = None
+        #: The trial's exchange: the session records each call, a policy may record more.
+        self.transcript = transcript if transcript is not None else Transcript()
+        #: The rules the pack's agent works under in every scenario, when the pack has them.
+        self.policy_document = policy_document
 
     @property
     def scenario(self) -> Scenario:
@@ -144,27 +162,36 @@ class LocalSession:
             # The policy's mistake, not the world's: the wire carries a tool's name only.
             raise TypeError(f"session.call takes the tool's name, a string; got {tool!r}")
         try:
-            return to_jsonable_python(self._trial.call(tool, **arguments))
-        except ToolError:
+            result = to_jsonable_python(self._trial.call(tool, **arguments))
+        except ToolError as refused:
+            self.transcript.tool_call(tool, arguments, refusal=refused.to_dict())
             raise
         except Exception as bug:
             self._failed(f"the call to {tool}", bug)
+            self.transcript.tool_call(tool, arguments, failure=_described(bug))
             raise
+        self.transcript.tool_call(tool, arguments, result=result)
+        return result
 
     def submit(self, answer: str) -> None:
         """End the episode with an answer."""
         try:
             self._trial.submit(answer)
-        except ToolError:
+        except ToolError as refused:
+            self.transcript.submitted(answer, refusal=refused.to_dict())
             raise
         except Exception as bug:
             self._failed("submit", bug)
             raise
+        self.transcript.submitted(answer)
 
     def _failed(self, what: str, bug: Exception) -> None:
         if self.failure is None:
-            text = str(bug) if isinstance(bug, WorldBug) else f"{type(bug).__name__}: {bug}"
-            self.failure = TrialFailure("world", f"{what} failed in the world: {text}")
+            self.failure = TrialFailure("world", f"{what} failed in the world: {_described(bug)}")
+
+
+def _described(bug: Exception) -> str:
+    return str(bug) if isinstance(bug, WorldBug) else f"{type(bug).__name__}: {bug}"
 
 
 def solution_policy(session: PolicySession) -> None:
@@ -286,10 +313,51 @@ def play_policy(policy: Policy, session: PolicySession) -> TrialError | None:
     try:
         returned = policy(session)
         if inspect.isawaitable(returned):
-            run_to_completion(returned)
+            run_to_completion(_closed_after(returned, policy))
     except Exception as raised:
         return failure_of(raised, session)
     return failure_of(None, session)
+
+
+async def _closed_after(awaitable: Awaitable[Any], policy: Policy) -> Any:
+    """Await ``awaitable``, then let ``policy`` release what it holds on this loop, which ends."""
+    try:
+        return await awaitable
+    finally:
+        await close_policy_async(policy)
+
+
+def is_async_policy(policy: object) -> bool:
+    """Whether ``policy`` is ``async``: an ``async def``, or an object whose ``__call__`` is."""
+    if inspect.iscoroutinefunction(policy):
+        return True
+    if inspect.isfunction(policy) or inspect.ismethod(policy):
+        return False
+    # What calling the object runs: the first ``__call__`` along its class's MRO.
+    for klass in type(policy).__mro__:
+        if "__call__" in vars(klass):
+            return inspect.iscoroutinefunction(vars(klass)["__call__"])
+    return False
+
+
+async def close_policy_async(policy: object) -> None:
+    """Await the policy's ``aclose()``, if it has one, on the running loop; errors ignored.
+
+    An async policy object may hold things bound to the event loop it plays on (a
+    model client's connections). A runner awaits its ``aclose()`` before that loop
+    ends: after each trial when each trial has a loop of its own, once after the
+    last trial when they share one. What ``aclose`` raises cannot change a result,
+    so it is dropped.
+    """
+    close = getattr(policy, "aclose", None)
+    if close is None or inspect.isclass(policy) or not callable(close):
+        return
+    try:
+        returned = close()
+        if inspect.isawaitable(returned):
+            await returned
+    except Exception:
+        pass  # the trials are over; a failure to let go of connections changes no result
 
 
 async def play_policy_async(policy: Policy, session: PolicySession) -> TrialError | None:

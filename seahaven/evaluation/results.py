@@ -18,11 +18,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from seahaven.errors import WorldBug
+
+if TYPE_CHECKING:
+    from seahaven.evaluation.transcripts import Transcript
 
 __all__ = [
     "AGENT_KINDS",
@@ -96,6 +99,11 @@ class TrialResult(BaseModel):
     # for a scripted user).
     conversation: list[dict[str, Any]] = Field(default_factory=list)
     user_tokens: dict[str, int] | None = None
+    # The tokens the policy's model calls used (``prompt_tokens``, ``completion_tokens``,
+    # ``total_tokens``, ``model_calls``, ``retries``), for a policy that records them.
+    usage: dict[str, int] | None = None
+    # The trial's transcript, carried from the runner to ``evaluate``; never in the line.
+    _transcript: Transcript | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -124,6 +132,21 @@ class TrialResult(BaseModel):
     def line(self) -> str:
         """The result as one line of a results file."""
         return self.model_dump_json() + "\n"
+
+    @property
+    def transcript(self) -> Transcript | None:
+        """The trial's transcript, when its runner kept one (see ``with_transcript``)."""
+        return self._transcript
+
+    def with_transcript(self, transcript: Transcript | None) -> TrialResult:
+        """This result carrying ``transcript`` (``None``: carrying none), for ``evaluate`` to write.
+
+        The transcript travels with the result object only (a runner on a cluster
+        pickles it along); it is never part of the result's line.
+        """
+        copied = self.model_copy()
+        copied._transcript = transcript
+        return copied
 
 
 def latest(results: Iterable[TrialResult]) -> dict[tuple[str, int], TrialResult]:

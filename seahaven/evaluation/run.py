@@ -15,13 +15,12 @@ something is broken that more trials will not fix.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import time
+import contextlib
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from seahaven.errors import SeahavenError, WorldBug
 from seahaven.evaluation.policies import (
@@ -29,27 +28,24 @@ from seahaven.evaluation.policies import (
     Policy,
     check_policy,
     describe_policy,
+    is_async_policy,
     load_policy,
-    play_policy,
-    play_policy_async,
 )
-from seahaven.evaluation.results import (
-    ResultsFile,
-    TrialError,
-    TrialResult,
-    check_resumable,
-    latest,
-)
+from seahaven.evaluation.pool import check_concurrency, check_trial_timeout, run_concurrently
+from seahaven.evaluation.results import ResultsFile, TrialResult, check_resumable, latest
 from seahaven.evaluation.summary import Summary, summarize
-from seahaven.scenarios.model import Scenario
+from seahaven.evaluation.transcripts import TranscriptsFile, transcript_line
+from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
 from seahaven.scenarios.pack import ScenarioSet
-from seahaven.scenarios.trial import Trial
 from seahaven.storage import check_storage
 from seahaven.world import World
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_MAX_CONSECUTIVE_ERRORS",
     "EvalStopped",
+    "InProcessRunner",
+    "LocalSession",
     "TrialRunner",
     "TrialSpec",
     "evaluate",
@@ -64,8 +60,9 @@ __all__ = [
 # How many errored trials in a row stop an eval: enough that a one-off failure does not,
 # few enough that a dead server or a broken world does not burn through the whole plan.
 DEFAULT_MAX_CONSECUTIVE_ERRORS = 5
-# How many of a pack's scenario ids an unknown --scenario lists.
-_IDS_SHOWN = 30
+# How many trials of an async policy (a model-backed agent, mostly waiting on its model) run
+# at once by default: enough to hide a model's latency, few enough for a rate limit.
+DEFAULT_CONCURRENCY = 8
 
 
 class EvalStopped(SeahavenError):
@@ -91,184 +88,112 @@ class EvalStopped(SeahavenError):
         self.last = last
 
 
-def trial_seed(pack: str, scenario_id: str, trial: int) -> int:
-    """The seed of one trial: the same for the same pack, scenario and trial, everywhere."""
-    text = f"seahaven trial\x00{pack}\x00{scenario_id}\x00{trial}".encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:4], "big")
-
-
-@dataclass(frozen=True, slots=True)
-class TrialSpec:
-    """One trial to run: the pack, the scenario, the trial number and its seed."""
-
-    pack: ScenarioSet
-    scenario: Scenario
-    trial: int
-    seed: int
-
-    @property
-    def key(self) -> tuple[str, int]:
-        """The trial this is: the scenario and the trial number."""
-        return (self.scenario.id, self.trial)
-
-    @property
-    def episode_id(self) -> str:
-        """The episode id a runner gives the trial's state document: ``pack/scenario/trial``."""
-        return f"{self.pack.name}/{self.scenario.id}/{self.trial}"
-
-    def result(self, **outcome: Any) -> TrialResult:
-        """This trial's result: the spec's pack, scenario, trial and seed, and ``outcome``.
-
-        ``outcome`` is every other field of ``TrialResult`` (world, score, passed, ...); a
-        runner fills in what it learned and the identifying fields come from here, once.
-        """
-        return TrialResult(
-            pack=self.pack.name,
-            pack_version=self.pack.version,
-            scenario=self.scenario.id,
-            scenario_hash=self.scenario.hash,
-            trial=self.trial,
-            seed=self.seed,
-            **outcome,
-        )
-
-
-def plan(
-    pack: ScenarioSet,
-    *,
-    split: str | None = None,
-    trials: int = 1,
-    scenarios: Sequence[str] | None = None,
-) -> list[TrialSpec]:
-    """The trials of an eval, scenario by scenario: ``trials`` of each, each with its seed."""
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise WorldBug(f"trials is a whole number, 1 or more; got {trials!r}")
-    chosen = pack.split(split)
-    if scenarios:
-        ids = {scenario.id for scenario in chosen}
-        unknown = [name for name in scenarios if name not in ids]
-        if unknown:
-            where = f"split {split!r} of pack {pack.name!r}" if split else f"pack {pack.name!r}"
-            known = [scenario.id for scenario in chosen]
-            listed = ", ".join(known[:_IDS_SHOWN])
-            if len(known) > _IDS_SHOWN:
-                listed += f", and {len(known) - _IDS_SHOWN} more"
-            raise WorldBug(
-                f"{where} has no scenario {', '.join(map(repr, unknown))}; its scenarios are "
-                f"{listed or 'none'}"
-            )
-        chosen = [scenario for scenario in chosen if scenario.id in scenarios]
-    return [
-        TrialSpec(pack, scenario, trial, trial_seed(pack.name, scenario.id, trial))
-        for scenario in chosen
-        for trial in range(trials)
-    ]
-
-
-def run_trial(
-    spec: TrialSpec,
-    policy: Policy,
-    *,
-    world: World | None = None,
-    runner: str = "in process",
-    storage: str | None = None,
-) -> TrialResult:
-    """Run one trial in this process: make its instance, hand the policy a session, grade.
-
-    An ``async`` policy is run to its end here (see ``play_policy``).
-    ``storage`` (``"memory"`` or ``"disk"``) is where the trial's instance keeps
-    its stores; by default, ``SEAHAVEN_STORAGE`` or memory, as for every runner.
-    """
-    started = time.perf_counter()
-    resolved = world if world is not None else spec.scenario.resolve_world()
-    with Trial(spec.scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
-        session = LocalSession(trial)
-        error = play_policy(policy, session)
-        return _graded(spec, trial, resolved, error, runner=runner, started=started)
-
-
-async def run_trial_async(
-    spec: TrialSpec,
-    policy: Policy,
-    *,
-    world: World | None = None,
-    runner: str = "in process",
-    storage: str | None = None,
-) -> TrialResult:
-    """``run_trial`` in asynchronous code: an ``async`` policy is awaited on the running loop.
-
-    The same trial gives the same result either way. The world's calls run on
-    this thread, as they are quick (a world's tool is a few SQLite statements).
-    """
-    started = time.perf_counter()
-    resolved = world if world is not None else spec.scenario.resolve_world()
-    with Trial(spec.scenario, seed=spec.seed, world=resolved, storage=storage) as trial:
-        session = LocalSession(trial)
-        error = await play_policy_async(policy, session)
-        return _graded(spec, trial, resolved, error, runner=runner, started=started)
-
-
-def _graded(
-    spec: TrialSpec,
-    trial: Trial,
-    world: World,
-    error: TrialError | None,
-    *,
-    runner: str,
-    started: float,
-) -> TrialResult:
-    """End the trial's episode where it stands, grade it, and make its result."""
-    try:
-        grade = trial.finish()
-    except WorldBug as bug:
-        error = TrialError(kind="world", message=str(bug))
-        grade = None
-    unscored = error is not None and error.errored
-    seconds = time.perf_counter() - started
-    return spec.result(
-        world=world.name,
-        world_version=world.version,
-        score=0.0 if grade is None or unscored else grade.score,
-        passed=False if grade is None or unscored else grade.passed,
-        checks=[] if grade is None else [check.to_dict() for check in grade.checks],
-        calls=trial.calls_made,
-        ended_by=trial.ended_by,
-        answer=trial.answer,
-        seconds=seconds,
-        episode_seconds=max(0.0, seconds - trial.grade_seconds),
-        grade_seconds=trial.grade_seconds,
-        state_sha256=trial.state_sha256(),
-        runner=runner,
-        error=error,
-        conversation=trial.conversation,
-        user_tokens=None if trial.cast is None else trial.cast.user_tokens,
-    )
-
-
 TrialRunner = Callable[[Sequence[TrialSpec], Policy], Iterable[TrialResult]]
 """Runs trials and yields each result as it ends, in any order: in process, on Ray, remotely."""
 
 
 def run_in_process(
-    specs: Sequence[TrialSpec], policy: Policy, *, storage: str | None = None
+    specs: Sequence[TrialSpec],
+    policy: Policy,
+    *,
+    storage: str | None = None,
+    record: bool = False,
 ) -> Iterator[TrialResult]:
-    """The default runner: each trial in turn, in this process (``storage`` as ``run_trial``'s)."""
+    """The default runner: each trial in turn, in this process (``storage`` as ``run_trial``'s).
+
+    An ``async`` policy's trials run in turn on one event loop (the pool's, one
+    at a time), so what the policy keeps on its loop (a model client's
+    connections) serves every trial. With ``record``, each result carries its
+    transcript.
+    """
+    if is_async_policy(policy):
+        yield from run_concurrently(specs, policy, concurrency=1, storage=storage, record=record)
+        return
     worlds: dict[str, World] = {}
     for spec in specs:
         name = spec.scenario.world_name
         if name not in worlds:
             worlds[name] = spec.scenario.resolve_world()
-        yield run_trial(spec, policy, world=worlds[name], storage=storage)
+        yield run_trial(spec, policy, world=worlds[name], storage=storage, record=record)
 
 
-def in_process(*, storage: str | None = None) -> TrialRunner:
-    """``run_in_process`` with the trials' instances keeping their stores in ``storage``.
+@dataclass(frozen=True)
+class InProcessRunner:
+    """A ``TrialRunner`` in this process; ``in_process`` makes one."""
 
-    ``storage`` is ``"memory"`` or ``"disk"``, checked now; ``None`` leaves it to
-    ``SEAHAVEN_STORAGE``, as ``run_in_process`` does.
+    storage: str | None = None
+    # Trials at once; ``None``: ``DEFAULT_CONCURRENCY`` for an async policy, else 1.
+    concurrency: int | None = None
+    trial_timeout: float | None = None
+    record: bool = False
+
+    def concurrency_for(self, policy: Policy) -> int:
+        """How many trials of ``policy`` run at once."""
+        if self.concurrency is not None:
+            return self.concurrency
+        return DEFAULT_CONCURRENCY if is_async_policy(policy) else 1
+
+    def __call__(self, specs: Sequence[TrialSpec], policy: Policy) -> Iterator[TrialResult]:
+        """Run ``specs`` with ``policy``; yield each result as its trial ends."""
+        at_once = self.concurrency_for(policy)
+        if at_once == 1 and self.trial_timeout is None:
+            return run_in_process(specs, policy, storage=self.storage, record=self.record)
+        return run_concurrently(
+            specs,
+            policy,
+            concurrency=at_once,
+            storage=self.storage,
+            trial_timeout=self.trial_timeout,
+            record=self.record,
+        )
+
+
+def in_process(
+    *,
+    storage: str | None = None,
+    concurrency: int | None = None,
+    trial_timeout: float | None = None,
+    record: bool = False,
+) -> InProcessRunner:
+    """The runner in this process, with its options checked now.
+
+    ``storage`` is ``"memory"`` or ``"disk"`` (``None`` leaves it to
+    ``SEAHAVEN_STORAGE``); ``concurrency`` is how many trials run at once (by
+    default ``DEFAULT_CONCURRENCY`` for an ``async`` policy and 1 for a plain
+    one, which runs on threads when given more); ``trial_timeout`` (seconds)
+    ends a trial whose policy plays longer, as the agent's failure (kind
+    ``timeout``); with ``record`` each result carries its transcript
+    (``evaluate(..., transcripts=FILE)`` turns it on).
     """
-    where = None if storage is None else check_storage(storage)
-    return functools.partial(run_in_process, storage=where)
+    return InProcessRunner(
+        storage=None if storage is None else check_storage(storage),
+        concurrency=None if concurrency is None else check_concurrency(concurrency),
+        trial_timeout=check_trial_timeout(trial_timeout),
+        record=record,
+    )
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that arrives in the block until the block has ended.
+
+    Only the main thread receives it, and only while Python's own handler is
+    installed; anywhere else the block runs as it is.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
 
 
 def evaluate(
@@ -280,9 +205,10 @@ def evaluate(
     scenarios: Sequence[str] | None = None,
     out: Path | str | None = None,
     resume: bool = False,
-    runner: TrialRunner = run_in_process,
+    runner: TrialRunner | None = None,
     progress: Callable[[TrialResult, int, int], None] | None = None,
     max_consecutive_errors: int | None = DEFAULT_MAX_CONSECUTIVE_ERRORS,
+    transcripts: Path | str | None = None,
 ) -> tuple[Summary, list[TrialResult]]:
     """Run an eval and summarize it; with ``out``, each result is appended as it ends.
 
@@ -298,6 +224,12 @@ def evaluate(
     is closed when the eval stops, early or not, so a runner on a cluster stops
     the work it has in flight. The file is created with the first result, so an
     eval refused before its first trial leaves none.
+
+    The results come back in the plan's order. ``runner`` is where the trials
+    run (``in_process()`` by default). With
+    ``transcripts`` (a file), each trial's transcript is appended there as its
+    result is written (``seahaven.evaluation.transcripts``); the runner in
+    process records them, and a result from a runner that kept none has no line.
     """
     chosen = load_policy(policy) if isinstance(policy, str) else check_policy(policy)
     name = describe_policy(chosen)
@@ -311,10 +243,23 @@ def evaluate(
             f"got {max_consecutive_errors!r}"
         )
     specs = plan(pack, split=split, trials=trials, scenarios=scenarios)
+    if runner is None:
+        runner = in_process()
+    if transcripts is not None and isinstance(runner, InProcessRunner):
+        runner = replace(runner, record=True)
     planned = [spec.key for spec in specs]
     wanted = set(planned)
     results: list[TrialResult] = []
     file = ResultsFile(out) if out is not None else None
+    recorded = TranscriptsFile(transcripts) if transcripts is not None else None
+    if recorded is not None:
+        if file is not None and recorded.path.resolve() == file.path.resolve():
+            raise WorldBug(
+                f"the transcripts and the results would both go to {file.path}; give the "
+                "transcripts a file of their own"
+            )
+        recorded.open(resume=resume)
+    tags = {spec.scenario.id: spec.scenario.tags for spec in specs}
     if file is not None:
         kept = file.open(resume=resume)
         hashes = {s.scenario.id: s.scenario.hash for s in specs}
@@ -334,9 +279,22 @@ def evaluate(
         for result in stream:
             if result.policy is None:
                 result = result.model_copy(update={"policy": name})
+            transcript = result.transcript
+            if transcript is not None:
+                result = result.with_transcript(None)  # written below, not kept in memory
             results.append(result)
-            if file is not None:
-                file.write(result)
+            line = (
+                transcript_line(result, transcript, tags.get(result.scenario, ()))
+                if recorded is not None and transcript is not None
+                else None
+            )
+            # A result and its transcript are written together: a Ctrl-C between the two would
+            # leave a finished trial that --resume does not run again, with no transcript.
+            with _interrupts_held():
+                if file is not None:
+                    file.write(result)
+                if recorded is not None and line is not None:
+                    recorded.write(line)
             if progress is not None:
                 progress(result, len(results), total)
             in_a_row = in_a_row + 1 if result.errored else 0
@@ -350,4 +308,9 @@ def evaluate(
             close()
         if file is not None:
             file.close()
+        if recorded is not None:
+            recorded.close()
+    # In the plan's order, however many ran at once (the file has them in the order they ended).
+    position = {key: index for index, key in enumerate(planned)}
+    results.sort(key=lambda result: position.get(result.key, len(position)))
     return summarize(pack.name, split, trials, planned, results), results

@@ -4,11 +4,14 @@
 doing nothing, every mutant). Making each one's instance from the start again
 would verify the fixture and run the world's startup hooks every time, so a
 ``Stage`` makes the start once, snapshots it, and restores that image into one
-idle instance in memory before each episode (``restore_into``). An episode is
-played with a trial's rules (every call counts against the budget, the call
-that spends it ends the episode, ``submit`` ends it with the answer) and graded
-on the same ``Episode`` a ``Trial`` hands its grader: the end, the start (the
-instance the image was taken of, never called), and the solution's replay.
+idle instance in memory before each episode (``restore_into``). An episode's
+calls take the path a trial's take (``seahaven.scenarios.play.Play``: every
+call counts against the budget, the call that spends it ends the episode,
+``submit`` ends it with the answer, and the scenario's user and events, made
+afresh for each episode, act as they do in a trial), and it is graded on the
+same ``Episode`` a ``Trial`` hands its grader: the end, the start (the instance
+the image was taken of, never called), the solution's replay, and the
+conversation.
 
 A ``Workbench`` keeps the idle instances between scenarios of one world, so a
 whole pack restores into one instance per world and clock mode.
@@ -22,13 +25,16 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from seahaven.changelog import LogRecord
-from seahaven.errors import ToolError, WorldBug
+from seahaven.errors import ArgumentError, ToolError, WorldBug
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
 from seahaven.instance import Instance
+from seahaven.names import EVENT_PREFIX
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
-from seahaven.scenarios.trial import MAX_ANSWER_LENGTH, replay_solution
+from seahaven.scenarios.people import has_people
+from seahaven.scenarios.play import Play
+from seahaven.scenarios.trial import replay_solution
 from seahaven.snapshots import Snapshot, restore_into
 from seahaven.world import World
 
@@ -72,6 +78,18 @@ class Played:
     cut: bool
     grade: Grade | None = None
     episode: Episode | None = None
+    #: The conversation with the scenario's user, each message with its speaker (none without).
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    #: How the episode ended, as a trial says it: ``submit``, ``budget``, ``user``, ``finish``.
+    ended_by: str | None = None
+
+    def told(self) -> tuple[str, ...]:
+        """The texts of the agent's messages to the user, in order."""
+        return tuple(
+            str(message.get("text"))
+            for message in self.conversation
+            if message.get("speaker") == "agent"
+        )
 
     def calls(self) -> list[dict[str, Any]]:
         """Every call made, as ``{"tool", "arguments", "error"}``, and the submit last."""
@@ -201,49 +219,49 @@ class Stage:
     ) -> Played:
         """Play ``calls`` (then submit ``answer`` when ``submitted``) and grade the episode.
 
-        ``after`` is an image of an episode already ``made`` calls into this
-        scenario (the solution's end, say), to go on from rather than the start.
-        ``pause`` waits that many seconds before the first call, so that values
-        read from a running clock differ from another run's.
+        The calls take the path a trial's take (``seahaven.scenarios.play.Play``),
+        the scenario's user and events beside them, afresh for each episode. A
+        call after the user ended the conversation is not made: the episode
+        ended there. ``after`` is an image of an episode already ``made`` calls
+        into this scenario (the solution's end, say), to go on from rather than
+        the start; a scenario with people has none (``snapshot``). ``pause``
+        waits that many seconds before the first call, so that values read from
+        a running clock differ from another run's.
         """
         instance = self.instance_at(after)
+        play = Play(self.scenario, instance, seed=self.seed, calls_made=made)
         if pause:
             time.sleep(pause)
         outcomes: list[Outcome] = []
-        budget = self.scenario.budget
-        spent = made
         cut = False
         for step in calls:
-            if spent >= budget:
-                cut = True
+            if play.done:
+                cut = play.ended_by == "budget"
                 break
-            outcomes.append(self.call(instance, step))
-            spent += 1
-        if submitted and spent >= budget:
+            outcomes.append(self._step(play, step))
+        if submitted and not play.done:
+            try:
+                play.submit(answer if answer is not None else "")
+            except ArgumentError as error:
+                raise WorldBug(
+                    f"scenario {self.scenario.id!r}: a submitted answer is refused: {error.message}"
+                ) from None
+        elif submitted and play.ended_by == "budget":
             cut = True  # the call that spent the budget ended the episode before the submit
-        if submitted and answer is not None and len(answer) > MAX_ANSWER_LENGTH:
-            raise WorldBug(f"an answer is at most {MAX_ANSWER_LENGTH} characters")
+        play.finish()
         played = Played(
             outcomes=outcomes,
             changes=fold(instance.change_log()),
-            answer=answer if submitted else None,
-            submitted=submitted and not cut,
+            answer=play.answer,
+            submitted=play.submitted,
             cut=cut,
+            conversation=play.conversation,
+            ended_by=play.ended_by,
         )
         if grade:
-            played.episode = self.episode(instance, played)
+            played.episode = play.episode(start=self.start.inspect, solution=self._solution_changes)
             played.grade = self.grade(played.episode)
         return played
-
-    def episode(self, instance: Instance, played: Played) -> Episode:
-        """The episode as a trial hands it to the grader."""
-        return Episode.of(
-            instance,
-            answer=played.answer,
-            submitted=played.submitted,
-            start=self.start.inspect,
-            solution=self._solution_changes,
-        )
 
     def grade(self, episode: Episode) -> Grade:
         """Grade an episode; a grader that raises is the scenario's bug, named as a trial does."""
@@ -257,8 +275,12 @@ class Stage:
             ) from error
 
     def snapshot(self) -> Snapshot | None:
-        """An image of the episode just played, to go on from (``None`` when it cannot be)."""
-        if self._work is None or self.image is None:
+        """An image of the episode just played, to go on from (``None`` when it cannot be).
+
+        A scenario with a user or events has none: what the user was told and
+        which events are still to come are not in an instance's image.
+        """
+        if self._work is None or self.image is None or has_people(self.scenario):
             return None
         try:
             return self._work.snapshot()
@@ -270,15 +292,35 @@ class Stage:
 
     @staticmethod
     def call(instance: Instance, step: ToolCall) -> Outcome:
-        """Make one call as an agent would, and note what it changed, returned or raised."""
-        outcome = Outcome(step.tool, dict(step.arguments))
-        log = instance.calls.log
-        known = len(log)
-        try:
-            outcome.result = instance.call(step.tool, **step.arguments)
-        except ToolError as error:
-            outcome.refused = f"{error.code}: {error.message}"
-        except Exception as error:
-            outcome.crashed = f"{type(error).__name__}: {error}"
-        outcome.records = log.records[known:]
-        return outcome
+        """Make one call on ``instance`` directly, and note what it changed, returned or raised.
+
+        The probe of a start (``extras.py``) makes its calls this way: they are
+        no agent's, in no episode.
+        """
+        return _noted(step, instance, lambda: instance.call(step.tool, **step.arguments))
+
+    @staticmethod
+    def _step(play: Play, step: ToolCall) -> Outcome:
+        """One of the agent's calls in an episode, as a trial takes it.
+
+        What the events due before it changed is not the call's: only the
+        records of the call itself (and of the user's calls its message led to)
+        are noted.
+        """
+        return _noted(step, play.instance, lambda: play.call(step.tool, **step.arguments))
+
+
+def _noted(step: ToolCall, instance: Instance, make: Callable[[], Any]) -> Outcome:
+    outcome = Outcome(step.tool, dict(step.arguments))
+    log = instance.calls.log
+    known = len(log)
+    try:
+        outcome.result = make()
+    except ToolError as error:
+        outcome.refused = f"{error.code}: {error.message}"
+    except Exception as error:
+        outcome.crashed = f"{type(error).__name__}: {error}"
+    outcome.records = [
+        record for record in log.records[known:] if not record.actor.startswith(EVENT_PREFIX)
+    ]
+    return outcome

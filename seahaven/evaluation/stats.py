@@ -13,7 +13,13 @@ import random
 from collections.abc import Mapping, Sequence
 from math import comb
 
-__all__ = ["bootstrap_interval", "pass_at_k", "pass_hat_k", "per_scenario_rate"]
+__all__ = [
+    "bootstrap_interval",
+    "paired_bootstrap_interval",
+    "pass_at_k",
+    "pass_hat_k",
+    "per_scenario_rate",
+]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -77,6 +83,36 @@ def bootstrap_interval(
             count += group_count
         means.append(total / count)
     means.sort()
+    tail = (1.0 - confidence) / 2.0
+    low = means[min(len(means) - 1, int(tail * len(means)))]
+    high = means[min(len(means) - 1, int((1.0 - tail) * len(means)))]
+    return (low, high)
+
+
+def paired_bootstrap_interval(
+    differences: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """A percentile bootstrap interval for the mean of paired ``differences`` (one a scenario).
+
+    Comparing two runs of one pack, each scenario gives one difference (its
+    score in the second run less its score in the first); resampling the
+    scenarios, each with its own difference, keeps the pairing, so a scenario
+    that is hard in both runs does not widen the interval.
+    """
+    values = list(differences)
+    if not values:
+        return (0.0, 0.0)
+    if len(values) == 1:
+        return (values[0], values[0])
+    rng = random.Random(seed)
+    count = len(values)
+    means = sorted(
+        sum(values[rng.randrange(count)] for _ in range(count)) / count for _ in range(resamples)
+    )
     tail = (1.0 - confidence) / 2.0
     low = means[min(len(means) - 1, int(tail * len(means)))]
     high = means[min(len(means) - 1, int((1.0 - tail) * len(means)))]

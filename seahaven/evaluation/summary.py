@@ -19,7 +19,7 @@ from typing import Any
 from seahaven.evaluation.results import TrialResult, latest
 from seahaven.evaluation.stats import bootstrap_interval, pass_hat_k, per_scenario_rate
 
-__all__ = ["ScenarioSummary", "Summary", "summarize"]
+__all__ = ["ScenarioSummary", "Summary", "summarize", "total_usage", "usage_line"]
 
 # How wide the text summary may get, how many of the worst scenarios it explains, and how
 # many reasons (and errored trials) it lists; --json carries them all.
@@ -92,6 +92,9 @@ class Summary:
     # Each errored trial: its scenario, trial number, error kind and message.
     errored_trials: tuple[dict[str, Any], ...] = ()
     per_scenario: tuple[ScenarioSummary, ...] = ()
+    # The tokens, model calls and retries of every trial counted (errored ones too: their
+    # tokens were spent), for a policy that records them; empty otherwise.
+    usage: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as JSON data."""
@@ -111,6 +114,7 @@ class Summary:
             "errored_trials": [dict(item) for item in self.errored_trials],
             "per_scenario": [row.to_dict() for row in self.per_scenario],
             "worst": [row.scenario for row in self.worst()],
+            "usage": dict(self.usage) or None,
         }
 
     def worst(self) -> list[ScenarioSummary]:
@@ -143,7 +147,16 @@ class Summary:
                 )
         if self.per_scenario:
             lines.append("")
-            lines.extend(self._table())
+            lines.extend(self.table())
+        lines.extend(self.explanations())
+        if self.usage:
+            lines.append("")
+            lines.append(usage_line(self.usage))
+        return "\n".join(lines)
+
+    def explanations(self) -> list[str]:
+        """What follows the table: why the worst scenarios failed, and the errored trials."""
+        lines: list[str] = []
         worst = self.worst()
         if worst:
             lines.append("")
@@ -182,9 +195,10 @@ class Summary:
                 lines.append(f"  and {len(self.errored_trials) - ERRORED_SHOWN} more")
         if self.missing:
             lines.append(f"{self.missing} planned trials have no result yet (run with --resume)")
-        return "\n".join(lines)
+        return lines
 
-    def _table(self) -> list[str]:
+    def table(self) -> list[str]:
+        """The per-scenario table's lines: trials, passes, errored, mean, pass^k, worst check."""
         names = [row.scenario for row in self.per_scenario]
         name_width = max(8, min(_SCENARIO_COLUMN, max(len(name) for name in names)))
         hat = f"pass^{self.trials}"
@@ -280,6 +294,27 @@ def summarize(
         per_scenario=tuple(
             _scenario_row(name, scored[name], errored[name], trials) for name in order
         ),
+        usage=total_usage(by_key.values()),
+    )
+
+
+def total_usage(results: Iterable[TrialResult]) -> dict[str, int]:
+    """The results' token counts, model calls and retries, summed (empty when none has any)."""
+    totals: dict[str, int] = {}
+    for result in results:
+        for key, value in (result.usage or {}).items():
+            totals[key] = totals.get(key, 0) + value
+    return totals
+
+
+def usage_line(usage: dict[str, int]) -> str:
+    """The tokens a run used, as the summary's last line says them."""
+    calls = usage.get("model_calls", 0)
+    retries = usage.get("retries", 0)
+    return (
+        f"tokens {usage.get('total_tokens', 0):,} ({usage.get('prompt_tokens', 0):,} prompt, "
+        f"{usage.get('completion_tokens', 0):,} completion) in {_counted(calls, 'model call')}"
+        + (f", {retries} retr{'y' if retries == 1 else 'ies'}" if retries else "")
     )
 
 

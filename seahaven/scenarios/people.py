@@ -1,7 +1,8 @@
 """The people of one episode: the scenario's user and events, as a trial runs them.
 
-A ``Cast`` is what a ``Trial`` (and a replay of the scenario's solution) holds
-beside its instance when the scenario has a user or events. It hides the user's
+A ``Cast`` is what an episode's ``Play`` (``seahaven.scenarios.play``: a
+``Trial``, a replay of the scenario's solution, an episode of the mutant panel)
+holds beside its instance when the scenario has a user or events. It hides the user's
 tools from the agent and adds ``message_user``, fires the events that have come
 due before each of the agent's calls, and plays the user's turns: each agent
 message is answered by the user's player after the user has made its own calls,
@@ -12,12 +13,12 @@ part of the trial's record.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_jsonable_python
 
-from seahaven.errors import ToolError, UnknownTool, WorldBug
+from seahaven.errors import UnknownTool, WorldBug
 from seahaven.names import USER
 from seahaven.scenarios.events import EventRunner
 from seahaven.scenarios.users import (
@@ -34,10 +35,7 @@ if TYPE_CHECKING:
     from seahaven.instance import Instance
     from seahaven.scenarios.model import Scenario
 
-# The one tool that ends an episode with an answer (``seahaven.scenarios.model.SUBMIT_TOOL``).
-_SUBMIT = "submit"
-
-__all__ = ["Cast", "has_people", "play_solution"]
+__all__ = ["Cast", "has_people"]
 
 
 def has_people(scenario: Scenario) -> bool:
@@ -75,6 +73,9 @@ class Cast:
                     f"which world {instance.world.name!r} does not serve"
                 )
         self.user_tools: frozenset[str] = frozenset(user.tools if user is not None else ())
+        # The user's tools in the order the instance lists them; each turn is handed their
+        # listings, made from these entries rather than from the whole tool list each time.
+        self._user_entries = [entry for entry in surface.values() if entry.name in self.user_tools]
         self.events = EventRunner(scenario.id, scenario.events, instance)
         self.player: UserPlayer | None = (
             player if player is not None or user is None else player_for(user, scenario.id)
@@ -130,7 +131,7 @@ class Cast:
             instructions=self.scenario.user.instructions,
             conversation=[dict(message) for message in self.conversation],
             seed=self.seed,
-            tools=[tool for tool in instance.tools() if tool["name"] in self.user_tools],
+            tools=[entry.listing() for entry in self._user_entries],
             call=lambda tool, /, **arguments: self._user_call(turn, tool, arguments),
         )
         try:
@@ -186,35 +187,3 @@ class Cast:
             "user_tokens": None if self.user_tokens is None else dict(self.user_tokens),
             "events": [dict(event) for event in self.events.fired],
         }
-
-
-def play_solution(
-    scenario: Scenario,
-    instance: Instance,
-    seed: int | None,
-    errors: list[str],
-    play_step: Callable[[str, dict[str, Any], Cast], None],
-) -> str | None:
-    """Replay a scenario's solution beside its user and events, as a trial would play it.
-
-    Each step is one of the agent's calls: the events due before it fire first,
-    ``message_user`` is answered by the scenario's own player (its script or
-    function), and every other step goes to ``play_step``. Returns the answer a
-    last ``submit`` gives; the replay stops there, or where the user ends the
-    conversation. A refused message is noted in ``errors``.
-    """
-    cast = Cast(scenario, instance, seed=seed)
-    for made, step in enumerate(scenario.solution or ()):
-        # The agent's calls so far are the steps before this one, as a trial counts them.
-        cast.before_agent_call(made)
-        if step.tool == _SUBMIT:
-            return str(step.arguments.get("answer"))
-        if step.tool == MESSAGE_USER_TOOL and cast.has_user:
-            try:
-                if cast.agent_message(step.arguments)["ended"]:
-                    return None
-            except ToolError as error:
-                errors.append(f"{step.tool}: {error.code}: {error.message}")
-            continue
-        play_step(step.tool, step.arguments, cast)
-    return None

@@ -13,6 +13,7 @@ and reads the instance only through its public API.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -23,14 +24,15 @@ from collections.abc import Callable
 from typing import Any
 
 from seahaven.db import Db
-from seahaven.errors import ArgumentError, ToolError, WorldBug
+from seahaven.errors import ToolError, WorldBug
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
 from seahaven.grading.graders import Grader, MatchesSolution
 from seahaven.instance import Instance
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
-from seahaven.scenarios.people import Cast, has_people, play_solution
+from seahaven.scenarios.people import Cast
+from seahaven.scenarios.play import MAX_ANSWER_LENGTH, EpisodeOver, Play, submit_listing
 from seahaven.scenarios.users import UserPlayer
 from seahaven.snapshots import Snapshot, restore_into
 from seahaven.storage import runner_storage
@@ -47,8 +49,6 @@ __all__ = [
     "submit_listing",
 ]
 
-# An answer longer than this is refused: it is a report, not an answer, and it travels.
-MAX_ANSWER_LENGTH = 20_000
 # How many replayed solutions a process keeps, each keyed by scenario hash and seed.
 SOLUTION_CACHE_SIZE = 512
 # The most bytes of start images (see Trial) the trials of a process hold at once; a trial
@@ -58,86 +58,16 @@ START_IMAGE_BUDGET = 256 * 1024 * 1024
 REPLAY_INSTANCES = 4
 
 
-class EpisodeOver(ToolError):
-    """A call after the episode ended (the answer was submitted, or the budget spent)."""
-
-    def __init__(self, ended_by: str, budget: int) -> None:
-        reason = (
-            "an answer was submitted"
-            if ended_by == "submit"
-            else f"its budget of {budget} tool calls is spent"
-            if ended_by == "budget"
-            else "the user ended the conversation"
-            if ended_by == "user"
-            else "it was finished"
-        )
-        super().__init__(
-            "episode_over",
-            f"the episode has ended ({reason}); no more calls are taken",
-            {"ended_by": ended_by},
-        )
-
-
-def submit_listing() -> dict[str, Any]:
-    """The ``submit`` tool as a tool list shows it."""
-    return {
-        "name": SUBMIT_TOOL,
-        "description": (
-            "Submit your final answer and end the episode. Call it once, when the task is "
-            "done: put the answer to the question you were asked in `answer`, or a short note "
-            "of what you did (or why you refused) when no answer is asked for. No tool can be "
-            "called after it."
-        ),
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "answer": {
-                    "type": "string",
-                    "description": "The final answer, or a short note of what was done.",
-                }
-            },
-            "required": ["answer"],
-            "additionalProperties": False,
-        },
-    }
-
-
-def _submitted_answer(arguments: dict[str, Any]) -> str:
-    violations: list[dict[str, Any]] = []
-    stray = sorted(set(arguments) - {"answer"})
-    for name in stray:
-        violations.append(
-            {"loc": [name], "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}
-        )
-    if "answer" not in arguments:
-        violations.append({"loc": ["answer"], "msg": "Field required", "type": "missing"})
-    elif not isinstance(arguments["answer"], str):
-        violations.append(
-            {"loc": ["answer"], "msg": "Input should be a valid string", "type": "string_type"}
-        )
-    elif len(arguments["answer"]) > MAX_ANSWER_LENGTH:
-        violations.append(
-            {
-                "loc": ["answer"],
-                "msg": f"String should have at most {MAX_ANSWER_LENGTH} characters",
-                "type": "string_too_long",
-            }
-        )
-    if violations:
-        raise ArgumentError(SUBMIT_TOOL, violations)
-    answer: str = arguments["answer"]
-    return answer
-
-
 class Trial:
     """One episode of a scenario: its instance, the calls left, the answer, and the grade.
 
     ``storage`` (``"memory"`` or ``"disk"``) is where every instance the trial
     makes keeps its stores; by default ``SEAHAVEN_STORAGE``, else memory, as for
-    every runner (``seahaven.storage.runner_storage``). A scenario with a user or
-    events gets a ``Cast`` (``seahaven.scenarios.people``); ``user_player``
-    plays its user instead of the scenario's own script or function (a
-    model-played user, say).
+    every runner (``seahaven.storage.runner_storage``). The agent's calls take
+    the path every episode takes (``seahaven.scenarios.play.Play``): a scenario
+    with a user or events gets a ``Cast`` there (``seahaven.scenarios.people``);
+    ``user_player`` plays its user instead of the scenario's own script or
+    function (a model-played user, say).
     """
 
     def __init__(
@@ -170,17 +100,12 @@ class Trial:
             )
         except WorldBug as error:
             raise WorldBug(f"scenario {scenario.id!r} cannot start: {error}") from None
-        #: The scenario's user and events on this episode, when it has any.
-        self.cast: Cast | None = None
-        if has_people(scenario):
-            try:
-                self.cast = Cast(scenario, self.instance, seed=self.seed, player=user_player)
-            except BaseException:
-                self.instance.destroy()
-                raise
-        self.calls_made = 0
-        self.answer: str | None = None
-        self.ended_by: str | None = None
+        try:
+            #: The agent's side of the episode: its calls, the people, how it ended.
+            self.play = Play(scenario, self.instance, seed=self.seed, player=user_player)
+        except BaseException:
+            self.instance.destroy()
+            raise
         #: How long grading the episode took (the solution's replay included), once it has.
         self.grade_seconds = 0.0
         self._grade: Grade | None = None
@@ -212,19 +137,39 @@ class Trial:
         return self.scenario.budget
 
     @property
+    def cast(self) -> Cast | None:
+        """The scenario's user and events on this episode, when it has any."""
+        return self.play.cast
+
+    @property
+    def calls_made(self) -> int:
+        """How many tool calls the agent has made (an accepted ``submit`` not counted)."""
+        return self.play.calls_made
+
+    @property
+    def answer(self) -> str | None:
+        """The submitted answer, once there is one."""
+        return self.play.answer
+
+    @property
+    def ended_by(self) -> str | None:
+        """How the episode ended (``submit``, ``budget``, ``user``, ``finish``); ``None`` before."""
+        return self.play.ended_by
+
+    @property
     def calls_left(self) -> int:
         """How many more tool calls the agent may make."""
-        return max(0, self.scenario.budget - self.calls_made)
+        return self.play.calls_left
 
     @property
     def done(self) -> bool:
         """Whether the episode has ended."""
-        return self.ended_by is not None
+        return self.play.done
 
     @property
     def submitted(self) -> bool:
         """Whether the agent ended the episode with ``submit``."""
-        return self.ended_by == "submit"
+        return self.play.submitted
 
     def tools(self) -> list[dict[str, Any]]:
         """The world's tool list and ``submit`` after it.
@@ -232,65 +177,42 @@ class Trial:
         With a user, the user's own tools are left out and ``message_user`` comes
         before ``submit``.
         """
-        listing = self.instance.tools()
-        if self.cast is not None:
-            listing = self.cast.agent_tools(listing)
-        return [*listing, submit_listing()]
+        return self.play.tools()
 
     @property
     def conversation(self) -> list[dict[str, Any]]:
         """The conversation with the scenario's user so far, each message with its speaker."""
-        return [] if self.cast is None else [dict(message) for message in self.cast.conversation]
+        return self.play.conversation
 
     def call(self, tool: str, /, **arguments: Any) -> Any:
         """Call a tool as the agent: the world's, or ``submit``.
 
         Every call counts against the budget but a ``submit`` that is accepted;
         the call that spends the budget ends the episode after it returns or
-        raises. After the end, every call raises ``EpisodeOver``.
+        raises, and the episode is graded then. After the end, every call
+        raises ``EpisodeOver``.
         """
         with self._lock:
-            if self.ended_by is not None:
-                raise EpisodeOver(self.ended_by, self.scenario.budget)
-            cast = self.cast
-            if cast is not None:
-                cast.before_agent_call(self.calls_made)
-            if tool == SUBMIT_TOOL:
-                try:
-                    answer = _submitted_answer(arguments)
-                except ArgumentError:
-                    self._count_call()
-                    raise
-                self.submit(answer)
-                return {"submitted": True, "answer": answer}
+            ended = self.play.done
             try:
-                if cast is not None and cast.takes(tool):
-                    answered = cast.agent_message(arguments)
-                    if answered["ended"]:
-                        self._end("user")  # the user ended the conversation, and the episode
-                    return answered
-                return self.instance.call(tool, **arguments)
+                return self.play.call(tool, **arguments)
             finally:
-                self._count_call()
+                if self.play.done and not ended:
+                    self._end()  # this call ended the episode: it is graded now
 
     def submit(self, answer: str) -> Grade:
         """End the episode with the agent's answer, and grade it."""
         with self._lock:
-            if self.ended_by is not None:
-                raise EpisodeOver(self.ended_by, self.scenario.budget)
-            answer = _submitted_answer({"answer": answer})
-            if self.cast is not None:
-                # Submitting is the agent's move too: what was due before it happens first.
-                self.cast.before_agent_call(self.calls_made)
-            self.answer = answer
-            return self._end("submit")
+            self.play.submit(answer)
+            return self._end()
 
     def finish(self) -> Grade:
         """End the episode where it stands (if it has not ended) and return its grade."""
         with self._lock:
             if self._grade is not None:
                 return self._grade
-            return self._end(self.ended_by or "finish")
+            self.play.finish()
+            return self._end()
 
     # --- the outcome -------------------------------------------------------------------------
 
@@ -306,15 +228,7 @@ class Trial:
 
     def episode(self) -> Episode:
         """The episode as graders read it, as the instance holds it now."""
-        return Episode.of(
-            self.instance,
-            answer=self.answer,
-            submitted=self.submitted,
-            start=self._start_view,
-            solution=self._solution_changes,
-            conversation=self.conversation,
-            ended_by=self.ended_by,
-        )
+        return self.play.episode(start=self._start_view, solution=self._solution_changes)
 
     def report(self) -> dict[str, Any]:
         """What the trial adds to a state document: the scenario, the budget, the outcome."""
@@ -328,7 +242,7 @@ class Trial:
             "ended_by": self.ended_by,
             "answer": self.answer,
             "grade": None if self._grade is None else self._grade.to_dict(),
-            **(self.cast.report() if self.cast is not None else Cast.report_of_none()),
+            **self.play.report(),
         }
 
     def state_sha256(self) -> str:
@@ -361,18 +275,13 @@ class Trial:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _count_call(self) -> None:
-        self.calls_made += 1
-        if self.calls_made >= self.scenario.budget and self.ended_by is None:
-            self._end("budget")
-
     def _drop_start_image(self) -> None:
         self._start_image = None
         if self._release_image is not None:
             self._release_image()  # a finalizer runs once, whoever calls it first
 
-    def _end(self, reason: str) -> Grade:
-        self.ended_by = reason
+    def _end(self) -> Grade:
+        """Grade the episode, which has ended."""
         grader = self.scenario.grader
         started = time.perf_counter()
         try:
@@ -495,7 +404,6 @@ def replay_solution(
 
 
 def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | None) -> Replay:
-    answer: str | None = None
     errors: list[str] = []
     instance = (
         _replay_instance(world, start)
@@ -505,25 +413,25 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
         )
     )
     try:
-        if has_people(scenario):
-            # The user and the events act as they would in a trial: each call recorded.
-            answer = play_solution(
-                scenario,
-                instance,
-                seed,
-                errors,
-                lambda tool, arguments, cast: _play_step(
-                    scenario, instance, tool, arguments, errors, cast
-                ),
-            )
-        else:
-            # Only the net state is compared, so the calls are recorded as one net change per row.
-            with instance.record_net():
-                for step in scenario.solution or ():
-                    if step.tool == SUBMIT_TOOL:
-                        answer = str(step.arguments.get("answer"))
-                        break
-                    _play_step(scenario, instance, step.tool, step.arguments, errors)
+        # The solution is played as an agent's calls in a trial are, the user and the events
+        # acting beside it (their calls recorded one by one). Without them, only the net state
+        # is compared, so the calls are recorded as one net change per row.
+        play = Play(scenario, instance, seed=seed)
+        with instance.record_net() if play.cast is None else contextlib.nullcontext():
+            for step in scenario.solution or ():
+                if play.done:
+                    break  # the user ended the conversation, or the budget is spent
+                if step.tool == SUBMIT_TOOL:
+                    # A solution's answer written as a YAML number is submitted as its text.
+                    _play_step(
+                        scenario,
+                        play,
+                        SUBMIT_TOOL,
+                        {"answer": str(step.arguments.get("answer"))},
+                        errors,
+                    )
+                    break
+                _play_step(scenario, play, step.tool, step.arguments, errors)
         changes = fold(instance.change_log())
     except BaseException:
         instance.destroy()
@@ -532,22 +440,15 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
         _shelve(instance)  # for the next replay from a start image
     else:
         instance.destroy()
-    return Replay(changes, answer, errors)
+    return Replay(changes, play.answer, errors)
 
 
 def _play_step(
-    scenario: Scenario,
-    instance: Instance,
-    tool: str,
-    arguments: dict[str, Any],
-    errors: list[str],
-    cast: Cast | None = None,
+    scenario: Scenario, play: Play, tool: str, arguments: dict[str, Any], errors: list[str]
 ) -> None:
     """One call of a solution's replay; a refusal is noted, a bug in the world raised."""
     try:
-        if cast is not None:
-            cast.refuse_user_tool(tool)
-        instance.call(tool, **arguments)
+        play.call(tool, **arguments)
     except ToolError as error:
         errors.append(f"{tool}: {error.code}: {error.message}")
     except WorldBug as error:

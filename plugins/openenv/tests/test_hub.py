@@ -398,6 +398,7 @@ def pip_install_of(dockerfile: str) -> list[str]:
     return [word.strip('"') for word in command.split()][2:]
 
 
+@pytest.mark.once_per_run  # every wheel of the image built and installed: once for the whole run
 def test_the_wheelhouse_holds_every_wheel_the_image_installs(
     notes: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -87,9 +87,13 @@ def test_refunding_before_asking_for_the_email_fails(pack: ScenarioSet) -> None:
         play(trial, hasty)
         grade = trial.grade
     assert grade is not None and trial.ended_by == "user"
-    [failed] = grade.failed
-    assert failed.name == "told the user /e-?mail/ before calling refund_invoice"
-    assert failed.why.startswith(
+    # Neither the email nor the invoice was asked for before the refund: only those two fail.
+    failed = {check.name: check.why for check in grade.failed}
+    assert set(failed) == {
+        "told the user /e-?mail/ before calling refund_invoice",
+        "told the user /invoice|which|number/ before calling refund_invoice",
+    }
+    assert failed["told the user /e-?mail/ before calling refund_invoice"].startswith(
         "no message before the agent's first call to refund_invoice (call 0) carried /e-?mail/"
     )
 

@@ -371,15 +371,18 @@ def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     work = tmp_path_factory.mktemp("company-wheel")
     source = _copy_project(work / "source")
+    # Built as pip builds it for anyone: in isolation, with the build requirement the
+    # pyproject names (setuptools>=77) fetched from the index, whatever this environment has.
     _run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", "-q", "-w", str(work / "wheels"), str(source)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
+         "-w", str(work / "wheels"), str(source)],
         cwd=work,
     )  # fmt: skip
     (built,) = (work / "wheels").glob("seahaven_world_company-*.whl")
     yield built
 
 
+@pytest.mark.once_per_run  # the wheel built and installed: once for the whole run
 def test_the_wheel_carries_every_scenario_file_and_the_entry_point(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
@@ -391,6 +394,7 @@ def test_the_wheel_carries_every_scenario_file_and_the_entry_point(wheel: Path) 
     assert "[seahaven.scenarios]\ncompany = company_world.scenarios:pack" in declared
 
 
+@pytest.mark.once_per_run  # the wheel built and installed: once for the whole run
 def test_the_installed_wheel_serves_the_pack_by_name(
     wheel: Path, tmp_path: Path, pack: ScenarioSet
 ) -> None:

@@ -1,7 +1,8 @@
 """Serving one Seahaven world to one MCP client over stdio; imported as ``seahaven.mcp``.
 
 ``serve(world, reset_options=...)`` is what ``seahaven mcp`` runs: one instance for
-the life of the process, the world's own tools, the official ``mcp`` SDK's
+the life of the process (or, with ``scenario="pack/id"``, one trial of that
+scenario, ``build_bound_server``), the world's own tools, the official ``mcp`` SDK's
 low-level server on stdin and stdout. ``build_server(world, instance)`` is the
 server itself, for a transport of your own. The SDK takes most of a second to
 import, and the command line loads this package's plugin every time it starts, so
@@ -14,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from seahaven_mcp.bound import build_bound_server
     from seahaven_mcp.server import (
         CONVENIENCE_KEYS,
         RESET_KEYS,
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONVENIENCE_KEYS",
     "RESET_KEYS",
+    "build_bound_server",
     "build_server",
     "call_result",
     "check_reset_options",
@@ -35,7 +38,8 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        return getattr(importlib.import_module("seahaven_mcp.server"), name)
+        module = "seahaven_mcp.bound" if name == "build_bound_server" else "seahaven_mcp.server"
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'seahaven_mcp' has no attribute {name!r}")
 
 

@@ -4,7 +4,8 @@
 answers the client on stdin and stdout until the client leaves (stdin closes) or
 the process is told to stop (SIGTERM, SIGHUP, Ctrl-C); the instance is destroyed
 either way. Only the world's own tools are offered; MCP resources, prompts and the
-control tool are not. Tools are listed exactly as
+control tool are not (``serve(world, scenario="pack/id")`` binds the episode to a
+scenario instead, and the server is ``seahaven_mcp.bound``'s). Tools are listed exactly as
 ``inst.tools()`` lists them; a call's result is its JSON text (and
 ``structuredContent`` when it is an object); a ``ToolError`` is a result with
 ``isError`` carrying the error's ``{code, message, details}``.
@@ -25,7 +26,7 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any, BinaryIO
 
@@ -35,9 +36,11 @@ from mcp import types
 from mcp.server.lowlevel import Server
 
 import seahaven
-from seahaven.errors import ToolError, WorldBug
+from seahaven.errors import WorldBug
+from seahaven.scenarios import Trial, find_scenario
 from seahaven.storage import runner_storage
-from seahaven.tool_results import error_result, value_result
+from seahaven_mcp.bound import build_bound_server
+from seahaven_mcp.calls import call_result, run_call
 from seahaven_mcp.options import CONVENIENCE_KEYS, RESET_KEYS, check_reset_options
 from seahaven_mcp.stdio import stdio_transport
 
@@ -56,39 +59,11 @@ _log = logging.getLogger("seahaven.mcp")
 _SEED_BOUND = 2**63
 
 
-def call_result(value: Any) -> types.CallToolResult:
-    """A tool's result as MCP carries it: JSON text, and structured content for an object."""
-    return types.CallToolResult.model_validate(value_result(value))
-
-
-def _error_result(triple: dict[str, Any]) -> types.CallToolResult:
-    return types.CallToolResult.model_validate(error_result(triple))
-
-
 def _call(
     instance: seahaven.Instance, name: str, arguments: Mapping[str, Any]
 ) -> types.CallToolResult:
     """Run one call on a worker thread; every outcome is a ``CallToolResult``."""
-    try:
-        return call_result(instance.call(name, **arguments))
-    except ToolError as error:
-        return _error_result(error.to_dict())
-    except Exception as error:
-        # A WorldBug or a bug in world code: the author's, never the agent's to read.
-        correlation = secrets.token_hex(4)
-        what = "world bug" if isinstance(error, WorldBug) else "internal error"
-        _log.error(
-            "%s (%s) in tool %s: %s: %s",
-            what,
-            correlation,
-            name,
-            type(error).__name__,
-            error,
-            exc_info=error,
-        )
-        return _error_result(
-            {"code": "internal", "message": "internal error", "details": {"id": correlation}}
-        )
+    return run_call(instance.call, name, arguments)
 
 
 def build_server(world: seahaven.World, instance: seahaven.Instance) -> Server[Any, Any]:
@@ -128,6 +103,8 @@ def serve(
     world: seahaven.World,
     *,
     reset_options: Mapping[str, Any] | None = None,
+    scenario: str | None = None,
+    seed: int | None = None,
 ) -> None:
     """Serve ``world`` to one MCP client on this process's stdin and stdout, until it leaves.
 
@@ -137,10 +114,22 @@ def serve(
     read, so a fixture or ``setup_sql`` that fails does so here, as the framework's
     own error, and nothing is left behind; it is destroyed when the client closes
     stdin or the process receives SIGTERM, SIGHUP or SIGINT.
+
+    ``scenario`` (``"pack/id"``, of an installed pack) binds the episode to that
+    scenario instead (``seahaven_mcp.bound``): it starts where the scenario says,
+    so it takes no ``reset_options``; ``seed`` is the trial's seed (drawn when
+    ``None``, as above).
     """
     if not isinstance(world, seahaven.World):
         raise WorldBug(f"serve() takes a seahaven.World, not {type(world).__name__}")
+    if scenario is not None:
+        _serve_scenario(world, scenario, seed, reset_options)
+        return
     options = check_reset_options(reset_options)
+    if seed is not None:
+        if options.get("seed") is not None:
+            raise WorldBug("the seed is given twice, as seed= and in reset_options; give it once")
+        options["seed"] = seed
     drawn = options.get("seed") is None
     if drawn:
         options["seed"] = secrets.randbelow(_SEED_BOUND)
@@ -149,16 +138,62 @@ def serve(
     options["storage"] = runner_storage(options.get("storage"))
     instance = world.instance(**options)
     if drawn:
-        # Only once the instance exists: a refusal stays the one line on stderr.
-        print(
-            f"seahaven mcp: seed {options['seed']} (pass --seed {options['seed']} to run this "
-            "episode again)",
-            file=sys.stderr,
-            flush=True,
+        _say_seed(options["seed"])
+    try:
+        _serve_stdio(world.name, build_server(world, instance), instance, instance.destroy)
+    finally:
+        instance.destroy()
+
+
+def _serve_scenario(
+    world: seahaven.World,
+    reference: str,
+    seed: int | None,
+    reset_options: Mapping[str, Any] | None,
+) -> None:
+    if reset_options:
+        raise WorldBug(
+            f"scenario {reference!r} sets where its episode starts, so it takes no "
+            "reset_options (fixture, now, clock_mode, setup_sql, ...); give the seed alone"
         )
+    pack, chosen = find_scenario(reference)
+    if chosen.world_name != world.name:
+        raise WorldBug(
+            f"scenario {reference!r} runs on world {chosen.world_name!r}, not {world.name!r}; "
+            f"serve {chosen.world_name}, or leave the world out"
+        )
+    drawn = seed is None
+    trial_seed = secrets.randbelow(_SEED_BOUND) if seed is None else seed
+    # The trial's instances are this process's own: memory unless SEAHAVEN_STORAGE says.
+    trial = Trial(chosen, seed=trial_seed, world=world)
+    if drawn:
+        _say_seed(trial_seed)
+    try:
+        server = build_bound_server(trial, pack)
+        _serve_stdio(world.name, server, trial.instance, trial.close)
+    finally:
+        trial.close()
+
+
+def _say_seed(seed: int) -> None:
+    """Write the drawn seed to stderr; only once the episode exists, so a refusal stays alone."""
+    print(
+        f"seahaven mcp: seed {seed} (pass --seed {seed} to run this episode again)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _serve_stdio(
+    label: str,
+    server: Server[Any, Any],
+    instance: seahaven.Instance,
+    release: Callable[[], None],
+) -> None:
+    """Answer the client on stdin and stdout until it leaves; ``release`` on a signal."""
     if _is_terminal(sys.stdin):
         print(
-            f"seahaven mcp: serving {world.name} to an MCP client on stdin and stdout; start "
+            f"seahaven mcp: serving {label} to an MCP client on stdin and stdout; start "
             "this command from the client (Ctrl-C stops it)",
             file=sys.stderr,
             flush=True,
@@ -166,11 +201,8 @@ def serve(
     # The SDK warns of every call to a name it has not listed; the instance answers
     # those itself (unknown_tool), so the warning is noise on the operator's stderr.
     logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
-    try:
-        with _protocol_streams() as (protocol_in, protocol_out):
-            anyio.run(_run, world, instance, protocol_in, protocol_out)
-    finally:
-        instance.destroy()
+    with _protocol_streams() as (protocol_in, protocol_out):
+        anyio.run(_run, server, instance, release, protocol_in, protocol_out)
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -211,18 +243,18 @@ _INTERRUPT_SECONDS = 0.05
 
 
 async def _run(
-    world: seahaven.World,
+    server: Server[Any, Any],
     instance: seahaven.Instance,
+    release: Callable[[], None],
     protocol_in: BinaryIO,
     protocol_out: BinaryIO,
 ) -> None:
-    server = build_server(world, instance)
     async with (
         stdio_transport(protocol_in, protocol_out) as (read_stream, write_stream, ended),
         anyio.create_task_group() as group,
     ):
         if hasattr(signal, "SIGHUP"):
-            group.start_soon(_stop_on_signal, instance)
+            group.start_soon(_stop_on_signal, instance, release)
         group.start_soon(_stop_calls_when, ended, instance)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         group.cancel_scope.cancel()
@@ -245,7 +277,7 @@ async def _keep_interrupting(instance: seahaven.Instance) -> None:
         await anyio.sleep(_INTERRUPT_SECONDS)
 
 
-async def _stop_on_signal(instance: seahaven.Instance) -> None:
+async def _stop_on_signal(instance: seahaven.Instance, release: Callable[[], None]) -> None:
     """On SIGTERM, SIGHUP or SIGINT: stop the running call, destroy the instance, end the process.
 
     Reading stdin blocks a worker thread that only the client can release, by
@@ -258,7 +290,7 @@ async def _stop_on_signal(instance: seahaven.Instance) -> None:
         async for signum in received:
             async with anyio.create_task_group() as stopping:
                 stopping.start_soon(_keep_interrupting, instance)
-                await anyio.to_thread.run_sync(instance.destroy)
+                await anyio.to_thread.run_sync(release)
                 stopping.cancel_scope.cancel()
             _log.warning("stopped by signal %d; the instance is destroyed", signum)
             sys.stderr.flush()

@@ -117,7 +117,11 @@ def _distribution_readme(module: str) -> str | None:
     top_level = module.partition(".")[0]
     for name in importlib_metadata.packages_distributions().get(top_level, []):
         try:
-            text = importlib_metadata.distribution(name).metadata.json.get("description")
+            # importlib-metadata 8 types .metadata as possibly None; 9 and later do not.
+            found = importlib_metadata.distribution(name).metadata
+            if found is None:
+                continue
+            text = found.json.get("description")
         except importlib_metadata.PackageNotFoundError:
             continue
         if isinstance(text, str) and text.strip():

@@ -9,21 +9,30 @@ a reset). A tool's result is returned as MCP content: the result as JSON text,
 and as ``structuredContent`` when it is an object; a tool error is a result
 with ``isError`` and the world's ``{code, message, details}`` triple. In a
 session bound to a scenario, ``tools/list`` includes ``submit``, ``tools/call``
-goes through the scenario's trial (its budget, its end) and each result's
-``_meta`` carries the reward and ``done``.
+goes through the scenario's trial (its budget, its end), each result's
+``_meta`` carries the reward and ``done``, and ``submit``'s result carries the
+grade. Such a session is also described as ``seahaven mcp --scenario``
+describes one: ``initialize`` answers the scenario's instructions (after the
+pack's policy document, when it has one), the prompt ``scenario`` carries them
+(``prompts/list``, ``prompts/get``), and the resource ``seahaven://trial``
+holds the trial's report, the grade among it (``resources/list``,
+``resources/read``).
 Notifications (requests without an ``id``) are not answered, as JSON-RPC says.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+from dataclasses import replace
 from typing import Any
 
+from seahaven.scenarios import SUBMIT_TOOL
 from seahaven.tool_results import error_result, value_result
 from seahaven_openenv.echo import clip
 from seahaven_openenv.frames import FrameError
-from seahaven_openenv.session import Outcome, Session, internal_error_id
+from seahaven_openenv.session import BoundView, Outcome, Session, internal_error_id
 
 __all__ = [
     "MAX_ID_CHARACTERS",
@@ -133,17 +142,21 @@ class _RpcError(Exception):
 
 def _dispatch(session: Session, method: str, params: dict[str, Any]) -> dict[str, Any]:
     world = session.service.world
+    bound = session.bound_view()
     if method == "initialize":
+        capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        told = world.mcp_server_instructions
+        if bound is not None:
+            capabilities.update(prompts={"listChanged": False}, resources={})
+            told = bound.instructions
         return {
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": capabilities,
             "serverInfo": {"name": world.mcp_server_name, "version": world.version},
-            **(
-                {"instructions": world.mcp_server_instructions}
-                if world.mcp_server_instructions
-                else {}
-            ),
+            **({"instructions": told} if told else {}),
         }
+    if bound is not None and method in _BOUND_METHODS:
+        return _bound_answer(session, bound, method, params)
     if method == "ping":
         return {}
     if method == "tools/list":
@@ -167,12 +180,74 @@ def _dispatch(session: Session, method: str, params: dict[str, Any]) -> dict[str
             raise _RpcError(INVALID_PARAMS, "tools/call needs params.name, a string")
         if not isinstance(arguments, dict):
             raise _RpcError(INVALID_PARAMS, "tools/call's params.arguments must be an object")
-        return tool_result(session.invoke(name, arguments))
+        outcome = session.invoke(name, arguments)
+        grade = (outcome.progress or {}).get("metadata", {}).get("grade")
+        accepted = outcome.failure is None and isinstance(outcome.result, dict)
+        if name == SUBMIT_TOOL and accepted and grade is not None:
+            # submit's result is the grade, as seahaven mcp --scenario answers it.
+            outcome = replace(outcome, result={**outcome.result, "grade": grade})
+        return tool_result(outcome)
     raise _RpcError(
         METHOD_NOT_FOUND,
         f"Method not found: {clip(method)}; this dialect answers initialize, ping, tools/list and "
-        "tools/call",
+        "tools/call (and, in a session bound to a scenario, prompts/list, prompts/get, "
+        "resources/list and resources/read)",
     )
+
+
+#: The prompt and the resource of a session bound to a scenario, as ``seahaven mcp`` names them.
+PROMPT_NAME = "scenario"
+REPORT_URI = "seahaven://trial"
+_BOUND_METHODS = frozenset({"prompts/list", "prompts/get", "resources/list", "resources/read"})
+
+
+def _bound_answer(
+    session: Session, bound: BoundView, method: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The prompt and the report of a session bound to a scenario."""
+    if method == "prompts/list":
+        return {
+            "prompts": [
+                {
+                    "name": PROMPT_NAME,
+                    "title": f"Scenario {bound.scenario}",
+                    "description": f"The task of scenario {bound.scenario}, as the agent is "
+                    "given it.",
+                }
+            ]
+        }
+    if method == "prompts/get":
+        if params.get("name") != PROMPT_NAME:
+            raise _RpcError(
+                INVALID_PARAMS,
+                f"there is no prompt {clip(str(params.get('name')))!r}; this session "
+                f"has {PROMPT_NAME!r}",
+            )
+        return {
+            "description": f"The task of scenario {bound.scenario}.",
+            "messages": [{"role": "user", "content": {"type": "text", "text": bound.instructions}}],
+        }
+    if method == "resources/list":
+        return {
+            "resources": [
+                {
+                    "uri": REPORT_URI,
+                    "name": "trial",
+                    "title": f"The episode of {bound.scenario}",
+                    "description": "The scenario, seed and budget, the calls made and left, how "
+                    "the episode ended, the answer, and the grade once it has ended.",
+                    "mimeType": "application/json",
+                }
+            ]
+        }
+    if params.get("uri") != REPORT_URI:
+        raise _RpcError(
+            INVALID_PARAMS,
+            f"there is no resource {clip(str(params.get('uri')))!r}; this session has {REPORT_URI}",
+        )
+    report = session.scenario_report()
+    text = json.dumps(report, ensure_ascii=False, allow_nan=False)
+    return {"contents": [{"uri": REPORT_URI, "mimeType": "application/json", "text": text}]}
 
 
 def rpc_error(

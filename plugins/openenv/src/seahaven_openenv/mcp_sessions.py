@@ -39,8 +39,20 @@ __all__ = ["CLOSE", "CREATE", "MAX_REMEMBERED_LOST", "HttpSession", "HttpSession
 
 CREATE = "openenv/session/create"
 CLOSE = "openenv/session/close"
-# The methods that take a ``session_id`` and act on that session.
-_SESSION_METHODS = frozenset({"tools/list", "tools/call", "initialize", "ping"})
+# The methods that take a ``session_id`` and act on that session; a session bound to a
+# scenario also answers the prompt and the report (``mcp_frames``), an unbound one refuses them.
+_SESSION_METHODS = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "initialize",
+        "ping",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/read",
+    }
+)
 # How many sessions ended by the reaper are remembered, so a request naming one is told so.
 MAX_REMEMBERED_LOST = 1000
 

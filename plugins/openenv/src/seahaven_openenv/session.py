@@ -56,6 +56,7 @@ __all__ = [
     "RESET_TYPES",
     "SCENARIO_KEYS",
     "SNAPSHOT_RESET_KEYS",
+    "BoundView",
     "Failure",
     "FrameError",
     "Outcome",
@@ -427,6 +428,28 @@ class Session:
             was_done = trial.done
             outcome = self._invoke(name, arguments)
             return replace(outcome, progress=self._progress(trial, was_done))
+
+    def bound_view(self) -> BoundView | None:
+        """The scenario this session is bound to, as MCP describes it; ``None`` when unbound."""
+        with self._lock:
+            trial, pack = self.trial, self.pack
+            if trial is None:
+                return None
+            told = [pack.policy] if pack is not None and pack.policy else []
+            told.append(trial.instructions)
+            name = pack.name if pack is not None else None
+            return BoundView(f"{name}/{trial.scenario.id}", "\n\n".join(told))
+
+    def scenario_report(self) -> dict[str, Any]:
+        """What the state document says of the bound scenario (its ``scenario`` field)."""
+        with self._lock:
+            self._check_open()
+            self._check_not_lost()
+            if self.trial is None:
+                raise FrameError(
+                    "VALIDATION_ERROR", "this session's episode is bound to no scenario"
+                )
+            return self._report(self.trial)
 
     def list_tools(self) -> list[dict[str, Any]]:
         """The tool list, as a step of this session (MCP's ``tools/list`` uses it)."""
@@ -960,6 +983,14 @@ class Failure:
     error_type: str
     message: str
     triple: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BoundView:
+    """A bound session as MCP shows it: the scenario (``pack/id``) and what the agent is told."""
+
+    scenario: str
+    instructions: str
 
 
 @dataclass(frozen=True, slots=True)

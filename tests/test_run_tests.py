@@ -1,0 +1,212 @@
+"""The test command's own machinery: xdist for the 3.11 pass, ``once_per_run`` once per run.
+
+``scripts/run_tests.py`` reads two variables (``SEAHAVEN_TEST_WORKERS``,
+``SEAHAVEN_SKIP_ONCE_PER_RUN``); ``./scripts/test`` and ``tox.ini`` set them. These tests
+run real pytest sessions with the arguments the runner gives, so a wrong option name or
+a marker nobody registered fails here rather than in a run of an hour.
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def load_runner() -> ModuleType:
+    path = REPOSITORY / "scripts" / "run_tests.py"
+    spec = importlib.util.spec_from_file_location("run_tests", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+runner = load_runner()
+
+SESSION = """
+import os
+from pathlib import Path
+
+import pytest
+
+
+def record() -> None:
+    with Path("workers.txt").open("a") as file:
+        file.write(os.environ.get("PYTEST_XDIST_WORKER", "none") + "\\n")
+
+
+@pytest.mark.once_per_run
+def test_an_install() -> None:
+    record()
+
+
+def test_an_ordinary_test() -> None:
+    record()
+
+
+def test_another() -> None:
+    record()
+"""
+
+
+def workers_seen(project: Path) -> list[str]:
+    return (project / "workers.txt").read_text(encoding="utf-8").splitlines()
+
+
+# The sessions here need none of the installed plugins but xdist: leaving the heavy ones
+# out saves a second of start-up per process.
+LEAN = [f"-pno:{plugin}" for plugin in ("cacheprovider", "seahaven", "hypothesispytest", "anyio")]
+
+
+def run_session(project: Path, arguments: list[str]) -> subprocess.CompletedProcess[str]:
+    # Not this session's own settings: PYTEST_ADDOPTS, nor (when this run is itself spread
+    # by xdist) PYTEST_XDIST_WORKER, which would tell the inner session it is a worker.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *LEAN, "-rA", *arguments],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_session.py").write_text(SESSION, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nmarkers = ["once_per_run: once"]\n', encoding="utf-8"
+    )
+    return tmp_path
+
+
+def test_by_default_a_session_gets_the_callers_arguments_only() -> None:
+    assert runner.session_arguments(["-x", "-k", "foo"], {}) == ["-x", "-k", "foo"]
+    assert runner.session_arguments([], {"SEAHAVEN_TEST_WORKERS": "1"}) == []
+
+
+def test_skipping_once_per_run_deselects_those_tests_in_a_real_session(project: Path) -> None:
+    arguments = runner.session_arguments([], {"SEAHAVEN_SKIP_ONCE_PER_RUN": "1"})
+    result = run_session(project, arguments)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed, 1 deselected" in result.stdout
+    assert "test_an_install" not in result.stdout
+
+    everything = run_session(project, runner.session_arguments([], {}))
+    assert "3 passed" in everything.stdout and "PASSED tests/test_session.py::test_an_install" in (
+        everything.stdout
+    )
+
+
+def test_a_callers_marker_expression_is_narrowed_not_replaced(project: Path) -> None:
+    arguments = runner.session_arguments(
+        ["-m", "not nothing_marked"], {"SEAHAVEN_SKIP_ONCE_PER_RUN": "1"}
+    )
+    assert arguments == ["-m", "(not nothing_marked) and not once_per_run"]
+    result = run_session(project, arguments)
+    assert "2 passed, 1 deselected" in result.stdout, result.stdout + result.stderr
+
+
+def test_workers_spread_a_session_over_xdist_processes(project: Path) -> None:
+    arguments = runner.session_arguments([], {"SEAHAVEN_TEST_WORKERS": "2"})
+    assert arguments[:2] == ["-n", "2"]
+    result = run_session(project, arguments)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 passed" in result.stdout
+    # In xdist's processes, and a file at a time: the one file's tests all ran in one of them.
+    [worker] = set(workers_seen(project))
+    assert re.fullmatch(r"gw[01]", worker)
+    assert len(workers_seen(project)) == 3
+
+    run_session(project, runner.session_arguments([], {}))
+    assert workers_seen(project)[3:] == ["none"] * 3
+
+
+def test_the_ray_worlds_and_examples_sessions_stay_in_one_process() -> None:
+    by_label = {label: directory for label, directory, _ in runner.sessions()}
+    spread = {label for label, directory in by_label.items() if runner.spread(directory)}
+    assert {"framework", "plugin openenv", "plugin mcp"} <= spread
+    assert "plugin ray" in by_label and "plugin ray" not in spread
+    assert not {label for label in spread if label.startswith(("world ", "example "))}
+    many = {"SEAHAVEN_TEST_WORKERS": "2"}
+    assert runner.session_arguments(["-x"], many, may_spread=False) == ["-x"]
+
+
+def test_a_worker_count_that_is_not_a_number_is_refused() -> None:
+    with pytest.raises(SystemExit, match="SEAHAVEN_TEST_WORKERS must be a whole number"):
+        runner.session_arguments([], {"SEAHAVEN_TEST_WORKERS": "two"})
+
+
+def test_the_other_interpreters_skip_once_per_run_and_311_does_not() -> None:
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(REPOSITORY / "tox.ini", encoding="utf-8")
+
+    def variables(section: str) -> dict[str, str]:
+        lines = tox.get(section, "set_env", fallback="").strip().splitlines()
+        return dict(tuple(part.strip() for part in line.split("=", 1)) for line in lines if line)
+
+    for environment in ("py312", "py313"):
+        assert variables(f"testenv:{environment}")[runner.SKIP_ONCE_VARIABLE] == "1"
+    assert runner.SKIP_ONCE_VARIABLE not in variables("testenv")
+    assert not tox.has_section("testenv:py311")
+    # The 3.11 pass spreads over the cores, and only it: tox passes no worker count on.
+    script = (REPOSITORY / "scripts" / "test").read_text(encoding="utf-8")
+    assert 'SEAHAVEN_TEST_WORKERS="${SEAHAVEN_TEST_WORKERS:-$(nproc' in script
+    assert runner.WORKERS_VARIABLE not in tox.get("testenv", "pass_env")
+
+
+def test_every_session_that_marks_once_per_run_registers_the_marker() -> None:
+    marking = 0
+    for _, directory, targets in runner.sessions():
+        files = [path for target in targets for path in (directory / target).rglob("*.py")]
+        if not any("mark.once_per_run" in path.read_text(encoding="utf-8") for path in files):
+            continue
+        marking += 1
+        with (directory / "pyproject.toml").open("rb") as file:
+            options = tomllib.load(file)["tool"]["pytest"]["ini_options"]
+        assert any(line.startswith("once_per_run:") for line in options["markers"]), directory
+    assert marking >= 3  # the framework's, the serving plugin's and the company world's
+
+
+def test_the_framework_session_collects_the_install_files_first() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--collect-only",
+            "-q",
+            "tests/test_ids.py",
+            "tests/test_install_from_index.py",
+            "tests/test_new_world_install.py",
+        ],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    files = [line.split("::")[0] for line in result.stdout.splitlines() if "::" in line]
+    first_other = files.index("tests/test_ids.py")
+    assert set(files[:first_other]) == {
+        "tests/test_install_from_index.py",
+        "tests/test_new_world_install.py",
+    }
+    assert set(files[first_other:]) == {"tests/test_ids.py"}
