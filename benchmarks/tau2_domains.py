@@ -55,6 +55,7 @@ from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack
 ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ("airline", "retail")
 ALL_DOMAINS = (*DOMAINS, "telecom")
+MESSAGE = "message_user"
 PYTHON_VARIABLE = "SEAHAVEN_TAU2_PYTHON"
 
 
@@ -114,7 +115,7 @@ def _parsed(value: Any) -> Any:
 def _plain_episode(scenario: Scenario) -> float:
     """An episode as the world runs it: a fresh instance of the fixture, the gold calls."""
     world = scenario.resolve_world()
-    steps = [step for step in scenario.solution or () if step.tool != "submit"]
+    steps = [step for step in scenario.solution or () if step.tool not in ("submit", MESSAGE)]
     started = time.perf_counter()
     with world.instance("initial") as inst:
         for step in steps:
@@ -124,27 +125,31 @@ def _plain_episode(scenario: Scenario) -> float:
 
 
 def _ours(scenario: Scenario, seed: int) -> tuple[float, float, list[Any], Trial, Any]:
-    """Play the gold actions in a trial; time the episode and the grade; keep it open.
+    """Play the reference conversation in a trial; time the episode and the grade; keep it open.
 
-    A trial's episode costs more than a plain one: a grader that replays the solution
-    makes it keep an image of the start. The grade replays the gold actions from that
+    The conversation is the gold actions with the agent's messages to the scripted
+    customer between them; its last message is the one the customer ends the
+    conversation on, and the trial grades the episode then. A trial's episode
+    costs more than a plain one: a grader that replays the solution makes it keep
+    an image of the start. The grade replays the reference conversation from that
     image, as this seed has not been graded before.
     """
-    steps = [step for step in scenario.solution or () if step.tool != "submit"]
-    reply = str((scenario.solution or ())[-1].arguments["answer"])
     started = time.perf_counter()
     trial = Trial(scenario, seed=seed)
     answers: list[Any] = []
-    for step in steps:
+    for step in scenario.solution or ():
+        if step.tool == MESSAGE:
+            trial.call(MESSAGE, **step.arguments)
+            continue
         try:
             answers.append(_parsed(to_jsonable_python(trial.call(step.tool, **step.arguments))))
         except seahaven.ToolError as refused:
             answers.append(f"Error: {refused.message}")
-    episode = time.perf_counter() - started
-    started = time.perf_counter()
-    grade = trial.submit(reply)
-    graded = time.perf_counter() - started
-    return episode, graded, answers, trial, grade
+    whole = time.perf_counter() - started
+    grade = trial.grade
+    if grade is None:
+        raise SystemExit(f"{scenario.id}: the customer did not end the reference conversation")
+    return whole - trial.grade_seconds, trial.grade_seconds, answers, trial, grade
 
 
 def _tables_differ(

@@ -28,8 +28,10 @@ conversation with the customer:
   ``communicate_info`` that one of the task's judged assertions says the agent
   must tell must be in the agent's messages to the customer, and the
   conversation must have been ended by the customer or the agent (``submit``);
-- ``accept`` lists the mutants of ``seahaven scenarios check`` that
-  tau2-bench's own reward passes too (see ``accepted``).
+- ``accept`` lists the kinds of mutant of ``seahaven scenarios check`` that
+  survive its grader and that tau2-bench's reward passes too, each with the
+  reason (``ACCEPTED``); which kinds survive is found by ``accept.py`` and kept
+  in ``accepted.yaml``.
 
 The rest of a task (its LLM-judged ``nl_assertions``, its description) stays
 in ``tasks.json``, read by ``retail_world.scenarios.task``.
@@ -41,6 +43,8 @@ import json
 import re
 import shutil
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +52,14 @@ import yaml
 
 import seahaven
 from fixtures_src.source import tau2_data
+from seahaven.scenarios import ScenarioSet
 
 __all__ = [
+    "ACCEPTED",
     "DOMAIN",
     "PACK_DIR",
     "WRITE_TOOLS",
-    "accepted",
+    "build_pack",
     "instructions",
     "main",
     "scenario",
@@ -125,6 +131,29 @@ ASK_MORE = "Is there anything else I can help you with?"
 """How the reference conversation ends, after the facts to tell."""
 GOODBYE = "No, that's all. Thank you!"
 """The customer's last words."""
+
+
+ACCEPTED: dict[str, tuple[str, str]] = {
+    "drop-message": (
+        "drop-message-*",
+        "tau2-bench's database check (DB) passes it too: without this message the database ends "
+        "as in the reference conversation and the facts its judge looks for are told; the rest of "
+        "its judge (NL_ASSERTION) is not run here",
+    ),
+    "submit-empty": (
+        "submit-empty",
+        "tau2-bench's database check (DB) passes it too: the gold actions leave the database as "
+        "it was (task 105's one gold write is refused by the benchmark's own tool); its judge "
+        "(NL_ASSERTION), not run here, passes it only where the task has no assertion to judge",
+    ),
+}
+"""The kinds of mutant a scenario may accept, each as the accept's pattern and its reason."""
+
+ACCEPTED_HEADER = """\
+# Written by fixtures_src/accept.py: the kinds of mutant of seahaven scenarios check that
+# survive each scenario's grader, every one a kind tau2-bench's reward passes too
+# (pack.ACCEPTED says why). Read by fixtures_src/pack.py.
+"""
 
 
 def scenario_id(task_id: str) -> str:
@@ -243,32 +272,8 @@ def solution(task: dict[str, Any]) -> list[dict[str, Any]]:
     return steps
 
 
-def accepted(task: dict[str, Any]) -> list[dict[str, str]]:
-    """The mutants of ``seahaven scenarios check`` tau2-bench's own reward passes too.
-
-    A task whose gold actions change nothing, with no judged assertion, is
-    passed by tau2-bench's reward basis (``DB`` and ``NL_ASSERTION``) when the
-    agent ends the conversation at once: its database equals the gold actions'
-    (they change nothing) and its judge has nothing to judge (no assertion, a
-    reward of 1). The grader agrees with the benchmark there, so the panel's
-    empty episode is accepted, not killed.
-    """
-    criteria = task["evaluation_criteria"] or {}
-    if _writes(task) or _facts(task) or criteria.get("nl_assertions"):
-        return []
-    return [
-        {
-            "mutant": "submit-empty",
-            "reason": (
-                "tau2-bench's reward basis (DB, NL_ASSERTION) passes it too: the gold actions "
-                "change nothing and the task has no assertion to judge"
-            ),
-        }
-    ]
-
-
-def scenario(task: dict[str, Any]) -> dict[str, Any]:
-    """The scenario of one task, as the data ``tasks.yaml`` holds."""
+def scenario(task: dict[str, Any], accepted: Sequence[str] = ()) -> dict[str, Any]:
+    """The scenario of one task, as the data ``tasks.yaml`` holds, accepting those kinds."""
     criteria = task["evaluation_criteria"] or {}
     actions = criteria.get("actions") or []
     for action in actions:
@@ -301,9 +306,10 @@ def scenario(task: dict[str, Any]) -> dict[str, Any]:
         "solution": solution(task),
         "tags": tags,
     }
-    accept = accepted(task)
-    if accept:
-        found["accept"] = accept
+    if accepted:
+        found["accept"] = [
+            {"mutant": ACCEPTED[kind][0], "reason": ACCEPTED[kind][1]} for kind in accepted
+        ]
     return found
 
 
@@ -323,11 +329,31 @@ def _dump(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-def write_pack(source: Path, target: Path) -> None:
+def load_accepted() -> dict[str, list[str]]:
+    """The kinds each scenario accepts, as ``accept.py`` last found them (none without it)."""
+    path = Path(__file__).with_name("accepted.yaml")
+    if not path.is_file():
+        return {}
+    loaded: dict[str, list[str]] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return loaded
+
+
+def build_pack(source: Path, accepted: dict[str, list[str]]) -> ScenarioSet:
+    """The pack as ``write_pack`` writes it, in memory, accepting what ``accepted`` lists."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{DOMAIN}-pack-"))
+    try:
+        write_pack(source, folder, accepted)
+        return ScenarioSet.from_directory(folder)
+    finally:
+        shutil.rmtree(folder)
+
+
+def write_pack(source: Path, target: Path, accepted: dict[str, list[str]] | None = None) -> None:
     """Write the pack's folder at ``target`` from the benchmark's files in ``source``."""
     tasks = json.loads((source / "tasks.json").read_text(encoding="utf-8"))
     splits = json.loads((source / "split_tasks.json").read_text(encoding="utf-8"))
-    scenarios = [scenario(task) for task in tasks]
+    kinds = load_accepted() if accepted is None else accepted
+    scenarios = [scenario(task, kinds.get(scenario_id(task["id"]), [])) for task in tasks]
     ids = [item["id"] for item in scenarios]
     if len(set(ids)) != len(ids):
         raise ValueError("two tasks normalise to one scenario id")

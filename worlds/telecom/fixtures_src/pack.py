@@ -25,7 +25,11 @@ Each scenario is the task as data:
 - its grader is the benchmark's reward basis: each of the task's assertions
   about the phone and the line as a check of the end state, the conversation
   ended by the agent or the customer, and, where the basis has ``ACTION``, a
-  ``called`` check of each gold call of the agent's.
+  ``called`` check of each gold call of the agent's;
+- ``accept`` lists the kinds of mutant of ``seahaven scenarios check`` that
+  survive its grader and that tau2-bench's reward passes too, each with the
+  reason (``ACCEPTED``); which kinds survive is found by ``accept.py`` and kept
+  in ``accepted.yaml``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import json
 import re
 import shutil
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +48,16 @@ from telecom_world.phone.tools import TOOL_NAMES
 
 import seahaven
 from fixtures_src.source import tau2_data
+from seahaven.scenarios import ScenarioSet
 
 __all__ = [
+    "ACCEPTED",
     "ASSERTIONS",
     "DOMAIN",
     "PACK_DIR",
     "USER_ACTIONS",
     "assertion_check",
+    "build_pack",
     "instructions",
     "main",
     "policy",
@@ -256,6 +265,41 @@ _NEGATED = {
 }
 
 
+_BASIS = (
+    "tau2-bench's reward basis here is the task's assertions about the phone and the line "
+    "(ENV_ASSERTION)"
+)
+
+ACCEPTED: dict[str, tuple[str, str]] = {
+    "drop-message": (
+        "drop-message-*",
+        f"{_BASIS}, not what the agent asked or said: without this message the phone and the "
+        "line end as the reference conversation leaves them, and tau2-bench passes it too",
+    ),
+    "tell-nothing": (
+        "tell-nothing",
+        f"{_BASIS} and the hand-off to a human, not what the agent said: tau2-bench passes it too",
+    ),
+    "collateral": (
+        "collateral:*",
+        f"{_BASIS} alone, not its database: a change elsewhere in the carrier's records "
+        "leaves its reward as it is, and tau2-bench passes it too",
+    ),
+    "destructive": (
+        "destructive:*",
+        f"{_BASIS} alone, not its database: a change elsewhere in the carrier's records "
+        "leaves its reward as it is, and tau2-bench passes it too",
+    ),
+}
+"""The kinds of mutant a scenario may accept, each as the accept's pattern and its reason."""
+
+ACCEPTED_HEADER = """\
+# Written by fixtures_src/accept.py: the kinds of mutant of seahaven scenarios check that
+# survive each scenario's grader, every one a kind tau2-bench's reward passes too
+# (pack.ACCEPTED says why). Read by fixtures_src/pack.py.
+"""
+
+
 def scenario_id(task_id: str) -> str:
     """``task-<id>``, lower-cased, every character a scenario id may not hold made ``-``."""
     return "task-" + re.sub(r"[^a-z0-9_-]", "-", task_id.lower())
@@ -404,8 +448,8 @@ def assertion_check(assertion: dict[str, Any]) -> dict[str, Any]:
     return {kind: check}
 
 
-def scenario(task: dict[str, Any]) -> dict[str, Any]:
-    """The scenario of one task, as the data ``tasks.yaml`` holds."""
+def scenario(task: dict[str, Any], accepted: Sequence[str] = ()) -> dict[str, Any]:
+    """The scenario of one task, as the data ``tasks.yaml`` holds, accepting those kinds."""
     criteria = task["evaluation_criteria"]
     basis = set(criteria.get("reward_basis") or [])
     unknown = basis - {"ENV_ASSERTION", "ACTION"}
@@ -436,7 +480,7 @@ def scenario(task: dict[str, Any]) -> dict[str, Any]:
         tags.append(f"persona-{persona.group(1).lower()}")
     if _transfers(task):
         tags.append("transfer")
-    return {
+    found: dict[str, Any] = {
         "id": scenario_id(task["id"]),
         "instructions": instructions(task),
         "start": {
@@ -447,6 +491,11 @@ def scenario(task: dict[str, Any]) -> dict[str, Any]:
         "solution": solution(task),
         "tags": tags,
     }
+    if accepted:
+        found["accept"] = [
+            {"mutant": ACCEPTED[kind][0], "reason": ACCEPTED[kind][1]} for kind in accepted
+        ]
+    return found
 
 
 def policy(source: Path) -> str:
@@ -475,10 +524,33 @@ def _dump(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-def write_pack(source: Path, target: Path) -> None:
-    """Write the pack's folder at ``target`` from the benchmark's files in ``source``."""
+def load_accepted() -> dict[str, list[str]]:
+    """The kinds each scenario accepts, as ``accept.py`` last found them (none without it)."""
+    path = Path(__file__).with_name("accepted.yaml")
+    if not path.is_file():
+        return {}
+    loaded: dict[str, list[str]] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return loaded
+
+
+def _scenarios(source: Path, accepted: dict[str, list[str]]) -> list[dict[str, Any]]:
     tasks = json.loads((source / "tasks_small.json").read_text(encoding="utf-8"))
-    scenarios = [scenario(task) for task in tasks]
+    return [scenario(task, accepted.get(scenario_id(task["id"]), [])) for task in tasks]
+
+
+def build_pack(source: Path, accepted: dict[str, list[str]]) -> ScenarioSet:
+    """The pack as ``write_pack`` writes it, in memory, accepting what ``accepted`` lists."""
+    folder = Path(tempfile.mkdtemp(prefix="telecom-pack-"))
+    try:
+        write_pack(source, folder, accepted)
+        return ScenarioSet.from_directory(folder)
+    finally:
+        shutil.rmtree(folder)
+
+
+def write_pack(source: Path, target: Path, accepted: dict[str, list[str]] | None = None) -> None:
+    """Write the pack's folder at ``target`` from the benchmark's files in ``source``."""
+    scenarios = _scenarios(source, load_accepted() if accepted is None else accepted)
     ids = [item["id"] for item in scenarios]
     if len(set(ids)) != len(ids):
         raise ValueError("two tasks normalise to one scenario id")

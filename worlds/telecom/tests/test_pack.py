@@ -19,11 +19,13 @@ from typing import Any
 
 import pytest
 import telecom_world.scenarios
-from fixtures_src.pack import PACK_DIR, policy, scenario_id, write_pack
+from fixtures_src.accept import kind_of
+from fixtures_src.pack import ACCEPTED, PACK_DIR, policy, scenario_id, write_pack
 from telecom_support import data_or_skip
 from telecom_world.phone.tools import TOOL_NAMES
 
 import seahaven
+from seahaven.evaluation import check_pack
 from seahaven.grading import Grade
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack, pack_specs
 
@@ -120,6 +122,21 @@ def test_each_scenario_is_its_tasks_setup_customer_and_assertions(pack: Scenario
     assert ending == {"any_of": ["submitted", "user_ended"]}
     transfer = pack.get("task--service_issue-lock_sim_card_pin-persona-hard-")
     assert transfer.grader.spec()["all_of"][-1] == {"called": {"tool": "transfer_to_human_agents"}}
+
+
+def test_the_pack_passes_the_mutant_panel_accepting_only_what_tau2_bench_passes(
+    pack: ScenarioSet,
+) -> None:
+    reports = check_pack(pack)
+    assert [(r.scenario, r.problems) for r in reports if not r.ok] == []
+    assert all(r.solution_grade is not None and r.solution_grade.score == 1.0 for r in reports)
+    assert all(r.idle_grade is not None and not r.idle_grade.passed for r in reports)
+    accepted = {kind_of(f.mutant or "") for r in reports for f in r.accepted}
+    assert accepted <= set(ACCEPTED)
+    # The transfers end with the hand-off, not with what was said: telling nothing passes
+    # tau2-bench's reward there, and only there.
+    silent = sorted(r.scenario for r in reports for f in r.accepted if f.mutant == "tell-nothing")
+    assert silent == sorted(s.id for s in pack if "transfer" in s.tags)
 
 
 def test_every_reference_conversation_scores_one_and_doing_nothing_does_not(
