@@ -7,7 +7,8 @@ exits non-zero. A fragment that is not meant to run is fenced ```py instead.
 
 The world pages may import an installed world (``payments_world``, ``chat_world``,
 ``company_world``, ``projecttracker``, ``airline_world``, ``retail_world``, ``telecom_world``); a
-block whose world is not installed is skipped, and the reason names the package. Nothing else is a reason to skip.
+block whose world is not installed is skipped, and the reason names the package. Nothing else is
+a reason to skip.
 """
 
 from __future__ import annotations
