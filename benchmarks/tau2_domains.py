@@ -47,12 +47,15 @@ from types import ModuleType
 from typing import Any
 
 from pydantic_core import to_jsonable_python
+from tau2_telecom import run_telecom
 
 import seahaven
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack
 
 ROOT = Path(__file__).resolve().parents[1]
 DOMAINS = ("airline", "retail")
+ALL_DOMAINS = (*DOMAINS, "telecom")
+MESSAGE = "message_user"
 PYTHON_VARIABLE = "SEAHAVEN_TAU2_PYTHON"
 
 
@@ -68,13 +71,19 @@ def _generator(domain: str) -> ModuleType:
 
 
 def _data_dir(source: Path) -> Path:
-    """tau2-bench's data layout (tau2/domains/<domain>/...), linked to the project's copy."""
+    """tau2-bench's data layout (tau2/domains/<domain>/...), linked to the project's copy.
+
+    Telecom's task set is read from ``tasks.json``: the small set is linked there.
+    """
     root = Path(tempfile.mkdtemp(prefix="tau2-data-"))
-    for domain in DOMAINS:
+    for domain in ALL_DOMAINS:
         folder = root / "tau2" / "domains" / domain
         folder.mkdir(parents=True)
         for item in (source / domain).iterdir():
             (folder / item.name).symlink_to(item)
+    (root / "tau2" / "domains" / "telecom" / "tasks.json").symlink_to(
+        source / "telecom" / "tasks_small.json"
+    )
     return root
 
 
@@ -106,7 +115,7 @@ def _parsed(value: Any) -> Any:
 def _plain_episode(scenario: Scenario) -> float:
     """An episode as the world runs it: a fresh instance of the fixture, the gold calls."""
     world = scenario.resolve_world()
-    steps = [step for step in scenario.solution or () if step.tool != "submit"]
+    steps = [step for step in scenario.solution or () if step.tool not in ("submit", MESSAGE)]
     started = time.perf_counter()
     with world.instance("initial") as inst:
         for step in steps:
@@ -116,27 +125,31 @@ def _plain_episode(scenario: Scenario) -> float:
 
 
 def _ours(scenario: Scenario, seed: int) -> tuple[float, float, list[Any], Trial, Any]:
-    """Play the gold actions in a trial; time the episode and the grade; keep it open.
+    """Play the reference conversation in a trial; time the episode and the grade; keep it open.
 
-    A trial's episode costs more than a plain one: a grader that replays the solution
-    makes it keep an image of the start. The grade replays the gold actions from that
+    The conversation is the gold actions with the agent's messages to the scripted
+    customer between them; its last message is the one the customer ends the
+    conversation on, and the trial grades the episode then. A trial's episode
+    costs more than a plain one: a grader that replays the solution makes it keep
+    an image of the start. The grade replays the reference conversation from that
     image, as this seed has not been graded before.
     """
-    steps = [step for step in scenario.solution or () if step.tool != "submit"]
-    reply = str((scenario.solution or ())[-1].arguments["answer"])
     started = time.perf_counter()
     trial = Trial(scenario, seed=seed)
     answers: list[Any] = []
-    for step in steps:
+    for step in scenario.solution or ():
+        if step.tool == MESSAGE:
+            trial.call(MESSAGE, **step.arguments)
+            continue
         try:
             answers.append(_parsed(to_jsonable_python(trial.call(step.tool, **step.arguments))))
         except seahaven.ToolError as refused:
             answers.append(f"Error: {refused.message}")
-    episode = time.perf_counter() - started
-    started = time.perf_counter()
-    grade = trial.submit(reply)
-    graded = time.perf_counter() - started
-    return episode, graded, answers, trial, grade
+    whole = time.perf_counter() - started
+    grade = trial.grade
+    if grade is None:
+        raise SystemExit(f"{scenario.id}: the customer did not end the reference conversation")
+    return whole - trial.grade_seconds, trial.grade_seconds, answers, trial, grade
 
 
 def _tables_differ(
@@ -212,7 +225,7 @@ def run_calls(python: str, data: Path) -> tuple[int, list[str]]:
         raise SystemExit(f"tau2-bench's side failed:\n{done.stderr[-3000:]}")
     theirs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     cases = json.loads(listed.read_text())
-    worlds = {name: load_pack(name).scenarios[0].resolve_world() for name in DOMAINS}
+    worlds = {name: load_pack(name).scenarios[0].resolve_world() for name in ALL_DOMAINS}
     instances = {name: world.instance("initial") for name, world in worlds.items()}
     problems = []
     try:
@@ -254,6 +267,9 @@ def _report(rows: list[dict[str, Any]], markdown: bool) -> None:
             f"{row['tau2_grade'] / row['ours_grade']:.0f}x",
         ]
         print(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+        if "verdicts" in row:
+            agree, differ = row["verdicts"]["agree"], row["verdicts"]["differ"]
+            print(f"  {row['domain']}: verdicts agree on {agree} of {agree + differ} episodes")
         for problem in row["problems"]:
             print(f"  disagreement: {problem}")
 
@@ -261,7 +277,7 @@ def _report(rows: list[dict[str, Any]], markdown: bool) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tau2-python", default=os.environ.get(PYTHON_VARIABLE))
-    parser.add_argument("--domains", nargs="*", default=list(DOMAINS), choices=DOMAINS)
+    parser.add_argument("--domains", nargs="*", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
     parser.add_argument("--markdown", action="store_true")
     options = parser.parse_args(argv)
     if not options.tau2_python:
@@ -276,7 +292,14 @@ def main(argv: list[str]) -> int:
         return 0
     data = _data_dir(source.parent)
     count, refusals = run_calls(options.tau2_python, data)
-    rows = [run_domain(domain, options.tau2_python, data) for domain in options.domains]
+    rows = []
+    for domain in options.domains:
+        if domain == "telecom":
+            with tempfile.TemporaryDirectory(prefix="tau2-end-") as out:
+                theirs = _tau2_runs(options.tau2_python, "telecom", data, Path(out))
+                rows.append(run_telecom(theirs))
+        else:
+            rows.append(run_domain(domain, options.tau2_python, data))
     print(f"Python {sys.version.split()[0]}, tau2-bench at {options.tau2_python}")
     print(f"tau2_calls.json: {count - len(refusals)} of {count} calls answer the same")
     for problem in refusals:

@@ -6,8 +6,9 @@ in an empty directory of its own, and fails the test with its output when it
 exits non-zero. A fragment that is not meant to run is fenced ```py instead.
 
 The world pages may import an installed world (``payments_world``, ``chat_world``,
-``company_world``, ``projecttracker``, ``airline_world``, ``retail_world``); a block whose world
-is not installed is skipped, and the reason names the package. Nothing else is a reason to skip.
+``company_world``, ``projecttracker``, ``airline_world``, ``retail_world``, ``telecom_world``); a
+block whose world is not installed is skipped, and the reason names the package. Nothing else is
+a reason to skip.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ WORLD_PACKAGES = frozenset(
         "projecttracker",
         "airline_world",
         "retail_world",
+        "telecom_world",
     }
 )
 TIMEOUT_SECONDS = 60

@@ -258,6 +258,42 @@ def test_independent_writes_reordered_must_still_pass(depot: seahaven.World) -> 
     assert ("broken", "reordered:1-2") in found(broken)
 
 
+def test_writes_that_mint_ids_in_turn_are_not_claimed_right_when_swapped_under_matches_solution(
+    depot: seahaven.World,
+) -> None:
+    # Two notes: swapped, each gets the other's number. A grader that names the rows it wants
+    # passes that; one that holds the episode to the solution's exact end (as tau2-bench's
+    # database hash does) rightly fails it, so the panel must not claim the swap is right.
+    notes = [
+        {"tool": "add_note", "arguments": {"order_id": "o1", "text": "packed"}},
+        {"tool": "add_note", "arguments": {"order_id": "o2", "text": "delayed"}},
+    ]
+    exact = scenario(depot, "two-notes-exact", grader={"matches_solution": {}}, solution=notes)
+    report = check_scenario(exact, world=depot)
+    assert report.verdicts["reordered:1-2"] == "skipped: the writes are not independent"
+    assert ("broken", "reordered:1-2") not in found(report)
+    # With the minted number left out of the comparison, the swap is right again.
+    loose = scenario(
+        depot,
+        "two-notes-any-number",
+        grader={"matches_solution": {"ignore": ["n"]}},
+        solution=notes,
+    )
+    assert check_scenario(loose, world=depot).verdicts["reordered:1-2"] == "passed"
+    named = scenario(
+        depot,
+        "two-notes-named",
+        grader={
+            "all_of": [
+                {"exists": {"table": "notes", "where": {"order_id": "o1", "text": "packed"}}},
+                {"exists": {"table": "notes", "where": {"order_id": "o2", "text": "delayed"}}},
+            ]
+        },
+        solution=notes,
+    )
+    assert check_scenario(named, world=depot).verdicts["reordered:1-2"] == "passed"
+
+
 def test_the_kinds_and_caps_are_documented_and_bounded() -> None:
     assert KINDS[:2] == ("do-nothing", "submit-empty")
     assert set(CAPS) >= {"change-arg", "collateral", "destructive", "twice", "extra-reads"}

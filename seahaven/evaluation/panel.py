@@ -40,6 +40,7 @@ from seahaven.evaluation.mutants import (
 from seahaven.evaluation.stage import Outcome, Played, Stage, Workbench
 from seahaven.grading.fold import Changes, NetChange
 from seahaven.grading.grade import Grade
+from seahaven.grading.graders import MatchesSolution
 from seahaven.grading.values import canonical, show
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
 from seahaven.scenarios.users import MESSAGE_USER_TOOL
@@ -322,13 +323,28 @@ class _Panel:
         )
 
     def _independent(self, played: Played) -> bool:
+        """Whether two writes swapped are still the solution's: each call refused or not as
+        there, the same tables changed the same ways, and, where the grader compares the end
+        with the solution's (``matches_solution``), the same end as that comparison sees it.
+
+        Two writes that each mint the next id (two bookings, two notes) end with their ids
+        swapped: a right episode for a grader that names the rows it wants, and a wrong one
+        for a grader that holds the episode to the solution's exact end, as tau2-bench's
+        database hash does. Only the first is claimed right.
+        """
         assert self.shape is not None
         solution = self.shape.played
         refusals = sorted(o.refused is None for o in solution.outcomes)
         if sorted(o.refused is None for o in played.outcomes) != refusals:
             return False
         kinds = Counter((c.world, c.table, c.op) for c in solution.changes)
-        return kinds == Counter((c.world, c.table, c.op) for c in played.changes)
+        if kinds != Counter((c.world, c.table, c.op) for c in played.changes):
+            return False
+        return all(
+            part.same(solution.changes, played.changes)
+            for part in self.scenario.grader.walk()
+            if isinstance(part, MatchesSolution)
+        )
 
     # --- extras: writes the solution never makes ---------------------------------------------
 

@@ -929,6 +929,19 @@ class MatchesSolution(Grader):
         except TypeError:  # a value that does not hash, which canonical forms handle
             return False
 
+    def same(self, solution: Iterable[NetChange], changes: Iterable[NetChange]) -> bool:
+        """Whether two runs' net changes are the same as this check compares them.
+
+        The comparison ``grade`` makes, without the reasons: what the mutant panel
+        asks before it claims two writes swapped are still a right episode.
+        """
+        counted, mine = self._counted(solution), self._counted(changes)
+        if self._same_as_written(counted, mine):
+            return True
+        return Counter(self._form(change) for change in counted) == Counter(
+            self._form(change) for change in mine
+        )
+
     def grade(self, episode: Episode) -> Grade:
         title = "the same net changes as the reference solution"
         if self.ignore:

@@ -1,4 +1,4 @@
-"""Helpers the airline world's tests share: the benchmark's data, rows, refusals, replays."""
+"""Helpers the airline world's tests share: the benchmark's data, rows, refusals, conversations."""
 
 from __future__ import annotations
 
@@ -50,10 +50,17 @@ def refusal(instance: seahaven.Instance, tool: str, **arguments: Any) -> tuple[s
     return raised.value.code, raised.value.message
 
 
-def play(scenario: Scenario, calls: list[tuple[str, dict[str, Any]]], answer: str) -> Grade:
-    """Play ``calls`` (refusals and all) in a trial of the scenario, submit ``answer``, grade."""
+def converse(scenario: Scenario, last: str) -> Grade:
+    """The scenario's reference conversation, its last message to the customer made ``last``.
+
+    The customer ends the conversation on the question that closes every last message.
+    """
+    *steps, final = scenario.solution or ()
+    assert final.tool == "message_user"
     with Trial(scenario, seed=1) as trial:
-        for tool, arguments in calls:
+        for step in steps:
             with contextlib.suppress(seahaven.ToolError):
-                trial.call(tool, **arguments)
-        return trial.submit(answer)
+                trial.call(step.tool, **step.arguments)
+        trial.call("message_user", text=f"{last} Is there anything else I can help you with?")
+        assert trial.done and trial.grade is not None
+        return trial.grade

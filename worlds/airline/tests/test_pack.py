@@ -18,7 +18,7 @@ from typing import Any
 
 import airline_world.scenarios
 import pytest
-from airline_support import data_or_skip, play
+from airline_support import converse, data_or_skip
 from fixtures_src.pack import PACK_DIR, WRITE_TOOLS, scenario_id, write_pack
 
 import seahaven
@@ -77,7 +77,7 @@ def test_scenarios_show_prints_the_packs_policy_with_the_scenario(pack: Scenario
     assert shown.exit_code == 0, shown.output
     data = json.loads(shown.stdout)
     assert (data["id"], data["policy"]) == ("task-7", pack.policy)
-    assert [step["tool"] for step in data["solution"]][-1] == "submit"
+    assert [step["tool"] for step in data["solution"]][-1] == "message_user"
 
 
 def test_ids_are_normalised_to_the_scenario_id_rules() -> None:
@@ -106,14 +106,41 @@ def test_every_gold_solution_scores_one_and_an_idle_episode_does_not(pack: Scena
 
 def test_the_facts_to_tell_are_found_as_tau2_bench_finds_them(pack: ScenarioSet) -> None:
     scenario = pack.get("task-7")  # the customer must be told 1628
-    calls = [
-        (step.tool, step.arguments) for step in scenario.solution or () if step.tool != "submit"
-    ]
-    assert play(scenario, calls, "You will be refunded $1,628 in all.").passed
-    assert play(scenario, calls, "You will be refunded 1628 dollars.").passed
-    told_nothing = play(scenario, calls, "Your reservations are cancelled.")
+    assert scenario.grader.spec()["all_of"][-1] == {"told_user": {"contains": ["1628"]}}
+    assert converse(scenario, "You will be refunded $1,628 in all.").passed
+    assert converse(scenario, "You will be refunded 1628 dollars.").passed
+    told_nothing = converse(scenario, "Your reservations are cancelled.")
     assert not told_nothing.passed
-    assert [check.name for check in told_nothing.failed] == ["the answer matches /1,*6,*2,*8/"]
+    # The one part that fails (an any_of's other branch is listed as failing too).
+    assert [check.name for check in told_nothing.checks if not check.passed] == [
+        "an answer was submitted",
+        'told the user "1628"',
+    ]
+    assert told_nothing.checks[-1].why.startswith('no message carried "1628"')
+
+
+def test_the_customer_answers_the_reference_conversation_and_ends_it(
+    pack: ScenarioSet,
+) -> None:
+    scenario = pack.get("task-7")
+    assert scenario.user is not None and scenario.user.tools == ()
+    assert "Your user id is 'daiki_muller_1116'." in scenario.user.instructions
+    # The agent sees the customer's reason for calling, not what they know or how they behave.
+    assert "XEHM4B and 59XX6W" in scenario.instructions
+    assert "daiki_muller_1116" not in scenario.instructions
+    with Trial(scenario, seed=1) as trial:
+        who = trial.call("message_user", text="Hi! What is your user id?")
+        assert "daiki_muller_1116" in who["reply"]
+        for step in scenario.solution or ():
+            if step.tool == "message_user":
+                continue  # the agent's own words here, the gold actions' calls
+            if step.tool in WRITE_TOOLS:
+                asked = trial.call("message_user", text="May I do that? Shall I go ahead?")
+                assert asked == {"reply": "Yes, please go ahead.", "ended": False}
+            trial.call(step.tool, **step.arguments)
+        done = trial.call("message_user", text="Done: 1628 back to you. Anything else?")
+        assert done["ended"] is True
+        assert trial.ended_by == "user" and trial.grade is not None and trial.grade.passed
 
 
 # --- wrong trajectories -------------------------------------------------------------------------
@@ -194,7 +221,7 @@ def _touched(inst: seahaven.Instance) -> set[tuple[str, str]]:
 def _replay(
     scenario: Scenario, steps: Steps, gold: seahaven.Instance, watch: int | None = None
 ) -> tuple[Grade, bool, bool]:
-    """Play the steps (refusals and all) and the reference reply, and grade them.
+    """Play the steps (refusals and all: the conversation's messages too), and grade them.
 
     Also says whether the step at ``watch`` was refused, and whether the episode ended
     in another state than ``gold`` (an instance the gold actions played): every row
@@ -208,18 +235,13 @@ def _replay(
                 if index == watch:
                     # Refused: not a trajectory worth grading, and the search moves on.
                     return trial.finish(), True, False
-        grade = trial.submit(_reply(scenario))
+        grade = trial.finish()
         rows = _touched(trial.instance) | _touched(gold)
         differs = any(
             _row(trial.instance, table, json.loads(key)) != _row(gold, table, json.loads(key))
             for table, key in rows
         )
         return grade, False, differs
-
-
-def _reply(scenario: Scenario) -> str:
-    last = (scenario.solution or ())[-1]
-    return str(last.arguments["answer"])
 
 
 def _wrong_trajectories(
@@ -232,12 +254,16 @@ def _wrong_trajectories(
     (a write the gold actions undo later), ``refused`` for a gold write the tool refuses,
     ``unchanged`` for a write no change was found for.
     """
-    steps = [(s.tool, dict(s.arguments)) for s in scenario.solution or () if s.tool != "submit"]
+    # The conversation's messages stay in: a wrong trajectory differs from the reference
+    # conversation in one write, and the customer answers it as they answer the reference.
+    steps = [(s.tool, dict(s.arguments)) for s in scenario.solution or ()]
     if not any(tool in WRITE_TOOLS for tool, _ in steps):
         return
     with scenario.resolve_world().instance("initial") as gold:
         refused_in_gold = set()
         for index, (tool, arguments) in enumerate(steps):
+            if tool == "message_user":
+                continue  # the customer's part: nothing of the database's
             try:
                 gold.call(tool, **arguments)
             except seahaven.ToolError:

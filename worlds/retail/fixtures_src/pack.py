@@ -9,15 +9,32 @@ Run from ``worlds/retail``::
 
     python -m fixtures_src.pack
 
-Each scenario is the task as data: its id is ``task-<id>``; its instructions
-are the task's user scenario with a few lines of framing; its solution is the
-gold actions and a reply; its grader is the benchmark's reward basis less what
-an LLM judges: the database must end as the gold actions leave it, and the
-episode must end with the agent's reply. The retail tasks' reward basis holds
-no ``COMMUNICATE``, so their facts to tell (``communicate_info``) are tagged and
-not graded, as the benchmark does not grade them. The rest of a task (its
-LLM-judged ``nl_assertions``, its description) stays in ``tasks.json``, read by
-``retail_world.scenarios.task``.
+Each scenario is the task as data, played as the benchmark plays it, as a
+conversation with the customer:
+
+- its id is ``task-<id>``;
+- its instructions are the customer's opening: the task's reason for calling,
+  with a few lines of framing;
+- its user is the task's customer: the task's whole user scenario as their
+  instructions, played by a script of the reference conversation (asked who
+  they are, they answer with what the task says they know; asked to confirm
+  a change, they say yes; asked whether there is anything else, they say no
+  and end the conversation);
+- its solution is that conversation: the agent asks who they are, makes the
+  gold actions, asks for a confirmation before each write, and ends by telling
+  the facts the task says to tell and asking whether there is anything else;
+- its grader is the benchmark's reward basis less what an LLM judges: the
+  database must end as the gold actions leave it, every fact of
+  ``communicate_info`` that one of the task's judged assertions says the agent
+  must tell must be in the agent's messages to the customer, and the
+  conversation must have been ended by the customer or the agent (``submit``);
+- ``accept`` lists the kinds of mutant of ``seahaven scenarios check`` that
+  survive its grader and that tau2-bench's reward passes too, each with the
+  reason (``ACCEPTED``); which kinds survive is found by ``accept.py`` and kept
+  in ``accepted.yaml``.
+
+The rest of a task (its LLM-judged ``nl_assertions``, its description) stays
+in ``tasks.json``, read by ``retail_world.scenarios.task``.
 """
 
 from __future__ import annotations
@@ -26,6 +43,8 @@ import json
 import re
 import shutil
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +52,20 @@ import yaml
 
 import seahaven
 from fixtures_src.source import tau2_data
+from seahaven.scenarios import ScenarioSet
 
 __all__ = [
+    "ACCEPTED",
     "DOMAIN",
     "PACK_DIR",
     "WRITE_TOOLS",
-    "fact_pattern",
+    "build_pack",
     "instructions",
     "main",
     "scenario",
     "scenario_id",
+    "solution",
+    "user",
     "write_pack",
 ]
 
@@ -75,25 +98,62 @@ _HEADER = """\
 """
 
 _SECTIONS = (
-    ("persona", "Who the customer is"),
-    ("reason_for_call", "Why the customer is writing"),
-    ("known_info", "What the customer knows"),
-    ("unknown_info", "What the customer does not know"),
-    ("task_instructions", "How the customer behaves"),
+    ("persona", "Who you are"),
+    ("reason_for_call", "Why you are calling"),
+    ("known_info", "What you know"),
+    ("unknown_info", "What you do not know"),
+    ("task_instructions", "How you behave"),
 )
 
 _OPENING = (
-    "A customer has contacted the online store's support. Below is their situation as tau2-bench "
-    'describes it to its simulated customer: "you" in it is the customer, not you.'
+    "A customer has contacted the online store's support. Their reason for calling, as "
+    'tau2-bench describes it to its simulated customer ("you" in it is the customer, not you):'
 )
 _CLOSING = (
-    "The customer cannot answer questions in this episode: take what the situation above "
-    "says they want as their confirmation, act within the policy, and end with submit, whose "
-    "answer is your one reply to the customer."
+    "Talk with them through message_user: they answer your questions, and confirm or decline "
+    "what you propose. The conversation ends when they say they are done, or when you end it "
+    "(submit)."
 )
 
-REFERENCE_REPLY = "(the reference solution's reply to the customer)"
-"""The reply the reference solution submits; a task with facts to tell adds them."""
+IDENTIFY = r"user ?id|your name|zip|e-?mail|identif|verify|look (you|it) up|who"
+"""The agent's question that the customer answers with what they know."""
+CONFIRM = r"go ahead|proceed|confirm|shall i|should i|would you like|do you want|yes or no"
+"""The agent's request for a confirmation, which the customer gives."""
+ANYTHING_ELSE = r"anything else|is there anything|all set"
+"""The agent's last question, which the customer answers by ending the conversation."""
+
+ASK_WHO = (
+    "Hello! Could you tell me your email, or your name and zip code, so that I can find your "
+    "account?"
+)
+"""How the reference conversation starts."""
+ASK_MORE = "Is there anything else I can help you with?"
+"""How the reference conversation ends, after the facts to tell."""
+GOODBYE = "No, that's all. Thank you!"
+"""The customer's last words."""
+
+
+ACCEPTED: dict[str, tuple[str, str]] = {
+    "drop-message": (
+        "drop-message-*",
+        "tau2-bench's database check (DB) passes it too: without this message the database ends "
+        "as in the reference conversation and the facts its judge looks for are told; the rest of "
+        "its judge (NL_ASSERTION) is not run here",
+    ),
+    "submit-empty": (
+        "submit-empty",
+        "tau2-bench's database check (DB) passes it too: the gold actions leave the database as "
+        "it was (task 105's one gold write is refused by the benchmark's own tool); its judge "
+        "(NL_ASSERTION), not run here, passes it only where the task has no assertion to judge",
+    ),
+}
+"""The kinds of mutant a scenario may accept, each as the accept's pattern and its reason."""
+
+ACCEPTED_HEADER = """\
+# Written by fixtures_src/accept.py: the kinds of mutant of seahaven scenarios check that
+# survive each scenario's grader, every one a kind tau2-bench's reward passes too
+# (pack.ACCEPTED says why). Read by fixtures_src/pack.py.
+"""
 
 
 def scenario_id(task_id: str) -> str:
@@ -101,38 +161,119 @@ def scenario_id(task_id: str) -> str:
     return "task-" + re.sub(r"[^a-z0-9_-]", "-", task_id.lower())
 
 
-def instructions(task: dict[str, Any]) -> str:
-    """The one message the agent gets: the task's user scenario, framed in a few lines."""
+def _lines(text: str) -> str:
+    # Spaces at the ends of lines are dropped: they carry nothing, and YAML cannot show
+    # text that has them as a block.
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def _fields(task: dict[str, Any]) -> dict[str, Any]:
     scenario = task["user_scenario"]
     given = scenario["instructions"]
     fields = dict(given) if isinstance(given, dict) else {"task_instructions": given}
     fields["persona"] = scenario.get("persona")
-    parts = [_OPENING]
+    return fields
+
+
+def instructions(task: dict[str, Any]) -> str:
+    """What the agent is told: the customer's reason for calling, framed in a few lines."""
+    return "\n\n".join([_OPENING, _lines(_fields(task)["reason_for_call"]), _CLOSING])
+
+
+def user_instructions(task: dict[str, Any]) -> str:
+    """The customer's own instructions: the task's whole user scenario, in its sections."""
+    fields = _fields(task)
+    parts = []
     for key, title in _SECTIONS:
         text = fields.get(key)
-        if text:
-            # Spaces at the ends of lines are dropped: they carry nothing, and YAML cannot
-            # show text that has them as a block.
-            lines = "\n".join(line.rstrip() for line in text.strip().splitlines())
-            parts.append(f"{title}:\n{lines}")
-    parts.append(_CLOSING)
+        if text and text.strip():
+            parts.append(f"{title}:\n{_lines(text)}")
     return "\n\n".join(parts)
 
 
-def fact_pattern(fact: str) -> str:
-    """A pattern found in a reply exactly when tau2-bench finds ``fact`` in it.
+def _folded(text: str) -> str:
+    return text.lower().replace(",", "")
 
-    The benchmark lower-cases the message, removes its commas and looks for the
-    lower-cased fact; the pattern allows commas between the fact's characters,
-    and the answer check ignores case. A fact holding a comma never matches there.
+
+def _facts(task: dict[str, Any]) -> list[str]:
+    """The facts the agent must tell: those a judged assertion of the task says it tells.
+
+    Retail's reward basis holds no ``COMMUNICATE``, so tau2-bench's communicate
+    check never reads ``communicate_info``; but its judged assertions
+    (``NL_ASSERTION``, in the basis) say, of each such fact, that the agent
+    tells the customer it ("Agent should tell the user the order total is
+    $829.43"). That part of the LLM judge is mechanical: a fact an assertion
+    names (compared lower-cased, without commas) is checked as tau2-bench's
+    communicate check would check it. The rest of each assertion is the judge's.
     """
-    if "," in fact:
-        raise ValueError(f"fact {fact!r} holds a comma, which tau2-bench never finds")
-    return ",*".join(re.escape(char) for char in fact)
+    criteria = task["evaluation_criteria"] or {}
+    if "NL_ASSERTION" not in (criteria.get("reward_basis") or []):
+        return []
+    judged = [_folded(text) for text in criteria.get("nl_assertions") or []]
+    facts = [
+        str(fact)
+        for fact in criteria.get("communicate_info") or []
+        if any(_folded(str(fact)) in text for text in judged)
+    ]
+    for fact in facts:
+        # tau2-bench removes the message's commas, not the fact's: a fact holding one is
+        # never found there, where told_user (which ignores commas on both sides) would.
+        if "," in fact:
+            raise ValueError(f"fact {fact!r} holds a comma, which tau2-bench never finds")
+    return facts
 
 
-def scenario(task: dict[str, Any]) -> dict[str, Any]:
-    """The scenario of one task, as the data ``tasks.yaml`` holds."""
+def _writes(task: dict[str, Any]) -> list[dict[str, Any]]:
+    actions = (task["evaluation_criteria"] or {}).get("actions") or []
+    return [action for action in actions if action["name"] in WRITE_TOOLS]
+
+
+def user(task: dict[str, Any]) -> dict[str, Any]:
+    """The task's customer: their instructions and the script of the reference conversation.
+
+    Asked who they are, they answer with what the task says they know; asked to
+    confirm a change, they say yes, once per gold write; asked whether there is
+    anything else, they say no and end the conversation. The store's customers
+    have no tools of their own.
+    """
+    known = _fields(task).get("known_info")
+    who = (
+        f'Here is what I can tell you (my notes, where "you" is me): {_lines(known)}'
+        if known
+        else "I'd rather not say."
+    )
+    script: list[dict[str, Any]] = [{"when": {"pattern": IDENTIFY}, "reply": who}]
+    script.extend(
+        {"when": {"pattern": CONFIRM}, "reply": "Yes, please go ahead."} for _ in _writes(task)
+    )
+    script.append({"when": {"pattern": ANYTHING_ELSE}, "reply": GOODBYE, "stop": True})
+    return {"instructions": user_instructions(task), "script": script}
+
+
+def _proposal(action: dict[str, Any]) -> str:
+    arguments = json.dumps(action["arguments"], separators=(", ", ": "))
+    return (
+        f"Here is what I will do: {action['name'].replace('_', ' ')} with {arguments}. "
+        "Shall I go ahead?"
+    )
+
+
+def solution(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reference conversation: who they are, the gold actions (a confirmation asked before
+    each write), then the facts to tell and the last question, which the customer ends."""
+    steps: list[dict[str, Any]] = [{"tool": "message_user", "arguments": {"text": ASK_WHO}}]
+    for action in (task["evaluation_criteria"] or {}).get("actions") or []:
+        if action["name"] in WRITE_TOOLS:
+            steps.append({"tool": "message_user", "arguments": {"text": _proposal(action)}})
+        steps.append({"tool": action["name"], "arguments": action["arguments"]})
+    told = " ".join(f"{fact}." for fact in _facts(task))
+    last = f"Thank you for waiting. {told} {ASK_MORE}" if told else f"Thank you. {ASK_MORE}"
+    steps.append({"tool": "message_user", "arguments": {"text": last}})
+    return steps
+
+
+def scenario(task: dict[str, Any], accepted: Sequence[str] = ()) -> dict[str, Any]:
+    """The scenario of one task, as the data ``tasks.yaml`` holds, accepting those kinds."""
     criteria = task["evaluation_criteria"] or {}
     actions = criteria.get("actions") or []
     for action in actions:
@@ -146,10 +287,9 @@ def scenario(task: dict[str, Any]) -> dict[str, Any]:
     checks: list[Any] = []
     if "DB" in basis:
         checks.append({"matches_solution": {}})
-    checks.append("submitted")
-    graded_facts = facts if "COMMUNICATE" in basis else []
-    checks.extend({"answer": {"pattern": fact_pattern(fact)}} for fact in graded_facts)
-    reply = " ".join([REFERENCE_REPLY, *(f"{fact}." for fact in facts)])
+    # tau2-bench rewards only a conversation the agent or the customer ended.
+    checks.append({"any_of": ["submitted", "user_ended"]})
+    checks.extend({"told_user": {"contains": [fact]}} for fact in _facts(task))
     tags = []
     tags.append("writes" if any(a["name"] in WRITE_TOOLS for a in actions) else "no-writes")
     if facts:
@@ -158,16 +298,19 @@ def scenario(task: dict[str, Any]) -> dict[str, Any]:
         tags.append("nl-assertions")
     if task.get("issues"):
         tags.append("tau2-issue")
-    return {
+    found: dict[str, Any] = {
         "id": scenario_id(task["id"]),
         "instructions": instructions(task),
+        "user": user(task),
         "grader": {"all_of": checks},
-        "solution": [
-            *({"tool": action["name"], "arguments": action["arguments"]} for action in actions),
-            {"tool": "submit", "arguments": {"answer": reply}},
-        ],
+        "solution": solution(task),
         "tags": tags,
     }
+    if accepted:
+        found["accept"] = [
+            {"mutant": ACCEPTED[kind][0], "reason": ACCEPTED[kind][1]} for kind in accepted
+        ]
+    return found
 
 
 class _Dumper(yaml.SafeDumper):
@@ -186,11 +329,31 @@ def _dump(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-def write_pack(source: Path, target: Path) -> None:
+def load_accepted() -> dict[str, list[str]]:
+    """The kinds each scenario accepts, as ``accept.py`` last found them (none without it)."""
+    path = Path(__file__).with_name("accepted.yaml")
+    if not path.is_file():
+        return {}
+    loaded: dict[str, list[str]] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return loaded
+
+
+def build_pack(source: Path, accepted: dict[str, list[str]]) -> ScenarioSet:
+    """The pack as ``write_pack`` writes it, in memory, accepting what ``accepted`` lists."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{DOMAIN}-pack-"))
+    try:
+        write_pack(source, folder, accepted)
+        return ScenarioSet.from_directory(folder)
+    finally:
+        shutil.rmtree(folder)
+
+
+def write_pack(source: Path, target: Path, accepted: dict[str, list[str]] | None = None) -> None:
     """Write the pack's folder at ``target`` from the benchmark's files in ``source``."""
     tasks = json.loads((source / "tasks.json").read_text(encoding="utf-8"))
     splits = json.loads((source / "split_tasks.json").read_text(encoding="utf-8"))
-    scenarios = [scenario(task) for task in tasks]
+    kinds = load_accepted() if accepted is None else accepted
+    scenarios = [scenario(task, kinds.get(scenario_id(task["id"]), [])) for task in tasks]
     ids = [item["id"] for item in scenarios]
     if len(set(ids)) != len(ids):
         raise ValueError("two tasks normalise to one scenario id")
@@ -201,9 +364,10 @@ def write_pack(source: Path, target: Path) -> None:
         "description": (
             "tau2-bench's retail tasks (MIT), one scenario per task: cancel and modify pending "
             "orders, return and exchange delivered ones, change an address, answer about orders "
-            "and products, and refuse what the store's policy forbids. Graded as the benchmark "
-            "rewards them, less its LLM judge: the database must end as the task's gold actions "
-            "leave it."
+            "and products, and refuse what the store's policy forbids, in a conversation with the "
+            "customer. Graded as the benchmark rewards them, less its LLM judge: the database "
+            "must end as the task's gold actions leave it, and the agent's messages must carry "
+            "the facts the judge looks for."
         ),
         "world": DOMAIN,
         "policy_file": "policy.md",

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import retail_world.scenarios
 from fixtures_src.pack import PACK_DIR, WRITE_TOOLS, scenario_id, write_pack
-from retail_support import data_or_skip
+from retail_support import converse, data_or_skip
 
 import seahaven
 from seahaven.evaluation import check_pack
@@ -29,11 +29,12 @@ WORLD = retail_world.world
 
 EXPECTED: dict[str, list[str]] = {
     # Each changes a customer's address and, later, changes it back.
-    "same": ["task-22: modify_user_address #1 dropped", "task-110: modify_user_address #1 dropped"],
+    # (Numbered by step of the reference conversation, its messages included.)
+    "same": ["task-22: modify_user_address #3 dropped", "task-110: modify_user_address #4 dropped"],
     # An exchange of an order that is pending by then, and of one item listed twice.
     "refused": [
-        "task-64: exchange_delivered_order_items #6",
-        "task-105: exchange_delivered_order_items #0",
+        "task-64: exchange_delivered_order_items #8",
+        "task-105: exchange_delivered_order_items #2",
     ],
     "unchanged": [],
 }
@@ -93,9 +94,10 @@ def test_every_gold_solution_scores_one_and_an_idle_episode_does_not(pack: Scena
     assert all(r.idle_grade is not None and not r.idle_grade.passed for r in reports)
 
 
-def test_facts_to_tell_and_judged_assertions_are_tagged_and_not_graded(pack: ScenarioSet) -> None:
-    # Retail's reward basis is DB and NL_ASSERTION: tau2-bench does not grade communicate_info
-    # here, and its LLM-judged assertions are not faked, so neither adds a check.
+def test_the_facts_a_judged_assertion_names_are_told_user_checks(pack: ScenarioSet) -> None:
+    # Retail's reward basis is DB and NL_ASSERTION. tau2-bench's communicate check does not
+    # read communicate_info here, but its judge's assertions name each fact the agent must
+    # tell: that mechanical part is checked, the rest of each assertion is the judge's.
     tagged = {
         tag: [s.id for s in pack if tag in s.tags] for tag in ("communicate-info", "nl-assertions")
     }
@@ -103,15 +105,26 @@ def test_facts_to_tell_and_judged_assertions_are_tagged_and_not_graded(pack: Sce
         "communicate-info": 36,
         "nl-assertions": 40,
     }
+    told: dict[str, list[str]] = {}
     for scenario in pack:
-        assert scenario.grader.spec() in (
-            {"all_of": [{"matches_solution": {}}, {"submitted": {}}]},
-            {"all_of": [{"matches_solution": {}}, "submitted"]},
+        matches, ending, *facts = scenario.grader.spec()["all_of"]
+        assert (matches, ending) == (
+            {"matches_solution": {}},
+            {"any_of": ["submitted", "user_ended"]},
         )
+        if facts:
+            told[scenario.id] = [fact["told_user"]["contains"][0] for fact in facts]
         task = retail_world.scenarios.task(scenario.id)
         assert bool(task["evaluation_criteria"].get("nl_assertions")) == (
             "nl-assertions" in scenario.tags
         )
+    assert (len(told), sum(len(facts) for facts in told.values())) == (33, 58)
+    assert told["task-67"] == ["829.43"]
+    # Tasks 30 to 32 have facts and no assertion: their judge has nothing to check.
+    assert not {"task-30", "task-31", "task-32"} & set(told)
+    scenario = pack.get("task-67")
+    assert converse(scenario, "Your last order came to $829.43 in all.").passed
+    assert not converse(scenario, "Your last order is on its way.").passed
 
 
 # --- wrong trajectories -------------------------------------------------------------------------
@@ -196,7 +209,7 @@ def _touched(inst: seahaven.Instance) -> set[tuple[str, str]]:
 def _replay(
     scenario: Scenario, steps: Steps, gold: seahaven.Instance, watch: int | None = None
 ) -> tuple[Grade, bool, bool]:
-    """Play the steps (refusals and all) and the reference reply, and grade them.
+    """Play the steps (refusals and all: the conversation's messages too), and grade them.
 
     Also says whether the step at ``watch`` was refused, and whether the episode ended
     in another state than ``gold`` (an instance the gold actions played): every row
@@ -210,18 +223,13 @@ def _replay(
                 if index == watch:
                     # Refused: not a trajectory worth grading, and the search moves on.
                     return trial.finish(), True, False
-        grade = trial.submit(_reply(scenario))
+        grade = trial.finish()
         rows = _touched(trial.instance) | _touched(gold)
         differs = any(
             _row(trial.instance, table, json.loads(key)) != _row(gold, table, json.loads(key))
             for table, key in rows
         )
         return grade, False, differs
-
-
-def _reply(scenario: Scenario) -> str:
-    last = (scenario.solution or ())[-1]
-    return str(last.arguments["answer"])
 
 
 def _wrong_trajectories(
@@ -234,12 +242,16 @@ def _wrong_trajectories(
     (a write the gold actions undo later), ``refused`` for a gold write the tool refuses,
     ``unchanged`` for a write no change was found for.
     """
-    steps = [(s.tool, dict(s.arguments)) for s in scenario.solution or () if s.tool != "submit"]
+    # The conversation's messages stay in: a wrong trajectory differs from the reference
+    # conversation in one write, and the customer answers it as they answer the reference.
+    steps = [(s.tool, dict(s.arguments)) for s in scenario.solution or ()]
     if not any(tool in WRITE_TOOLS for tool, _ in steps):
         return
     with scenario.resolve_world().instance("initial") as gold:
         refused_in_gold = set()
         for index, (tool, arguments) in enumerate(steps):
+            if tool == "message_user":
+                continue  # the customer's part: nothing of the database's
             try:
                 gold.call(tool, **arguments)
             except seahaven.ToolError:
