@@ -1,4 +1,4 @@
-"""``seahaven check`` finds nothing to fix in the telecom world: its schema, tools, fixture and pack."""
+"""``seahaven check`` finds nothing to fix in the telecom world: schema, tools, fixture."""
 
 from __future__ import annotations
 
