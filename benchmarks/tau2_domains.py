@@ -19,6 +19,11 @@ interpreter) and in a trial of the task's scenario here. Then, task by task:
   whose ``matches_solution`` replays them too, on a seed never seen before).
   The figures are medians; the ratio is tau2-bench's over Seahaven's.
 
+With ``--cpu`` every time is CPU time (each side's process's) instead of the
+wall clock: on a machine other work shares, that is what each side costs,
+where the wall clock adds whatever else ran meanwhile, and more to the side
+that ran while more did.
+
 tau2-bench is never a dependency of the project. Install it from its source in
 a virtualenv of its own (Python 3.12) and name that interpreter::
 
@@ -42,6 +47,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -57,6 +63,26 @@ DOMAINS = ("airline", "retail")
 ALL_DOMAINS = (*DOMAINS, "telecom")
 MESSAGE = "message_user"
 PYTHON_VARIABLE = "SEAHAVEN_TAU2_PYTHON"
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+"""The clocks the times may be taken on; tau2_side.py reads the name from $SEAHAVEN_TAU2_CLOCK."""
+
+
+class _TimedTrial(Trial):
+    """A trial that also times its grade on the benchmark's clock (``grade_time``).
+
+    ``Trial.grade_seconds`` is on the wall clock; with ``--cpu`` the grade's CPU
+    time is wanted, so the grade is timed here around the trial's own ending.
+    """
+
+    clock: Callable[[], float] = time.perf_counter
+    grade_time: float | None = None
+
+    def _end(self) -> Any:
+        started = self.clock()
+        try:
+            return super()._end()
+        finally:
+            self.grade_time = self.clock() - started
 
 
 def _generator(domain: str) -> ModuleType:
@@ -87,11 +113,18 @@ def _data_dir(source: Path) -> Path:
     return root
 
 
-def _tau2_runs(python: str, domain: str, data: Path, out: Path) -> dict[str, dict[str, Any]]:
-    """Run tau2-bench's half for one domain; its line per task, by task id."""
+def _tau2_runs(
+    python: str, domain: str, data: Path, out: Path, clock: str = "wall"
+) -> dict[str, dict[str, Any]]:
+    """Run tau2-bench's half for one domain, timed on ``clock``; its line per task, by task id."""
     done = subprocess.run(
         [python, str(Path(__file__).with_name("tau2_side.py")), domain, str(out)],
-        env={**os.environ, "TAU2_DATA_DIR": str(data), "LOGURU_LEVEL": "ERROR"},
+        env={
+            **os.environ,
+            "TAU2_DATA_DIR": str(data),
+            "LOGURU_LEVEL": "ERROR",
+            "SEAHAVEN_TAU2_CLOCK": clock,
+        },
         capture_output=True,
         text=True,
         check=False,
@@ -112,19 +145,25 @@ def _parsed(value: Any) -> Any:
     return value
 
 
-def _plain_episode(scenario: Scenario) -> float:
-    """An episode as the world runs it: a fresh instance of the fixture, the gold calls."""
+def _plain_episode(scenario: Scenario, clock: Callable[[], float]) -> float:
+    """An episode as the world runs it: a fresh instance of the fixture, the gold calls.
+
+    In memory, as a trial's and every runner's instances are (and telecom's plain
+    episode is): a library caller's default instance is files in a directory.
+    """
     world = scenario.resolve_world()
     steps = [step for step in scenario.solution or () if step.tool not in ("submit", MESSAGE)]
-    started = time.perf_counter()
-    with world.instance("initial") as inst:
+    started = clock()
+    with world.instance("initial", storage="memory") as inst:
         for step in steps:
             with contextlib.suppress(seahaven.ToolError):
                 inst.call(step.tool, **step.arguments)
-        return time.perf_counter() - started
+        return clock() - started
 
 
-def _ours(scenario: Scenario, seed: int) -> tuple[float, float, list[Any], Trial, Any]:
+def _ours(
+    scenario: Scenario, seed: int, clock: Callable[[], float]
+) -> tuple[float, float, list[Any], Trial, Any]:
     """Play the reference conversation in a trial; time the episode and the grade; keep it open.
 
     The conversation is the gold actions with the agent's messages to the scripted
@@ -134,8 +173,9 @@ def _ours(scenario: Scenario, seed: int) -> tuple[float, float, list[Any], Trial
     an image of the start. The grade replays the reference conversation from that
     image, as this seed has not been graded before.
     """
-    started = time.perf_counter()
-    trial = Trial(scenario, seed=seed)
+    started = clock()
+    trial = _TimedTrial(scenario, seed=seed)
+    trial.clock = clock
     answers: list[Any] = []
     for step in scenario.solution or ():
         if step.tool == MESSAGE:
@@ -145,11 +185,11 @@ def _ours(scenario: Scenario, seed: int) -> tuple[float, float, list[Any], Trial
             answers.append(_parsed(to_jsonable_python(trial.call(step.tool, **step.arguments))))
         except seahaven.ToolError as refused:
             answers.append(f"Error: {refused.message}")
-    whole = time.perf_counter() - started
+    whole = clock() - started
     grade = trial.grade
-    if grade is None:
+    if grade is None or trial.grade_time is None:
         raise SystemExit(f"{scenario.id}: the customer did not end the reference conversation")
-    return whole - trial.grade_seconds, trial.grade_seconds, answers, trial, grade
+    return whole - trial.grade_time, trial.grade_time, answers, trial, grade
 
 
 def _tables_differ(
@@ -165,12 +205,12 @@ def _tables_differ(
     return differing
 
 
-def run_domain(domain: str, python: str, data: Path) -> dict[str, Any]:
-    """Agreement and speed for one domain."""
+def run_domain(domain: str, python: str, data: Path, clock: str = "wall") -> dict[str, Any]:
+    """Agreement and speed for one domain, timed on ``clock`` (a name in ``CLOCKS``)."""
     generate = _generator(domain)
     pack: ScenarioSet = load_pack(domain)
     with tempfile.TemporaryDirectory(prefix="tau2-end-") as out:
-        theirs = _tau2_runs(python, domain, data, Path(out))
+        theirs = _tau2_runs(python, domain, data, Path(out), clock)
         problems: list[str] = []
         timings: dict[str, list[float]] = {
             "ours_plain": [],
@@ -182,8 +222,8 @@ def run_domain(domain: str, python: str, data: Path) -> dict[str, Any]:
         for seed, scenario in enumerate(pack, start=1000):
             task = scenario.id.removeprefix("task-")
             line = theirs[task]
-            plain = _plain_episode(scenario)
-            episode, graded, answers, trial, grade = _ours(scenario, seed)
+            plain = _plain_episode(scenario, CLOCKS[clock])
+            episode, graded, answers, trial, grade = _ours(scenario, seed, CLOCKS[clock])
             instance = trial.instance
             try:
                 expected = [
@@ -243,6 +283,14 @@ def run_calls(python: str, data: Path) -> tuple[int, list[str]]:
     return len(cases), problems
 
 
+def _load() -> str:
+    """The machine's load averages now (1, 5 and 15 minutes), or "unknown"."""
+    try:
+        return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def _report(rows: list[dict[str, Any]], markdown: bool) -> None:
     header = (
         "| Domain | Tasks | Agree | Episode: tau2-bench | Seahaven | Ratio | Trial episode | Ratio "
@@ -279,6 +327,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tau2-python", default=os.environ.get(PYTHON_VARIABLE))
     parser.add_argument("--domains", nargs="*", default=list(ALL_DOMAINS), choices=ALL_DOMAINS)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument(
+        "--cpu", action="store_true", help="time on each process's CPU time, not the wall clock"
+    )
     options = parser.parse_args(argv)
     if not options.tau2_python:
         print(
@@ -292,15 +343,17 @@ def main(argv: list[str]) -> int:
         return 0
     data = _data_dir(source.parent)
     count, refusals = run_calls(options.tau2_python, data)
+    clock = "cpu" if options.cpu else "wall"
     rows = []
     for domain in options.domains:
         if domain == "telecom":
             with tempfile.TemporaryDirectory(prefix="tau2-end-") as out:
-                theirs = _tau2_runs(options.tau2_python, "telecom", data, Path(out))
-                rows.append(run_telecom(theirs))
+                theirs = _tau2_runs(options.tau2_python, "telecom", data, Path(out), clock)
+                rows.append(run_telecom(theirs, CLOCKS[clock]))
         else:
-            rows.append(run_domain(domain, options.tau2_python, data))
+            rows.append(run_domain(domain, options.tau2_python, data, clock))
     print(f"Python {sys.version.split()[0]}, tau2-bench at {options.tau2_python}")
+    print(f"times on the {'CPU' if options.cpu else 'wall'} clock; load average {_load()}")
     print(f"tau2_calls.json: {count - len(refusals)} of {count} calls answer the same")
     for problem in refusals:
         print(f"  disagreement: {problem}")

@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -105,11 +106,11 @@ def _theirs(results: list[dict[str, Any]]) -> list[Any]:
 
 
 def _plain_episode(
-    scenario: Scenario, actions: list[dict[str, Any]]
+    scenario: Scenario, actions: list[dict[str, Any]], clock: Callable[[], float]
 ) -> tuple[float, seahaven.Instance, list[Any]]:
     """The task's start (its setup run as the instance starts) and its gold calls."""
     world = scenario.resolve_world()
-    started = time.perf_counter()
+    started = clock()
     # In memory, as a trial's and every runner's instances are.
     instance = world.instance(
         **scenario.start.instance_options(seed=scenario.start.seed), storage="memory"
@@ -118,10 +119,15 @@ def _plain_episode(
         _call(instance, action["requestor"], action["name"], action["arguments"])
         for action in actions
     ]
-    return time.perf_counter() - started, instance, answers
+    return clock() - started, instance, answers
 
 
-def _graded(scenario: Scenario, actions: list[dict[str, Any]], seed: int) -> tuple[float, Any]:
+def _graded(
+    scenario: Scenario,
+    actions: list[dict[str, Any]],
+    seed: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, Any]:
     """The gold calls (or some of them) in a trial, ended by the agent; the grade and its time."""
     trial = Trial(scenario, seed=seed)
     try:
@@ -131,9 +137,9 @@ def _graded(scenario: Scenario, actions: list[dict[str, Any]], seed: int) -> tup
                     _answer(lambda a=action: trial.instance.call(a["name"], **a["arguments"]))
             else:
                 _answer(lambda a=action: trial.call(a["name"], **a["arguments"]))
-        started = time.perf_counter()
+        started = clock()
         grade = trial.submit("(the agent's last message)")
-        return time.perf_counter() - started, grade
+        return clock() - started, grade
     finally:
         trial.close()
 
@@ -158,8 +164,10 @@ def _databases_differ(
     return differing
 
 
-def run_telecom(theirs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Agreement and speed for telecom, given tau2-bench's lines by task id."""
+def run_telecom(
+    theirs: dict[str, dict[str, Any]], clock: Callable[[], float] = time.perf_counter
+) -> dict[str, Any]:
+    """Agreement and speed for telecom, given tau2-bench's lines by task id, timed on ``clock``."""
     generate, _ = _generator()
     import telecom_world.scenarios
 
@@ -176,7 +184,7 @@ def run_telecom(theirs: dict[str, dict[str, Any]]) -> dict[str, Any]:
         task = telecom_world.scenarios.task(scenario.id)
         line = theirs[task["id"]]
         actions = task["evaluation_criteria"].get("actions") or []
-        plain, instance, answers = _plain_episode(scenario, actions)
+        plain, instance, answers = _plain_episode(scenario, actions, clock)
         try:
             for number, (mine, tau2) in enumerate(
                 zip(answers, _theirs(line["results"]), strict=True)
@@ -194,7 +202,7 @@ def run_telecom(theirs: dict[str, dict[str, Any]]) -> dict[str, Any]:
                     problems.append(f"{scenario.id} {tool}: {mine!r} != {tau2!r}")
         finally:
             instance.destroy()
-        graded, grade = _graded(scenario, actions, seed)
+        graded, grade = _graded(scenario, actions, seed, clock)
         runs = [(grade.passed, line["reward"] == 1.0, "gold actions")]
         for index, reward in enumerate(line["dropped_rewards"]):
             _, without = _graded(scenario, actions[:index] + actions[index + 1 :], seed)

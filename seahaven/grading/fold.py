@@ -193,25 +193,41 @@ def fold(log: Iterable[LogRecord | Mapping[str, Any]]) -> Changes:
     actors: dict[RowId, tuple[str, ...]] = {}
     for record in log:
         world, table, op, key, before, after, actor = _fields(record)
+        key = dict(key)
+        # The row is worked out once per record here, and handed to ``Changes`` below.
+        row = row_id(world, table, key)
         change = NetChange(
-            world=world,
-            table=table,
-            key=dict(key),
-            op=op,
-            before=None if before is None else dict(before),
-            after=None if after is None else dict(after),
+            world,
+            table,
+            key,
+            op,
+            None if before is None else dict(before),
+            None if after is None else dict(after),
         )
-        row = change.row
         seen = actors.get(row, ())
         if actor not in seen:
             actors[row] = (*seen, actor)
-        rows[row] = _combine(rows.get(row), change)
-    return Changes(
-        sorted(
-            (_replace(change, actors=actors[row]) for row, change in rows.items() if change),
-            key=_order,
+        earlier = rows.get(row)
+        rows[row] = change if earlier is None else _combine(earlier, change)
+    # Each change made anew with its actors (a constructor call, not dataclasses.replace).
+    kept = [
+        (
+            row,
+            NetChange(
+                change.world,
+                change.table,
+                change.key,
+                change.op,
+                change.before,
+                change.after,
+                actors[row],
+            ),
         )
-    )
+        for row, change in rows.items()
+        if change
+    ]
+    kept.sort(key=lambda pair: _order(pair[1]))
+    return Changes._of_rows(kept)
 
 
 class Changes:
@@ -222,6 +238,18 @@ class Changes:
     def __init__(self, changes: Iterable[NetChange] = ()) -> None:
         self._changes = tuple(changes)
         self._by_row = {change.row: change for change in self._changes}
+        self._index()
+
+    @classmethod
+    def _of_rows(cls, pairs: list[tuple[RowId, NetChange]]) -> Changes:
+        """``fold``'s result: changes already sorted, each with its row worked out."""
+        made = cls.__new__(cls)
+        made._changes = tuple(change for _, change in pairs)
+        made._by_row = dict(pairs)
+        made._index()
+        return made
+
+    def _index(self) -> None:
         self._by_table: dict[tuple[str, str], list[NetChange]] = {}
         for change in self._changes:
             self._by_table.setdefault((change.world, change.table), []).append(change)

@@ -414,10 +414,13 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
     )
     try:
         # The solution is played as an agent's calls in a trial are, the user and the events
-        # acting beside it (their calls recorded one by one). Without them, only the net state
-        # is compared, so the calls are recorded as one net change per row.
+        # acting beside it (their calls recorded one by one). When every change is the
+        # agent's (no events, and a user who only talks), only the net state is compared, so
+        # the calls are recorded as one net change per row: no change-capture session per
+        # call, and a fold of one record per row.
         play = Play(scenario, instance, seed=seed)
-        with instance.record_net() if play.cast is None else contextlib.nullcontext():
+        agent_only = play.cast is None or (not play.cast.user_tools and not scenario.events)
+        with instance.record_net() if agent_only else contextlib.nullcontext():
             for step in scenario.solution or ():
                 if play.done:
                     break  # the user ended the conversation, or the budget is spent

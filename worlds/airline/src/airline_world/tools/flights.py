@@ -60,17 +60,19 @@ def _available(
     leave_after: str | None = None,
 ) -> list[DirectFlight]:
     """The flights available on ``date``, optionally from, to, and leaving no earlier than."""
+    # Only the filters given are written into the query: a "? IS NULL OR" filter keeps SQLite
+    # from walking the flights first, and it scans every flight date instead (ten times slower).
+    filters = "".join(
+        f" AND flights.{column} = ?"
+        for column, value in (("origin", origin), ("destination", destination))
+        if value is not None
+    )
     rows = ctx.db.rows(
         "SELECT flights.*, flight_dates.* FROM flights JOIN flight_dates"
         " ON flight_dates.flight_number = flights.flight_number AND flight_dates.date = ?"
-        " WHERE flight_dates.status = 'available'"
-        " AND (? IS NULL OR flights.origin = ?)"
-        " AND (? IS NULL OR flights.destination = ?) ORDER BY flights.position",
+        f" WHERE flight_dates.status = 'available'{filters} ORDER BY flights.position",
         date,
-        origin,
-        origin,
-        destination,
-        destination,
+        *(value for value in (origin, destination) if value is not None),
     )
     found = []
     for row in rows:
