@@ -12,6 +12,7 @@ import http.client
 import json
 import sys
 import threading
+import urllib.request
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -61,6 +62,9 @@ def test_a_connection_past_capacity_waits_and_gets_the_seat_that_frees(
     waiter.send({"type": "reset", "data": {"episode_id": "second"}, "id": 1})
     wait_until(queued(server, 1))
     assert server.hub.active_sessions == 1
+    with urllib.request.urlopen(f"{server.base_url}/metrics", timeout=30) as answer:
+        metrics = json.loads(answer.read())
+    assert metrics["waiting"] == 1 and metrics["workers"][0]["waiting"] == 1
     holder.send({"type": "close"})
     reply = waiter.receive()
     assert reply["type"] == "observation" and reply["id"] == 1, reply
@@ -228,6 +232,41 @@ def test_seahaven_client_raises_at_capacity_once_its_retries_run_out(serving: Se
             impatient.reset(fixture="small_shop")
         # The holder's episode went on throughout.
         assert holder.call("get_balance").error is None
+
+
+def test_seahaven_eval_against_a_full_server_waits_and_retries_until_it_gets_in(
+    serving: Serve, wire: Any
+) -> None:
+    import depot
+
+    from seahaven.evaluation import evaluate, solution_policy
+    from seahaven.openenv import trial_runner
+
+    world = depot.make_depot()
+    pack = depot.make_pack(world)
+    server = serving(
+        world, scenarios=[pack], max_concurrent_envs=1, admission_wait=2, retry_after=1
+    )
+    holder = wire(server)
+    holder.reset()
+    results: list[Any] = []
+    runner = threading.Thread(
+        target=lambda: results.append(
+            evaluate(pack, solution_policy, trials=1, runner=trial_runner(server.base_url))
+        )
+    )
+    runner.start()
+    try:
+        # Its first connection waits, is refused when the wait runs out, and comes back.
+        wait_until(queued(server, 1), timeout=60)
+        wait_until(queued(server, 0), timeout=60)
+        wait_until(queued(server, 1), timeout=60)
+    finally:
+        holder.send({"type": "close"})
+    runner.join(timeout=300)
+    assert not runner.is_alive()
+    [(_, trials)] = results
+    assert trials and all(trial.error is None and trial.score == 1.0 for trial in trials)
 
 
 def test_seahaven_client_options_are_checked() -> None:
