@@ -95,8 +95,10 @@ async def _admitted(websocket: WebSocket, hub: SessionPool, inbox: Inbox) -> boo
         verdict = await admission.wait_for_seat(gone)
     finally:
         gone.cancel()
-        with contextlib.suppress(BaseException):
-            await gone
+        # Waited for without raising its cancellation here, so this task's own still comes.
+        await asyncio.wait({gone})
+        if not gone.cancelled():
+            gone.exception()
     if verdict == "admitted":
         return True
     if verdict == "gone":
