@@ -546,6 +546,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 frozenset(
                     {
                         "accept_failures",
+                        "admission",
                         "card",
                         "close_codes",
                         "console",

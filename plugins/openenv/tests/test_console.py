@@ -731,7 +731,8 @@ def test_a_dropped_connection_is_shown_with_a_button_to_start_again(
 def test_a_server_at_capacity_is_said_plainly(
     serving: Serve, console: Console, harbour_world: seahaven.World, wire: Any
 ) -> None:
-    server = serving(harbour_world, max_concurrent_envs=1)
+    # Refused at once rather than queued, so the page has something to say.
+    server = serving(harbour_world, max_concurrent_envs=1, admission_queue=0)
     holder = wire(server)
     holder.reset()  # the one session the server admits is taken
     console.load(server)

@@ -299,7 +299,7 @@ def test_a_client_that_closes_ends_its_session_at_once(relayed) -> None:
 
 
 def test_a_detached_session_counts_against_capacity(relayed) -> None:
-    server, relay = relayed(payments_world.world, max_concurrent_envs=1)
+    server, relay = relayed(payments_world.world, max_concurrent_envs=1, admission_queue=0)
     with SeahavenClient(base_url=relay.base_url) as env:
         env.reset(fixture="small_shop")
         relay.cut()

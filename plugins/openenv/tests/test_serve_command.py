@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from openenv import GenericEnvClient
+from websockets.sync.client import connect
 
 from seahaven.openenv import SeahavenClient
 
@@ -193,6 +194,11 @@ def test_all_serves_every_installed_world(tmp_path: Path) -> None:
         (("--world", "payments", "--concurrency", "-1"), 2, "--concurrency"),
         (("--world", "payments", "--session-timeout", "-3"), 2, "--session-timeout"),
         (("--world", "payments", "--wrokers", "2"), 2, "--wrokers"),
+        (("--world", "payments", "--admission-queue", "-1"), 2, "--admission-queue"),
+        (("--world", "payments", "--admission-wait", "-1"), 2, "--admission-wait"),
+        (("--world", "payments", "--admission-wait", "nan"), 2, "--admission-wait"),
+        (("--world", "payments", "--retry-after", "0"), 2, "--retry-after"),
+        (("--world", "payments", "--retry-after", "1.5"), 2, "--retry-after"),
         (("--world", "payments", "--allow-origin", "example.org"), 1, "not an origin"),
         (("--world", "payments", "--storage", "floppy"), 1, "storage must be 'memory' or 'disk'"),
     ],
@@ -208,6 +214,18 @@ def test_bad_input_is_one_line_and_the_right_status(
     assert "Traceback" not in result.stderr
     if status == 1:
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_admission_options_reach_the_server(tmp_path: Path) -> None:
+    argv = ("--world", "payments", "--max_concurrent_envs", "1", "--admission-queue", "0")
+    with serving(tmp_path, *argv, "--retry-after", "2") as server:
+        url = server["urls"]["payments"].replace("http://", "ws://") + "/ws"
+        with connect(url, open_timeout=30) as holder:
+            holder.send(json.dumps({"type": "reset", "data": {}}))
+            assert json.loads(holder.recv(timeout=60))["type"] == "observation"
+            with connect(url, open_timeout=30) as refused:
+                error = json.loads(refused.recv(timeout=60))["data"]
+                assert error["code"] == "CAPACITY_REACHED" and error["retry_after"] == 2
 
 
 def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:

@@ -549,7 +549,8 @@ def test_a_lost_connection_with_a_stock_client_logs_no_error(served, server_log:
 def test_over_capacity_a_connection_gets_capacity_reached_and_is_closed(
     serving, wire, beacon_world
 ) -> None:
-    server = serving(beacon_world, max_concurrent_envs=2)
+    # With no admission queue (test_admission.py has the queue), refused at once.
+    server = serving(beacon_world, max_concurrent_envs=2, admission_queue=0)
     first, second = wire(server), wire(server)
     first.reset()
     second.reset()
@@ -558,6 +559,7 @@ def test_over_capacity_a_connection_gets_capacity_reached_and_is_closed(
     error = error_of(reply)
     assert error["code"] == "CAPACITY_REACHED"
     assert error["active_sessions"] == 2 and error["max_sessions"] == 2
+    assert error["retry_after"] == 5
     with pytest.raises(ConnectionClosed):
         third.receive(timeout=10)
     # The two sessions are unharmed, and a slot freed is a slot to take.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from seahaven_openenv import serve
-    from seahaven_openenv.client import SeahavenClient, ServerError, SessionLost
+    from seahaven_openenv.client import AtCapacity, SeahavenClient, ServerError, SessionLost
     from seahaven_openenv.environment import SeahavenEnv
     from seahaven_openenv.harness import ScenarioSessions
     from seahaven_openenv.models import (
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from seahaven_openenv.server import app, app_for_worlds
 
 __all__ = [
+    "AtCapacity",
     "CallToolAction",
     "FileRef",
     "FixtureRef",
@@ -62,6 +63,7 @@ _LAZY = {
     "app_for_worlds": "seahaven_openenv.server",
     "SeahavenClient": "seahaven_openenv.client",
     "SessionLost": "seahaven_openenv.client",
+    "AtCapacity": "seahaven_openenv.client",
     "ServerError": "seahaven_openenv.client",
     "SeahavenEnv": "seahaven_openenv.environment",
     "RemoteSession": "seahaven_openenv.remote",

@@ -33,6 +33,16 @@ an earlier call's answer. Against a server that echoes none, a time-out drops
 the connection as OpenEnv's client does, and the next step raises
 ``SessionLost``.
 
+A server at capacity may refuse a new session with ``CAPACITY_REACHED`` and
+``retry_after`` (after the new connection waited in its admission queue, or at
+once when that queue is full). The session had not begun, so this client waits
+the seconds the server asked for (and up to a tenth more, so many clients
+refused together do not all return at once), opens a new connection and sends
+the frame again: at most ``capacity_retries`` times and ``capacity_wait_s``
+seconds of waiting in all, after which it raises ``AtCapacity`` naming both.
+``capacity_retries=0`` raises at the first refusal. A refusal without
+``retry_after`` (an older server) is raised at once, as before.
+
 Behind ``seahaven serve --workers N`` a snapshot lives in the worker that took
 it, and its token names that worker. ``reset(from_snapshot=token)`` on a
 connection that may be another worker's first opens ``/ws?snapshot=<token>``,
@@ -44,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 from typing import Any, NoReturn
 from urllib.parse import urlencode, urlsplit
 
@@ -65,8 +76,11 @@ from seahaven_openenv.lean_openenv import (
 from seahaven_openenv.models import SeahavenObservation, SeahavenState
 
 __all__ = [
+    "DEFAULT_CAPACITY_RETRIES",
+    "DEFAULT_CAPACITY_WAIT_S",
     "DEFAULT_PING_TIMEOUT_S",
     "MAX_RESUMES_PER_CALL",
+    "AtCapacity",
     "SeahavenClient",
     "ServerError",
     "SessionLost",
@@ -77,6 +91,12 @@ MAX_RESUMES_PER_CALL = 3
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 DEFAULT_PING_TIMEOUT_S = 120.0
+#: How many times a session refused at capacity is tried again, and the most seconds spent
+#: waiting between the tries, by default.
+DEFAULT_CAPACITY_RETRIES = 8
+DEFAULT_CAPACITY_WAIT_S = 120.0
+# The most a refusal's retry_after is taken to ask for: a larger one is a server's mistake.
+_LONGEST_RETRY_AFTER_S = 3600.0
 # The close codes a server sends, and what each says happened to the session.
 _REAPED = 4408
 _CLOSED_BY = {
@@ -115,6 +135,24 @@ class ServerError(RuntimeError):
         self.data = data
 
 
+class AtCapacity(ServerError):
+    """The server stayed at capacity through every retry; ``attempts`` and ``waited`` say how long.
+
+    A ``ServerError`` with ``code`` ``CAPACITY_REACHED``; ``data`` is the last refusal's.
+    """
+
+    def __init__(self, refusal: ServerError, attempts: int, waited: float) -> None:
+        message = (
+            f"the server stayed at capacity: it refused the session {attempts} time(s), and this "
+            f"client waited {waited:.1f} s in all between them as the server asked "
+            f"({refusal.message}). Allow more with SeahavenClient(capacity_retries=..., "
+            "capacity_wait_s=...), or serve more sessions (seahaven serve --max_concurrent_envs)"
+        )
+        super().__init__(refusal.code, message, refusal.data)
+        self.attempts = attempts
+        self.waited = waited
+
+
 class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
     """Drive one served Seahaven world: one client, one session, one instance at a time."""
 
@@ -123,9 +161,21 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         base_url: str | None = None,
         *,
         websocket_ping_timeout_s: float | None = DEFAULT_PING_TIMEOUT_S,
+        capacity_retries: int = DEFAULT_CAPACITY_RETRIES,
+        capacity_wait_s: float = DEFAULT_CAPACITY_WAIT_S,
         **kwargs: Any,
     ) -> None:
+        if isinstance(capacity_retries, bool) or not isinstance(capacity_retries, int):
+            raise TypeError("capacity_retries is a whole number of retries, 0 or more")
+        if capacity_retries < 0:
+            raise ValueError("capacity_retries is a whole number of retries, 0 or more")
+        if not isinstance(capacity_wait_s, int | float) or not capacity_wait_s >= 0:
+            raise ValueError("capacity_wait_s is a number of seconds, 0 or more")
         super().__init__(base_url, websocket_ping_timeout_s=websocket_ping_timeout_s, **kwargs)
+        self._capacity_retries = capacity_retries
+        self._capacity_wait_s = float(capacity_wait_s)
+        #: How many times this client tried a session again after a refusal at capacity.
+        self.capacity_retries_made = 0
         # The connection the current episode lives on, and why it ended when it has.
         self._episode_socket: ClientConnection | None = None
         self._lost_reason: str | None = None
@@ -197,6 +247,8 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
                 entry["token"],
                 websocket_ping_timeout_s=self._websocket_ping_timeout_s,
                 message_timeout_s=self._message_timeout,
+                capacity_retries=self._capacity_retries,
+                capacity_wait_s=self._capacity_wait_s,
             )
             for entry in sessions
         ]
@@ -255,6 +307,49 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
     # --- the connection an episode lives on ------------------------------------------------------
 
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One frame and its answer, tried again when the server is at capacity and says when.
+
+        Only a frame that starts no episode's work is tried again: a reset, or any
+        frame on a connection holding no episode (the server refused the session
+        before it began). ``AtCapacity`` once the retries or the wait run out.
+        """
+        attempts = 0
+        waited = 0.0
+        while True:
+            try:
+                return await self._exchange(message)
+            except ServerError as refusal:
+                delay = self._capacity_delay(refusal, message)
+                if delay is None:
+                    raise
+                attempts += 1
+                if attempts > self._capacity_retries or waited + delay > self._capacity_wait_s:
+                    raise AtCapacity(refusal, attempts, waited) from None
+            ws, self._ws, self._ws_loop = self._ws, None, None
+            if ws is not None:
+                # The server closes a refused connection itself; this one is not waited for.
+                self._schedule_socket_close(ws)
+            await asyncio.sleep(delay)
+            waited += delay
+            self.capacity_retries_made += 1
+
+    def _capacity_delay(self, refusal: ServerError, message: dict[str, Any]) -> float | None:
+        """The seconds to wait before trying ``message`` again, or ``None`` not to."""
+        retry_after = refusal.data.get("retry_after")
+        if (
+            refusal.code != "CAPACITY_REACHED"
+            or isinstance(retry_after, bool)
+            or not isinstance(retry_after, int | float)
+            or not retry_after > 0
+        ):
+            return None
+        if message.get("type") != "reset" and self._episode_socket is not None:
+            return None
+        asked = min(float(retry_after), _LONGEST_RETRY_AFTER_S)
+        # Never before the server asked; spread a little so refused clients come back apart.
+        return asked * (1.0 + 0.1 * random.random())
+
+    async def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         """One frame and its answer; ``SessionLost`` instead of a silent new session.
 
         OpenEnv's ``_send`` opens a new connection when the socket has closed; a

@@ -10,6 +10,7 @@ over ``POST /mcp``, or resume a ``/ws`` session whose connection dropped.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -58,26 +59,15 @@ async def serve_connection(
     if attach_to is not None and (token is not None or http_sessions is not None):
         await _serve_attached(websocket, service, hub, http_sessions, attach_to, token)
         return
-    if hub.active_sessions >= hub.max_concurrent_envs:
-        with contextlib.suppress(Exception):
-            await websocket.send_text(
-                frames.encode(
-                    frames.error_frame(
-                        "CAPACITY_REACHED",
-                        f"the server holds {hub.max_concurrent_envs} sessions, its maximum; "
-                        "try again when one ends",
-                        **hub.capacity(),
-                    )
-                )
-            )
-            await websocket.close(CLOSE_AT_CAPACITY, "at capacity")
+    inbox = Inbox(websocket, ENDS_THE_SESSION if hub.resumables.enabled else None)
+    if not await _admitted(websocket, hub, inbox):
         return
     session = service.session()
     resumables = hub.resumables
     if resumables.enabled:
         record = resumables.open(session, websocket)
         await _connection(
-            websocket, session, hub, lambda: resumables.release(record, websocket), record
+            websocket, session, hub, lambda: resumables.release(record, websocket), record, inbox
         )
         return
 
@@ -87,7 +77,40 @@ async def serve_connection(
         await hub.execute("close", session.close)
         hub.ended(instance)
 
-    await _connection(websocket, session, hub, end)
+    await _connection(websocket, session, hub, end, inbox=inbox)
+
+
+async def _admitted(websocket: WebSocket, hub: SessionPool, inbox: Inbox) -> bool:
+    """Whether a new connection gets a seat: at once, or after its wait in the admission queue.
+
+    While it waits, its messages are read and held for its session (so a client
+    that leaves gives its place up at once); one refused is sent ``CAPACITY_REACHED``
+    with ``retry_after`` and closed with 1013, its close reason saying the retry time.
+    """
+    admission = hub.admission
+    if admission.admits_now():
+        return True
+    gone = asyncio.ensure_future(inbox.hold_until_gone())
+    try:
+        verdict = await admission.wait_for_seat(gone)
+    finally:
+        gone.cancel()
+        # Waited for without raising its cancellation here, so this task's own still comes.
+        await asyncio.wait({gone})
+        if not gone.cancelled():
+            gone.exception()
+    if verdict == "admitted":
+        return True
+    if verdict == "gone":
+        return False
+    message, data = hub.capacity_refusal(waited=verdict == "waited")
+    with contextlib.suppress(Exception):
+        await websocket.send_text(
+            frames.encode(frames.error_frame("CAPACITY_REACHED", message, **data))
+        )
+        reason = f"at capacity; retry after {admission.retry_after} s"
+        await websocket.close(CLOSE_AT_CAPACITY, reason)
+    return False
 
 
 async def _serve_attached(
@@ -144,13 +167,16 @@ async def _connection(
     hub: SessionPool,
     end: Callable[[], Awaitable[None]],
     record: resume.Resumable | None = None,
+    inbox: Inbox | None = None,
 ) -> None:
     """Serve ``session`` on ``websocket`` until the connection ends, then ``end`` and close.
 
-    With ``record``, the session is resumable: see ``_frames_of``.
+    With ``record``, the session is resumable: see ``_frames_of``. ``inbox`` holds
+    what the client sent while it waited for a seat.
     """
     hub.sessions[session] = websocket
-    inbox = Inbox(websocket, None if record is None else ENDS_THE_SESSION)
+    if inbox is None:
+        inbox = Inbox(websocket, None if record is None else ENDS_THE_SESSION)
     close_code = CLOSE_NORMAL
     try:
         close_code = await _frames_of(websocket, session, hub, inbox, record)

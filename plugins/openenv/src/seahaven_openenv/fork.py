@@ -68,7 +68,7 @@ async def fork(
             reason="fork_refused",
             option="--resume-grace",
         )
-    if hub.active_sessions + n > hub.max_concurrent_envs:
+    if not hub.admission.admits_now(n):
         raise capacity_refusal(hub, n)
     if token is None:
         snapshot, step_count = await hub.run(session.snapshot, inbox=inbox)
@@ -83,7 +83,7 @@ async def fork(
         instances = await hub.run(snapshot.restore_many, n, inbox=inbox)
     except seahaven.SeahavenError as error:
         raise FrameError("EXECUTION_ERROR", f"fork failed: {error}") from None
-    if hub.active_sessions + n > hub.max_concurrent_envs:
+    if not hub.admission.admits_now(n):
         # Other connections took the room while the branches were made.
         for instance in instances:
             await hub.run(instance.destroy)

@@ -149,13 +149,12 @@ class HttpSessions:
 
     async def _create(self, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         hub = self.hub
-        if hub.active_sessions >= hub.max_concurrent_envs:
+        if not hub.admission.admits_now():
+            # Refused at once, never queued: an HTTP request holds no socket to wait on. With
+            # ``retry_after`` (and ``Retry-After`` on the response), and never ahead of a queue.
+            message, data = hub.capacity_refusal()
             return mcp_frames.rpc_error(
-                request_id,
-                mcp_frames.SERVER_ERROR,
-                f"the server holds {hub.max_concurrent_envs} sessions, its maximum; try again "
-                "when one ends",
-                {"code": "CAPACITY_REACHED", **hub.capacity()},
+                request_id, mcp_frames.SERVER_ERROR, message, {"code": "CAPACITY_REACHED", **data}
             )
         session = self.service.session()
         # Counted from now: a second create cannot pass the check while this one resets.

@@ -164,6 +164,36 @@ def serve_command(
             help="Seconds a snapshot is kept for reset(from_snapshot=) and fork.",
         ),
     ] = 3600,
+    admission_queue: Annotated[
+        int,
+        typer.Option(
+            "--admission-queue",
+            metavar="N",
+            min=0,
+            help="How many new connections may wait for a seat once the server is at capacity, "
+            "first come first served; 0 refuses them at once.",
+        ),
+    ] = 100,
+    admission_wait: Annotated[
+        float,
+        typer.Option(
+            "--admission-wait",
+            metavar="SECONDS",
+            min=0,
+            help="How long a new connection waits for a seat before it is refused with "
+            "CAPACITY_REACHED and a retry time.",
+        ),
+    ] = 30,
+    retry_after: Annotated[
+        int,
+        typer.Option(
+            "--retry-after",
+            metavar="SECONDS",
+            min=1,
+            help="The seconds a refusal at capacity tells the client to wait before trying "
+            "again (retry_after, and HTTP's Retry-After).",
+        ),
+    ] = 5,
     scenarios: Annotated[
         list[str] | None,
         typer.Option(
@@ -219,6 +249,9 @@ def serve_command(
             snapshot_limit=snapshot_limit,
             snapshot_memory=snapshot_memory,
             snapshot_age=snapshot_age,
+            admission_queue=admission_queue,
+            admission_wait=admission_wait,
+            retry_after=retry_after,
         )
 
 

@@ -38,7 +38,9 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 # Per worker: pid, generation, ready, alive, sessions open, sessions ever opened, deaths,
-# sessions lost, the last death (wall clock).
+# sessions lost, the last death (wall clock), when the head of its admission queue began
+# waiting (the system's monotonic clock, one for every process; 0 while none waits), and how
+# many new connections wait in that queue.
 _FIELDS = (
     "pid",
     "generation",
@@ -49,6 +51,8 @@ _FIELDS = (
     "deaths",
     "lost",
     "died_at",
+    "queued_since",
+    "waiting",
 )
 _WIDTH = len(_FIELDS)
 # After a worker dies, /health says "degraded" this long (or while it is down), so a probe
@@ -95,6 +99,15 @@ class Board:
             if self.get(index, "alive")
         )
 
+    def earliest_waiting(self, besides: int) -> float:
+        """When the longest-waiting head of another live worker's queue began waiting; 0: none."""
+        times = [
+            self.get(index, "queued_since")
+            for index in range(self.workers)
+            if index != besides and self.get(index, "alive")
+        ]
+        return min((since for since in times if since), default=0.0)
+
     def rows(self) -> list[dict[str, Any]]:
         """Every worker's row, as ``/metrics`` shows it."""
         rows = []
@@ -112,6 +125,7 @@ class Board:
                     "deaths": int(self.get(index, "deaths")),
                     "sessions_lost": int(self.get(index, "lost")),
                     "last_death": _utc(died_at) if died_at else None,
+                    "waiting": int(self.get(index, "waiting")) if alive else 0,
                 }
             )
         return rows
@@ -131,6 +145,15 @@ class Seat:
         self.board.set(self.index, "sessions", sessions)
         if opened:
             self.board.set(self.index, "opened", self.board.get(self.index, "opened") + opened)
+
+    def announce_waiting(self, since: float, waiting: int) -> None:
+        """Write when this worker's longest-waiting new connection began waiting (0: none)."""
+        self.board.set(self.index, "queued_since", since)
+        self.board.set(self.index, "waiting", waiting)
+
+    def earliest_waiting_elsewhere(self) -> float:
+        """``Board.earliest_waiting`` of every worker but this one."""
+        return self.board.earliest_waiting(self.index)
 
     def lost_owner(self, token: str) -> str | None:
         """Why a token this worker never made names no session here, when its prefix says so."""
@@ -213,9 +236,17 @@ def health_document(seat: Seat | None) -> dict[str, Any]:
 
 
 def metrics_document(
-    seat: Seat | None, *, active_sessions: int, max_sessions: int, started_at: float
+    seat: Seat | None,
+    *,
+    active_sessions: int,
+    max_sessions: int,
+    started_at: float,
+    waiting: int = 0,
 ) -> dict[str, Any]:
-    """What ``/metrics`` answers: the server's sessions and capacity, and each worker's row."""
+    """What ``/metrics`` answers: the server's sessions and capacity, and each worker's row.
+
+    ``waiting`` is how many new connections wait for a seat in a server of one process.
+    """
     if seat is None:
         workers = [
             {
@@ -228,6 +259,7 @@ def metrics_document(
                 "deaths": 0,
                 "sessions_lost": 0,
                 "last_death": None,
+                "waiting": waiting,
             }
         ]
     else:
@@ -240,6 +272,7 @@ def metrics_document(
         "workers_alive": sum(1 for row in workers if row["alive"]),
         "worker_deaths": sum(row["deaths"] for row in workers),
         "sessions_lost": sum(row["sessions_lost"] for row in workers),
+        "waiting": sum(row["waiting"] for row in workers),
     }
 
 

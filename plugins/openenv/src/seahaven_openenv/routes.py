@@ -302,7 +302,9 @@ class WorldRoutes(PoolRoutes):
             if answer is None:
                 # A notification: JSON-RPC sends nothing back.
                 return Response(status_code=202)
-            return Response(frames.encode(answer), media_type="application/json")
+            return Response(
+                frames.encode(answer), media_type="application/json", headers=_retry_after(answer)
+            )
         return JSONResponse(_mcp_answer(body))
 
     async def mcp_ws(self, websocket: WebSocket) -> None:
@@ -456,6 +458,21 @@ def _episode_refusal(route: str) -> Callable[[], Any]:
 
     refuse.__name__ = "refuse_" + route.replace(" /", "_").lower()
     return refuse
+
+
+def _retry_after(answer: dict[str, Any]) -> dict[str, str] | None:
+    """HTTP's ``Retry-After`` for a session refused at capacity: the answer's ``retry_after``.
+
+    The status stays 200, as for every JSON-RPC answer, so a client reading only the
+    body reads what it always did.
+    """
+    error = answer.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    if isinstance(data, dict) and data.get("code") == "CAPACITY_REACHED":
+        retry_after = data.get("retry_after")
+        if isinstance(retry_after, int):
+            return {"Retry-After": str(retry_after)}
+    return None
 
 
 def _mcp_answer(body: str | bytes) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import seahaven
 from seahaven.concurrency import set_concurrency
 from seahaven.errors import WorldBug
 from seahaven.scenarios import ScenarioSet
-from seahaven_openenv import runner, snapframes
+from seahaven_openenv import admission, runner, snapframes
 from seahaven_openenv.guard import bound_hosts
 from seahaven_openenv.resume import DEFAULT_RESUME_GRACE_SECONDS
 from seahaven_openenv.server import app_for_worlds
@@ -143,6 +143,12 @@ class ServerSettings(TypedDict, total=False):
     snapshot_memory: float
     #: Seconds a snapshot is kept (3600).
     snapshot_age: float
+    #: How many new connections may wait for a seat past capacity (100); 0 refuses at once.
+    admission_queue: int
+    #: Seconds a new connection waits for a seat before it is refused (30).
+    admission_wait: float
+    #: Seconds a refusal at capacity tells the client to wait before trying again (5).
+    retry_after: int
 
 
 def build(
@@ -168,6 +174,9 @@ def build(
         snapshot_limit=settings.get("snapshot_limit", snapframes.DEFAULT_SNAPSHOT_LIMIT),
         snapshot_memory=settings.get("snapshot_memory", snapframes.DEFAULT_SNAPSHOT_MEMORY_MB),
         snapshot_age=settings.get("snapshot_age", snapframes.DEFAULT_SNAPSHOT_AGE_SECONDS),
+        admission_queue=settings.get("admission_queue", admission.DEFAULT_ADMISSION_QUEUE),
+        admission_wait=settings.get("admission_wait", admission.DEFAULT_ADMISSION_WAIT_SECONDS),
+        retry_after=settings.get("retry_after", admission.DEFAULT_RETRY_AFTER_SECONDS),
     )
     server = runner.server_for(
         application, host=host, port=port, log_level=settings.get("log_level", "info")

@@ -26,6 +26,7 @@ import seahaven
 from seahaven.errors import WorldBug
 from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
 from seahaven_openenv import (
+    admission,
     card,
     close_codes,
     connection,
@@ -82,6 +83,9 @@ def app(
     snapshot_limit: int = snapframes.DEFAULT_SNAPSHOT_LIMIT,
     snapshot_memory: float = snapframes.DEFAULT_SNAPSHOT_MEMORY_MB,
     snapshot_age: float = snapframes.DEFAULT_SNAPSHOT_AGE_SECONDS,
+    admission_queue: int = admission.DEFAULT_ADMISSION_QUEUE,
+    admission_wait: float = admission.DEFAULT_ADMISSION_WAIT_SECONDS,
+    retry_after: int = admission.DEFAULT_RETRY_AFTER_SECONDS,
 ) -> FastAPI:
     """The ASGI app serving ``world`` over OpenEnv: ``/ws``, ``/health``, ``/schema``, ....
 
@@ -93,6 +97,9 @@ def app(
     for its client to resume it (``seahaven_openenv.resume``); 0 turns resume off.
     ``snapshot_limit``, ``snapshot_memory`` (MiB) and ``snapshot_age`` (seconds) bound
     the snapshots ``snapshot`` frames keep (``seahaven_openenv.snapframes``).
+    Past capacity a new ``/ws`` connection waits for a seat in a queue of at most
+    ``admission_queue`` connections, for at most ``admission_wait`` seconds; one
+    refused is told to retry after ``retry_after`` seconds (``seahaven_openenv.admission``).
     """
     return app_for_worlds(
         [world],
@@ -107,6 +114,9 @@ def app(
         snapshot_limit=snapshot_limit,
         snapshot_memory=snapshot_memory,
         snapshot_age=snapshot_age,
+        admission_queue=admission_queue,
+        admission_wait=admission_wait,
+        retry_after=retry_after,
     )
 
 
@@ -124,6 +134,9 @@ def app_for_worlds(
     snapshot_limit: int = snapframes.DEFAULT_SNAPSHOT_LIMIT,
     snapshot_memory: float = snapframes.DEFAULT_SNAPSHOT_MEMORY_MB,
     snapshot_age: float = snapframes.DEFAULT_SNAPSHOT_AGE_SECONDS,
+    admission_queue: int = admission.DEFAULT_ADMISSION_QUEUE,
+    admission_wait: float = admission.DEFAULT_ADMISSION_WAIT_SECONDS,
+    retry_after: int = admission.DEFAULT_RETRY_AFTER_SECONDS,
 ) -> FastAPI:
     """One app for several worlds, each under ``/worlds/<name>/``; a lone world also at the root.
 
@@ -157,6 +170,9 @@ def app_for_worlds(
         snapshots=snapframes.WireSnapshots(
             max_count=snapshot_limit, max_mb=snapshot_memory, max_age=snapshot_age
         ),
+        admission_queue=admission_queue,
+        admission_wait=admission_wait,
+        retry_after=retry_after,
     )
     services = [
         WorldService(

@@ -29,7 +29,7 @@ import seahaven
 from seahaven import sandbox
 from seahaven.concurrency import concurrency
 from seahaven.errors import WorldBug
-from seahaven_openenv import pool, resume, snapframes
+from seahaven_openenv import admission, pool, resume, snapframes
 from seahaven_openenv.accept_failures import AcceptFailures
 from seahaven_openenv.close_codes import CLOSE_REAPED
 from seahaven_openenv.inbox import Inbox
@@ -89,6 +89,9 @@ class SessionPool:
         workers: int | None = None,
         resume_grace: float = resume.DEFAULT_RESUME_GRACE_SECONDS,
         snapshots: snapframes.WireSnapshots | None = None,
+        admission_queue: int = admission.DEFAULT_ADMISSION_QUEUE,
+        admission_wait: float = admission.DEFAULT_ADMISSION_WAIT_SECONDS,
+        retry_after: int = admission.DEFAULT_RETRY_AFTER_SECONDS,
     ) -> None:
         if isinstance(max_concurrent_envs, bool) or not isinstance(max_concurrent_envs, int):
             raise WorldBug("max_concurrent_envs must be a whole number of sessions, 1 or more")
@@ -101,6 +104,13 @@ class SessionPool:
         ):
             raise WorldBug("session_timeout is a number of seconds, 0 (off) or more")
         self.max_concurrent_envs = max_concurrent_envs
+        #: New sessions past capacity: the queue they wait in, and the retry time refusals carry.
+        self.admission = admission.Admission(
+            lambda: self.max_concurrent_envs - self.active_sessions,
+            queue=admission_queue,
+            wait=admission_wait,
+            retry_after=retry_after,
+        )
         self.session_timeout = session_timeout or None
         #: The ``/ws`` sessions that survive a dropped connection for ``resume_grace`` seconds.
         self.resumables = resume.Resumables(self, resume_grace)
@@ -143,6 +153,7 @@ class SessionPool:
             counted[session] = websocket
         self.sessions = counted
         self.seat = seat
+        self.admission.share(seat.announce_waiting, seat.earliest_waiting_elsewhere)
         # A snapshot lives in this worker's memory: its token carries the mark too.
         self.snapshots.prefix = seat.prefix
 
@@ -169,11 +180,16 @@ class SessionPool:
             active_sessions=self.active_sessions,
             max_sessions=self.max_concurrent_envs,
             started_at=self.started_at,
+            waiting=self.admission.waiting,
         )
 
     def capacity(self) -> dict[str, int]:
         """OpenEnv's ``ServerCapacityStatus``: active and maximum sessions."""
         return {"active_sessions": self.active_sessions, "max_sessions": self.max_concurrent_envs}
+
+    def capacity_refusal(self, *, waited: bool = False) -> tuple[str, dict[str, Any]]:
+        """The message and data of a new session's ``CAPACITY_REACHED``, with ``retry_after``."""
+        return self.admission.refusal(self.active_sessions, self.max_concurrent_envs, waited)
 
     async def run(
         self,
@@ -309,7 +325,9 @@ class SessionPool:
         reference cycle (a world's own code can make one) waits for the cycle
         collector, whose full passes the server makes rare. So a collection is
         asked for, at most one every ``COLLECT_INTERVAL_SECONDS``, and only then.
+        Its seat goes to the connection at the head of the admission queue.
         """
+        self.admission.nudge()
         if instance is None or instance() is None or self._collection is not None:
             return
         wait = max(0.0, self._collected_at + COLLECT_INTERVAL_SECONDS - time.monotonic())
@@ -345,6 +363,7 @@ class SessionPool:
                 self._collection.cancel()
                 self._collection = None
             self.abandon_all()
+            await self.admission.shutdown()
             await self.resumables.shutdown()
             self.snapshots.clear()
             for session in list(self.sessions):
