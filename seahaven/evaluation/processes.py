@@ -16,14 +16,15 @@ pickle, or does not load in a worker, is refused before any trial runs, with
 a ``WorldBug`` naming what to give instead.
 
 A worker that dies (killed, out of memory, ``os._exit`` in a policy) makes the
-trials it had in flight errored, of kind ``runner``, for ``--resume`` to run
-again; the other workers go on, and when none is left the run stops with a
-``SeahavenError``. Closing the iterator (Ctrl-C, enough errored trials) tells
-every worker to stop: its trials in flight are cancelled and their instances
-destroyed, and a worker that has not exited within ``STOP_WAIT`` seconds is
-killed. Workers run in process groups of their own, so a Ctrl-C at the terminal
-reaches this process only, and one whose parent dies sees its socket close and
-stops by itself: none outlives the run.
+trials it had begun errored, of kind ``runner``, for ``--resume`` to run
+again; the other workers go on, with the trials it had been sent but had not
+begun too, and when none is left the run stops with a ``SeahavenError``.
+Closing the iterator (Ctrl-C, enough errored trials) tells every worker to
+stop: its trials in flight are cancelled and their instances destroyed, and a
+worker that has not exited within ``STOP_WAIT`` seconds is killed. Workers run
+in process groups of their own, so a Ctrl-C at the terminal reaches this
+process only, and one whose parent dies sees its socket close and stops by
+itself: none outlives the run.
 """
 
 from __future__ import annotations
@@ -189,6 +190,7 @@ class _Fleet:
         """Hand out ``specs`` as the workers free up; yield each result as it comes."""
         waiting = deque(enumerate(specs))
         held: list[dict[int, TrialSpec]] = [{} for _ in self._setups]
+        begun: list[set[int]] = [set() for _ in self._setups]
         alive = set(range(len(self._setups)))
 
         def top_up(number: int) -> None:
@@ -216,14 +218,24 @@ class _Fleet:
             if message is None:
                 alive.discard(number)
                 code = self._exit_code(number)
-                lost = held[number]
-                held[number] = {}
-                for index in sorted(lost):
+                lost, held[number] = held[number], {}
+                # What it had not begun goes back to the front of the plan, for the others.
+                waiting.extendleft(
+                    (index, lost[index])
+                    for index in sorted(lost, reverse=True)
+                    if index not in begun[number]
+                )
+                for other in alive:
+                    top_up(other)
+                for index in sorted(begun[number] & lost.keys()):
                     yield self._lost(lost[index], number, code)
                 continue
             kind = message[0]
-            if kind == "result":
+            if kind == "started":
+                begun[number].add(message[1])
+            elif kind == "result":
                 held[number].pop(message[1], None)
+                begun[number].discard(message[1])
                 result: TrialResult = message[2]
                 yield result
                 top_up(number)

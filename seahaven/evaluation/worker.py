@@ -19,8 +19,9 @@ reaches the parent only, which stops its workers; a worker ignores one anyway.
 
 The messages, parent to worker: the ``WorkerSetup``, then ``("trial", index,
 pack key, scenario id, trial, seed)`` and ``("stop",)``; worker to parent:
-``("ready",)`` or ``("refused", text)``, then ``("result", index, result)`` or
-``("failed", index, text)`` for a trial that could not start.
+``("ready",)`` or ``("refused", text)``, then for each trial ``("started", index)``
+and ``("result", index, result)``, or ``("failed", index, text)`` for a trial
+that could not start.
 """
 
 from __future__ import annotations
@@ -363,6 +364,9 @@ class _Worker:
         spec = TrialSpec(pack, pack.get(scenario_id), number, seed)
         setup = self._setup
         async with slots:
+            # Said as it starts, so that the parent knows which trials a worker that dies
+            # took down with it, and which it never began (those run elsewhere).
+            _send(self._connection, ("started", index))
             try:
                 world = self._world(spec)
                 result = await run_trial_async(
