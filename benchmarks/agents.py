@@ -22,10 +22,10 @@ so its work is not this process's.
   the rounds' ratios of the harness's figure to a direct loop's (the ways take turns within a
   round). Target: within 1.2x of the direct loop.
 
-* **Trials at once.** The company pack, ``--trials 2`` (124 trials; ``--trials N`` here), with the server answering
-  after 50 ms, run by the in-process runner ``seahaven eval --concurrency N`` uses, with N = 1
-  and N = 32, and N = 32 over two worker processes (``--workers 2``, their start inside the
-  time): trials per second, and their ratio. Target: at least 20x.
+* **Trials at once.** The company pack, ``--trials 2`` (124 trials; ``--trials N`` here),
+  with the server answering after 50 ms, run by the runner ``seahaven eval --concurrency N``
+  uses, with N = 1 and N = 32, and N = 32 over two worker processes (``--workers 2``, their
+  start inside the time): trials per second, and their ratio. Target: at least 20x.
 
 It also reports the world's own share of a trial (the solution policy with no model: making
 the instance, the calls, the grading) and the longest a single trial's world work held the
