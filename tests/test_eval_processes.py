@@ -198,3 +198,16 @@ def test_ctrl_c_stops_the_run_and_leaves_no_worker_process(tmp_path: Path) -> No
     kept = [json.loads(line) for line in results.read_text().splitlines()]
     keys = [(line["scenario"], line["trial"]) for line in kept]
     assert len(keys) == len(set(keys)) and all(line["passed"] for line in kept)
+
+
+def test_workers_against_a_served_world_are_refused(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from seahaven import cli
+
+    argv = ["eval", "company", "--policy", "m:p", "--out", str(tmp_path / "r.jsonl")]
+    ran = CliRunner().invoke(
+        cli.build_app(), [*argv, "--url", "http://127.0.0.1:9", "--workers", "2"]
+    )
+    assert ran.exit_code == 2, ran.output
+    assert "a served world's trials run one at a time" in " ".join(ran.output.split())

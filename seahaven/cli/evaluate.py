@@ -75,6 +75,12 @@ def _runner(
             "a served world's trials run one at a time",
             param_hint="--concurrency",
         )
+    if url is not None and workers is not None:
+        raise typer.BadParameter(
+            "--workers spreads trials over this machine's processes (or Ray's actors with "
+            "--ray); a served world's trials run one at a time",
+            param_hint="--workers",
+        )
     if url is not None and run.user_played:
         raise typer.BadParameter(
             "a served world plays each scenario's user on the server, as the scenario says; "
