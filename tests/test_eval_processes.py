@@ -6,11 +6,13 @@ are in ``process_policies``, a module a worker imports by name.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,7 +38,6 @@ from seahaven.scenarios import ScenarioSet, load_pack
 # start leaves its clock on wall time, so the hash of the state its tools stamp differs too,
 # from one run to the next in one process as well.
 VARIES = {"seconds", "episode_seconds", "grade_seconds", "state_sha256"}
-WORKER_ENTRY = "seahaven.evaluation.worker import main"
 
 
 @pytest.fixture(scope="module")
@@ -52,18 +53,17 @@ def comparable(path: Path) -> list[dict[str, Any]]:
 
 
 def workers_of(parent: int) -> list[int]:
-    """The worker processes whose parent is ``parent``, from /proc."""
+    """The child processes of ``parent`` (forked workers or spawned ones), from /proc."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue  # it ended while we looked
         # The parent's pid is the second field after the command's closing parenthesis.
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and WORKER_ENTRY in command:
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
             found.append(int(entry.name))
     return found
 
@@ -100,6 +100,35 @@ def test_two_workers_give_the_lines_one_process_gives(company: ScenarioSet, tmp_
     assert sorted((t["scenario"], t["trial"]) for t in recorded) == sorted(
         result.key for result in spread
     )
+
+
+def test_spawned_workers_give_the_lines_one_process_gives_too(
+    company: ScenarioSet, tmp_path: Path
+) -> None:
+    scenarios = [scenario.id for scenario in company][::3]
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    evaluate(company, solution_policy, scenarios=scenarios, trials=2, out=one)
+    spawned = functools.partial(run_in_processes, workers=2, concurrency=2, start_method="spawn")
+    summary, _ = evaluate(
+        company, solution_policy, scenarios=scenarios, trials=2, out=two, runner=spawned
+    )
+    assert comparable(one) == comparable(two) and summary.mean == 1.0
+
+
+def test_the_default_start_forks_only_a_process_of_one_thread() -> None:
+    from seahaven.evaluation.processes import choose_start_method
+
+    assert choose_start_method(None) == "fork"  # the test runs in the main thread alone
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert choose_start_method(None) == "spawn"
+    finally:
+        stop.set()
+        other.join()
+    with pytest.raises(seahaven.WorldBug, match="'fork', 'spawn' or None"):
+        choose_start_method("forkserver")
 
 
 def test_a_trial_past_its_time_limit_in_a_worker_is_the_agents_failure(
@@ -158,10 +187,11 @@ def test_a_policy_that_cannot_reach_a_worker_is_refused_before_any_trial(
     assert not played and not out.exists() and workers_of(os.getpid()) == []
 
 
-def test_closing_the_runner_stops_every_worker(company: ScenarioSet) -> None:
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_closing_the_runner_stops_every_worker(company: ScenarioSet, start_method: str) -> None:
     specs = plan(company, trials=3)
     results: Iterator[Any] = run_in_processes(
-        specs, process_policies.slow_solution, workers=2, concurrency=4
+        specs, process_policies.slow_solution, workers=2, concurrency=4, start_method=start_method
     )
     first = next(results)
     assert first.passed

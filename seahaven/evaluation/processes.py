@@ -30,6 +30,8 @@ itself: none outlives the run.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
+import os
 import queue
 import socket
 import subprocess
@@ -38,6 +40,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from seahaven.errors import SeahavenError, WorldBug
@@ -49,12 +52,19 @@ from seahaven.evaluation.users import UserSource, describe_user
 from seahaven.evaluation.worker import (
     PackShipment,
     WorkerSetup,
+    forked_main,
     pack_shipment,
     policy_shipment,
     user_shipment,
 )
 
-__all__ = ["STOP_WAIT", "check_workers", "run_in_processes", "split_concurrency"]
+__all__ = [
+    "STOP_WAIT",
+    "check_workers",
+    "choose_start_method",
+    "run_in_processes",
+    "split_concurrency",
+]
 
 # Seconds a worker told to stop has to cancel its trials and exit before it is killed.
 STOP_WAIT = 10.0
@@ -92,11 +102,17 @@ def run_in_processes(
     trial_timeout: float | None = None,
     record: bool = False,
     user: UserSource | None = None,
+    start_method: str | None = None,
 ) -> Iterator[TrialResult]:
     """Run ``specs`` over ``workers`` processes, ``concurrency`` at once in all; yield each result.
 
     The options are ``run_concurrently``'s. A trial that cannot start (its
     fixture is missing) stops the run with that error, as it does in process.
+    ``start_method`` is how workers start: ``"fork"`` (a copy of this process,
+    its imports done: the default when this process runs one thread and can
+    fork) or ``"spawn"`` (a new interpreter, which imports seahaven itself: the
+    default otherwise, since a fork copies no other thread and keeps any lock one
+    held). Either way everything a worker runs is sent to it pickled.
     """
     shares = split_concurrency(check_concurrency(concurrency), check_workers(workers))
     timeout = check_trial_timeout(trial_timeout)
@@ -128,7 +144,7 @@ def run_in_processes(
         )
         for number, share in enumerate(shares)
     ]
-    fleet = _Fleet(setups)
+    fleet = _Fleet(setups, choose_start_method(start_method))
     try:
         fleet.start()
         yield from fleet.run(specs, keys)
@@ -139,9 +155,10 @@ def run_in_processes(
 class _Fleet:
     """The worker processes of one run, the threads reading them, and the trials each holds."""
 
-    def __init__(self, setups: list[WorkerSetup]) -> None:
+    def __init__(self, setups: list[WorkerSetup], start_method: str) -> None:
         self._setups = setups
-        self._processes: list[subprocess.Popen[bytes]] = []
+        self._start_method = start_method
+        self._processes: list[_Spawned | _Forked] = []
         self._connections: list[Connection] = []
         self._readers: list[threading.Thread] = []
         # (worker, message); ``None`` as the message once the worker's socket has closed.
@@ -150,19 +167,21 @@ class _Fleet:
 
     def start(self) -> None:
         """Start every worker and wait until each has loaded what it runs, or refused."""
-        for number, setup in enumerate(self._setups):
+        fork = self._start_method == "fork"
+        for _ in self._setups:
             ours, theirs = socket.socketpair()
             with ours, theirs:
-                process = subprocess.Popen(
-                    [sys.executable, "-c", _ENTRY, str(theirs.fileno())],
-                    pass_fds=(theirs.fileno(),),
-                    stdin=subprocess.DEVNULL,
-                    # A group of its own: a Ctrl-C at the terminal is this process's to handle.
-                    process_group=0,
-                )
-                self._processes.append(process)
-                connection = Connection(ours.detach())
-            self._connections.append(connection)
+                if fork:
+                    parents = [c.fileno() for c in self._connections] + [ours.fileno()]
+                    self._processes.append(_fork(theirs.fileno(), parents))
+                else:
+                    self._processes.append(_spawn(theirs.fileno()))
+                self._connections.append(Connection(ours.detach()))
+        # The threads start once every worker is forked: a fork copies only the thread that
+        # makes it, and what another held (a lock) would stay held in the child for ever.
+        for number, (connection, setup) in enumerate(
+            zip(self._connections, self._setups, strict=True)
+        ):
             reader = threading.Thread(
                 target=self._read,
                 args=(number, connection),
@@ -249,16 +268,13 @@ class _Fleet:
                 with contextlib.suppress(OSError):
                     connection.send(("stop",))
             for process in self._processes:
-                try:
-                    process.wait(STOP_WAIT)
-                except subprocess.TimeoutExpired:
+                if process.wait(STOP_WAIT) is None:
                     process.kill()
-                    process.wait()
+                    process.wait(None)
         except BaseException:
             # A second Ctrl-C while they stop: no waiting any more, but no process left either.
             for process in self._processes:
-                with contextlib.suppress(OSError):
-                    process.kill()
+                process.kill()
             raise
         finally:
             for reader in self._readers:
@@ -277,13 +293,13 @@ class _Fleet:
 
     def _exit_code(self, number: int) -> int | str:
         process = self._processes[number]
-        try:
-            return process.wait(STOP_WAIT)
-        except subprocess.TimeoutExpired:
+        code = process.wait(STOP_WAIT)
+        if code is None:
             # Alive but no longer heard (a message that did not load): it is of no more use.
             process.kill()
-            process.wait()
+            process.wait(None)
             return "killed: its messages did not load"
+        return code
 
     def _lost(self, spec: TrialSpec, number: int, code: int | str) -> TrialResult:
         """The errored result of a trial whose worker went while it ran."""
@@ -308,3 +324,76 @@ class _Fleet:
                 ),
             ),
         )
+
+
+def choose_start_method(given: str | None) -> str:
+    """``given`` checked, or the default: fork when it is safe here, else spawn."""
+    if given is None:
+        can_fork = hasattr(os, "fork") and threading.active_count() == 1
+        return "fork" if can_fork else "spawn"
+    if given not in ("fork", "spawn"):
+        raise WorldBug(f"start_method is 'fork', 'spawn' or None; got {given!r}")
+    if given == "fork" and not hasattr(os, "fork"):
+        raise WorldBug("start_method='fork' needs os.fork, which this platform lacks; use spawn")
+    return given
+
+
+class _Spawned:
+    """A worker started as a new interpreter."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._process = process
+
+    def wait(self, timeout: float | None) -> int | None:
+        """Its exit code once it has exited, ``None`` if it still runs after ``timeout``."""
+        try:
+            return self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """Kill it (if it still runs)."""
+        with contextlib.suppress(OSError):
+            self._process.kill()
+
+
+class _Forked:
+    """A worker forked from this process (by ``multiprocessing``, which reaps it)."""
+
+    def __init__(self, process: BaseProcess) -> None:
+        self._process = process
+
+    def wait(self, timeout: float | None) -> int | None:
+        """Its exit code once it has exited, ``None`` if it still runs after ``timeout``."""
+        self._process.join(timeout)
+        return self._process.exitcode
+
+    def kill(self) -> None:
+        """Kill it (if it still runs)."""
+        with contextlib.suppress(OSError, ValueError):
+            self._process.kill()
+
+
+def _spawn(descriptor: int) -> _Spawned:
+    return _Spawned(
+        subprocess.Popen(
+            [sys.executable, "-c", _ENTRY, str(descriptor)],
+            pass_fds=(descriptor,),
+            stdin=subprocess.DEVNULL,
+            # A group of its own: a Ctrl-C at the terminal is this process's to handle.
+            process_group=0,
+        )
+    )
+
+
+def _fork(descriptor: int, parents: list[int]) -> _Forked:
+    # What this process has buffered would otherwise be written twice, by each of them.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    # Daemonic: should this process exit without stopping it, multiprocessing ends it then.
+    process = multiprocessing.get_context("fork").Process(
+        target=forked_main, args=(descriptor, parents), name="seahaven-eval-worker", daemon=True
+    )
+    process.start()
+    return _Forked(process)

@@ -1,7 +1,8 @@
 """A worker process of an eval: what it starts with, and how it runs the trials it is sent.
 
-``seahaven.evaluation.processes`` starts each worker (``python -c`` calling
-``main`` with the number of its end of a socket pair) and sends it a
+``seahaven.evaluation.processes`` starts each worker (forked, calling
+``forked_main``, or a new interpreter calling ``main``, with the number of its
+end of a socket pair) and sends it a
 ``WorkerSetup`` (the policy and the users' source, pickled; each pack by its
 ``source``, or pickled when it has none; how the trials run); ``serve`` runs in
 the worker:
@@ -51,6 +52,7 @@ from seahaven.world import World
 __all__ = [
     "PackShipment",
     "WorkerSetup",
+    "forked_main",
     "main",
     "one_line",
     "pack_shipment",
@@ -188,13 +190,32 @@ def user_shipment(user: UserSource, name: str) -> bytes:
 
 
 def main() -> None:
-    """A worker process's entry: its end of the socket pair is the file descriptor in argv."""
+    """A spawned worker's entry: its end of the socket pair is the file descriptor in argv."""
     # A Ctrl-C is the parent's to act on (it stops its workers); this process is in a group
     # of its own, so none should come from the terminal, but one sent by hand is ignored too.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if len(sys.argv) != 2 or not sys.argv[1].isdigit():
         sys.exit("seahaven's eval worker is started by seahaven.evaluation.processes")
-    connection = Connection(int(sys.argv[1]))
+    _begin(int(sys.argv[1]))
+
+
+def forked_main(descriptor: int, parents: Sequence[int]) -> None:
+    """A forked worker's entry: ``descriptor`` is its end, ``parents`` the parent's ends to close.
+
+    It holds no other worker's socket open, so each worker sees its own parent go.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A group of its own, as a spawned worker's: a Ctrl-C at the terminal is the parent's.
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    for inherited in parents:
+        with contextlib.suppress(OSError):
+            os.close(inherited)
+    _begin(descriptor)
+
+
+def _begin(descriptor: int) -> None:
+    connection = Connection(descriptor)
     try:
         setup = connection.recv()
     except (EOFError, OSError):
