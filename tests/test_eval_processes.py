@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -188,17 +189,31 @@ def test_a_policy_that_cannot_reach_a_worker_is_refused_before_any_trial(
 
 
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
-def test_closing_the_runner_stops_every_worker(company: ScenarioSet, start_method: str) -> None:
+def test_closing_the_runner_stops_every_worker_and_destroys_their_instances(
+    company: ScenarioSet, start_method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Instances on disk, under a temporary directory of this test's: what is left is seen.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     specs = plan(company, trials=3)
     results: Iterator[Any] = run_in_processes(
-        specs, process_policies.slow_solution, workers=2, concurrency=4, start_method=start_method
+        specs,
+        process_policies.slow_solution,
+        workers=2,
+        concurrency=4,
+        storage="disk",
+        start_method=start_method,
     )
     first = next(results)
     assert first.passed
     started = workers_of(os.getpid())
     assert len(started) == 2
+    made = [path for path in tmp_path.rglob("*") if path.is_dir()]
+    assert made  # the workers' instances in flight, on disk
     results.close()  # type: ignore[attr-defined]
     assert all(gone(pid) for pid in started) and workers_of(os.getpid()) == []
+    # Every trial in flight was cancelled and its instance destroyed: no store is left.
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
 
 
 def test_ctrl_c_stops_the_run_and_leaves_no_worker_process(tmp_path: Path) -> None:
