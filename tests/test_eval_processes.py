@@ -256,3 +256,18 @@ def test_workers_against_a_served_world_are_refused(tmp_path: Path) -> None:
     )
     assert ran.exit_code == 2, ran.output
     assert "a served world's trials run one at a time" in " ".join(ran.output.split())
+
+
+def test_a_trial_that_cannot_start_in_a_worker_stops_the_run_with_its_error(
+    company: ScenarioSet, tmp_path: Path
+) -> None:
+    kept = next(iter(company))
+    # Its start names a fixture the world does not have: the trial cannot start.
+    broken = kept.model_copy(
+        update={"id": "broken", "start": kept.start.model_copy(update={"fixture": "nowhere"})}
+    )
+    mixed = ScenarioSet("mixed", "1.0.0", [kept, broken])
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(seahaven.WorldBug, match="nowhere"):
+        evaluate(mixed, solution_policy, trials=3, out=out, workers=2)
+    assert workers_of(os.getpid()) == []
