@@ -22,9 +22,10 @@ so its work is not this process's.
   the rounds' ratios of the harness's figure to a direct loop's (the ways take turns within a
   round). Target: within 1.2x of the direct loop.
 
-* **Trials at once.** The company pack, ``--trials 2`` (104 trials), with the server answering
-  after 50 ms, run by the in-process runner ``seahaven eval --concurrency N`` uses, with N = 1
-  and N = 32: trials per second, and their ratio. Target: at least 20x.
+* **Trials at once.** The company pack, ``--trials 2`` (124 trials; ``--trials N`` here),
+  with the server answering after 50 ms, run by the runner ``seahaven eval --concurrency N``
+  uses, with N = 1 and N = 32, and N = 32 over two worker processes (``--workers 2``, their
+  start inside the time): trials per second, and their ratio. Target: at least 20x.
 
 It also reports the world's own share of a trial (the solution policy with no model: making
 the instance, the calls, the grading) and the longest a single trial's world work held the
@@ -191,19 +192,22 @@ def direct(
 # --- trials at once --------------------------------------------------------------------------
 
 
-def at_once(url: str, concurrency: int, folder: Path) -> Callable[[], int]:
+def at_once(
+    url: str, concurrency: int, folder: Path, workers: int = 1, trials: int = 2
+) -> Callable[[], int]:
     pack = load_pack(PACK)
     runs = iter(range(10**6))
 
     def run() -> int:
         number = next(runs)
+        name = f"c{concurrency}-w{workers}-{number}"
         summary, results = evaluate(
             pack,
             ChatAgent("scripted", base_url=url),
-            trials=2,
-            out=folder / f"c{concurrency}-{number}.jsonl",
-            transcripts=folder / f"c{concurrency}-{number}.transcripts.jsonl",
-            runner=in_process(concurrency=concurrency),
+            trials=trials,
+            out=folder / f"{name}.jsonl",
+            transcripts=folder / f"{name}.transcripts.jsonl",
+            runner=in_process(concurrency=concurrency, workers=workers),
         )
         assert summary.mean == 1.0, summary.render()
         return len(results)
@@ -224,6 +228,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--concurrency-rounds", type=int, default=3)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument(
+        "--trials", type=int, default=2, help="trials of each scenario in the runs at once"
+    )
     options = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="seahaven-bench-agents-"))
     turns: dict[str, list[tuple[float, float]]] = {}
@@ -242,10 +249,13 @@ def main(argv: list[str]) -> int:
     rates: dict[str, list[float]] = {}
     with served(0.05) as url:
         runs = {
-            "harness, --concurrency 1": at_once(url, 1, folder),
-            "harness, --concurrency 32": at_once(url, 32, folder),
+            "harness, --concurrency 1": at_once(url, 1, folder, trials=options.trials),
+            "harness, --concurrency 32": at_once(url, 32, folder, trials=options.trials),
+            "harness, --concurrency 32 --workers 2": at_once(
+                url, 32, folder, workers=2, trials=options.trials
+            ),
             "direct, as sent, 32 at once": direct(
-                url, create=False, trials=2, concurrency=32, count_trials=True
+                url, create=False, trials=options.trials, concurrency=32, count_trials=True
             ),
         }
         for run in runs.values():

@@ -30,6 +30,7 @@ from seahaven.evaluation import (
     trial_seed,
 )
 from seahaven.evaluation.run import LocalSession
+from seahaven.evaluation.stats import paired_bootstrap_interval
 from seahaven.scenarios import ScenarioSet, Trial
 
 
@@ -93,6 +94,38 @@ def test_the_interval_is_stable_and_brackets_the_mean() -> None:
     mean = sum(sum(values) for values in scores.values()) / 40
     assert low <= mean <= high and low < high
     assert bootstrap_interval({"only": [0.5]}) == (0.5, 0.5)
+
+
+def test_the_intervals_are_the_ones_random_randrange_draws_for_the_seed() -> None:
+    # The draws are made without randrange's argument checks, for speed: the same numbers.
+    import random
+
+    def by_randrange(groups: list[list[float]], seed: int) -> tuple[float, float]:
+        sums = [(sum(group), len(group)) for group in groups]
+        rng = random.Random(seed)
+        means = []
+        for _ in range(2000):
+            picked = [sums[rng.randrange(len(sums))] for _ in range(len(sums))]
+            means.append(sum(t for t, _ in picked) / sum(c for _, c in picked))
+        means.sort()
+        return means[50], means[1950]
+
+    def paired_by_randrange(values: list[float], seed: int) -> tuple[float, float]:
+        rng = random.Random(seed)
+        count = len(values)
+        means = sorted(
+            sum(values[rng.randrange(count)] for _ in range(count)) / count for _ in range(2000)
+        )
+        return means[50], means[1950]
+
+    for size, seed in ((2, 0), (3, 7), (62, 0), (100, 3)):
+        groups = [[(index * 7 % 5) / 4, (index % 3) / 2] for index in range(size)]
+        scores = {f"s{index}": group for index, group in enumerate(groups)}
+        assert bootstrap_interval(scores, seed=seed) == by_randrange(groups, seed)
+        differences = [(index * 13 % 9 - 4) / 4 for index in range(size)]
+        assert paired_bootstrap_interval(differences, seed=seed) == paired_by_randrange(
+            differences, seed
+        )
 
 
 def policy_that_passes_half(session: PolicySession) -> None:

@@ -4,9 +4,10 @@
 OpenAI-compatible endpoint: ``seahaven.cli.model_options``; ``--user-model
 NAME`` for the scenarios' users: ``seahaven.cli.user_options``) runs trials and
 appends one JSON line per trial to ``--out``, in this process (several at once
-with ``--concurrency``), on Ray (``--ray``) or against a served world
-(``--url``), and prints the summary. ``--replay TRANSCRIPTS`` runs the trials a
-transcripts file holds again, exactly, and grades them again.
+with ``--concurrency``), over this machine's processes (``--workers``), on Ray
+(``--ray``) or against a served world (``--url``), and prints the summary.
+``--replay TRANSCRIPTS`` runs the trials a transcripts file holds again,
+exactly, and grades them again.
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ def _runner(
             "a served world's trials run one at a time",
             param_hint="--concurrency",
         )
+    if url is not None and workers is not None:
+        raise typer.BadParameter(
+            "--workers spreads trials over this machine's processes (or Ray's actors with "
+            "--ray); a served world's trials run one at a time",
+            param_hint="--workers",
+        )
     if url is not None and run.user_played:
         raise typer.BadParameter(
             "a served world plays each scenario's user on the server, as the scenario says; "
@@ -115,6 +122,7 @@ def _runner(
         concurrency=run.concurrency,
         trial_timeout=run.trial_timeout,
         record=run.transcripts is not None,
+        workers=workers or 1,
     )
 
 
@@ -179,7 +187,13 @@ def eval_command(
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option("--workers", metavar="N", min=1, help="With --ray: how many actors."),
+        typer.Option(
+            "--workers",
+            metavar="N",
+            min=1,
+            help="Processes on this machine to spread the trials over, --concurrency shared "
+            "between them (default 1: this one); with --ray, how many actors.",
+        ),
     ] = None,
     storage: StorageOption = None,
     max_errors: Annotated[

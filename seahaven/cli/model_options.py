@@ -103,7 +103,8 @@ ConcurrencyOption = Annotated[
         "-j",
         metavar="N",
         min=1,
-        help="Trials at once in this process (default: 8 with a model or an async policy, else 1).",
+        help="Trials at once, over all --workers (default: 8 with a model or an async policy, "
+        "else one per worker).",
     ),
 ]
 TrialTimeoutOption = Annotated[

@@ -37,6 +37,7 @@ from seahaven.evaluation.policies import (
     solution_policy,
 )
 from seahaven.evaluation.pool import run_concurrently
+from seahaven.evaluation.processes import run_in_processes
 from seahaven.evaluation.replay import (
     RecordedAgent,
     RecordedUser,
@@ -119,6 +120,7 @@ __all__ = [
     "replay_transcripts",
     "run_concurrently",
     "run_in_process",
+    "run_in_processes",
     "run_to_completion",
     "run_trial",
     "run_trial_async",

@@ -32,6 +32,7 @@ from seahaven.evaluation.policies import (
     load_policy,
 )
 from seahaven.evaluation.pool import check_concurrency, check_trial_timeout, run_concurrently
+from seahaven.evaluation.processes import check_workers, run_in_processes
 from seahaven.evaluation.results import ResultsFile, TrialResult, check_resumable, latest
 from seahaven.evaluation.summary import Summary, summarize
 from seahaven.evaluation.transcripts import TranscriptsFile, transcript_line
@@ -132,20 +133,33 @@ class InProcessRunner:
     record: bool = False
     # What plays the scenarios' users (``seahaven.evaluation.users``); ``None``: their own.
     user: UserSource | None = None
+    # Processes the trials are spread over (``seahaven.evaluation.processes``); 1: this one.
+    workers: int = 1
 
     def with_user(self, user: UserSource | None) -> InProcessRunner:
         """This runner, its trials' users played by ``user``."""
         return replace(self, user=user)
 
     def concurrency_for(self, policy: Policy) -> int:
-        """How many trials of ``policy`` run at once."""
+        """How many trials of ``policy`` run at once (in all the workers together)."""
         if self.concurrency is not None:
             return self.concurrency
-        return DEFAULT_CONCURRENCY if is_async_policy(policy) else 1
+        return DEFAULT_CONCURRENCY if is_async_policy(policy) else self.workers
 
     def __call__(self, specs: Sequence[TrialSpec], policy: Policy) -> Iterator[TrialResult]:
         """Run ``specs`` with ``policy``; yield each result as its trial ends."""
         at_once = self.concurrency_for(policy)
+        if self.workers > 1:
+            return run_in_processes(
+                specs,
+                policy,
+                workers=self.workers,
+                concurrency=at_once,
+                storage=self.storage,
+                trial_timeout=self.trial_timeout,
+                record=self.record,
+                user=self.user,
+            )
         if at_once == 1 and self.trial_timeout is None:
             return run_in_process(
                 specs, policy, storage=self.storage, record=self.record, user=self.user
@@ -167,8 +181,9 @@ def in_process(
     concurrency: int | None = None,
     trial_timeout: float | None = None,
     record: bool = False,
+    workers: int = 1,
 ) -> InProcessRunner:
-    """The runner in this process, with its options checked now.
+    """The runner on this machine, with its options checked now.
 
     ``storage`` is ``"memory"`` or ``"disk"`` (``None`` leaves it to
     ``SEAHAVEN_STORAGE``); ``concurrency`` is how many trials run at once (by
@@ -176,13 +191,17 @@ def in_process(
     one, which runs on threads when given more); ``trial_timeout`` (seconds)
     ends a trial whose policy plays longer, as the agent's failure (kind
     ``timeout``); with ``record`` each result carries its transcript
-    (``evaluate(..., transcripts=FILE)`` turns it on).
+    (``evaluate(..., transcripts=FILE)`` turns it on). ``workers`` above 1
+    spreads the trials over that many worker processes
+    (``seahaven.evaluation.processes``), ``concurrency`` shared between them (by
+    default one plain policy's trial per worker); the results are the same.
     """
     return InProcessRunner(
         storage=None if storage is None else check_storage(storage),
         concurrency=None if concurrency is None else check_concurrency(concurrency),
         trial_timeout=check_trial_timeout(trial_timeout),
         record=record,
+        workers=check_workers(workers),
     )
 
 
@@ -237,6 +256,7 @@ def evaluate(
     transcripts: Path | str | None = None,
     user: UserSource | None = None,
     only: Iterable[tuple[str, int]] | None = None,
+    workers: int | None = None,
 ) -> tuple[Summary, list[TrialResult]]:
     """Run an eval and summarize it; with ``out``, each result is appended as it ends.
 
@@ -265,6 +285,9 @@ def evaluate(
     runner that cannot play users so (a served world plays its own) is refused.
     ``only`` limits the plan to these ``(scenario, trial)`` pairs (a replay of a
     transcripts file runs the trials the file holds).
+
+    ``workers`` spreads the trials over that many processes of this machine
+    (``in_process(workers=N)``, with the runner in process's other options).
     """
     chosen = load_policy(policy) if isinstance(policy, str) else check_policy(policy)
     name = describe_policy(chosen)
@@ -287,6 +310,13 @@ def evaluate(
         specs = [spec for spec in specs if spec.key in kept_keys]
     if runner is None:
         runner = in_process()
+    if workers is not None:
+        if not isinstance(runner, InProcessRunner):
+            raise WorldBug(
+                f"workers={workers!r} spreads trials over this machine's processes; the runner "
+                f"{type(runner).__name__} places them itself: give one or the other"
+            )
+        runner = replace(runner, workers=check_workers(workers))
     if transcripts is not None and isinstance(runner, InProcessRunner):
         runner = replace(runner, record=True)
     if user is not None:

@@ -107,6 +107,40 @@ def test_sixteen_at_once_give_the_lines_one_at_a_time_gives(
     assert found["1"] == found["16"] and len(found["1"]) == 2 * len(scenarios) // 2
 
 
+def test_a_model_across_worker_processes_gives_the_lines_one_process_gives(
+    company: ScenarioSet, scripted: Start, tmp_path: Path
+) -> None:
+    server = scripted(solution_script(company))
+    scenarios = [argument for s in list(company)[::4] for argument in ("--scenario", s.id)]
+    found = {}
+    for workers in ("1", "2"):
+        out = f"w{workers}.jsonl"
+        ran = seahaven(
+            "eval", "company", "--model", "scripted", "--base-url", server.url,
+            "--api-key-env", "SEAHAVEN_TEST_KEY", "--trials", "2", "-j", "8",
+            "--workers", workers, "--out", out, *scenarios,
+            cwd=tmp_path, env={"SEAHAVEN_TEST_KEY": KEY},
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        assert "mean score 1.000" in ran.stdout
+        kept = [
+            {k: v for k, v in r.items() if k not in TIMINGS | WALL_CLOCK}
+            for r in lines(tmp_path / out)
+        ]
+        found[workers] = sorted(kept, key=lambda r: (r["scenario"], r["trial"]))
+        recorded = lines(tmp_path / f"w{workers}.transcripts.jsonl")
+        assert sorted((t["scenario"], t["trial"]) for t in recorded) == sorted(
+            (r["scenario"], r["trial"]) for r in kept
+        )
+        for text in (ran.stdout, ran.stderr):
+            assert KEY not in text
+    assert found["1"] == found["2"] and len(found["2"]) == len(scenarios)
+    # The workers read the key from the environment they inherited, and sent it where it goes.
+    assert {request.headers["authorization"] for request in server.requests} == {f"Bearer {KEY}"}
+    for path in tmp_path.iterdir():
+        assert KEY not in path.read_text()
+
+
 def test_ctrl_c_and_resume_keep_every_finished_trial_exactly_once(
     company: ScenarioSet, tmp_path: Path
 ) -> None:

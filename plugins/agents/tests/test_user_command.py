@@ -77,9 +77,12 @@ def test_eval_with_a_user_model_then_report_then_replay(
     assert data["user_model_seconds"] > 0
 
     asked = len(server.requests)
+    # Replayed over two worker processes: the recorded agent and users travel to them.
     again = seahaven(
-        "eval", "company", "--replay", "r.transcripts.jsonl", "--out", "again.jsonl", cwd=tmp_path
-    )
+        "eval", "company", "--replay", "r.transcripts.jsonl", "--out", "again.jsonl",
+        "--workers", "2",
+        cwd=tmp_path,
+    )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert len(server.requests) == asked  # replayed, not asked
     replayed = {(r["scenario"], r["trial"]): r for r in lines(tmp_path / "again.jsonl")}
