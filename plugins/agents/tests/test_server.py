@@ -18,6 +18,7 @@ from seahaven_agents.testing import (
     answer,
     call,
     error,
+    flaky,
     hang,
     tool_calls,
 )
@@ -174,3 +175,15 @@ def test_requests_are_answered_side_by_side(scripted: Start) -> None:
     for thread in threads:
         thread.join()
     assert answers == ["together"] * 8 and not server.script_errors
+
+
+def test_flaky_fails_a_request_once_and_answers_its_retry_however_others_interleave() -> None:
+    def request(index: int, text: str) -> ChatRequest:
+        body = {"model": "m", "messages": [{"role": "user", "content": text}]}
+        return ChatRequest(index=index, body=body, headers={})
+
+    script = flaky(lambda _: answer("fine"), every=2, status=429)
+    # "a" fails, "b" comes in between, and "a"'s retry lands on the count's next failing turn:
+    # with a plain count it would fail again; a retry is always answered.
+    statuses = [script(request(i, text)).status for i, text in enumerate("abac")]
+    assert statuses == [429, 200, 200, 429]

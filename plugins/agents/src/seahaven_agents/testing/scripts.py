@@ -13,6 +13,7 @@ retries.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -85,17 +86,32 @@ def flaky(
     retry_after: float | None = None,
     message: str = "the scripted server failed on purpose",
 ) -> Callable[[ChatRequest], Reply]:
-    """``script``, but every ``every``-th request (the 1st, then every ``every``) fails first."""
+    """``script``, but every ``every``-th request (the 1st, then every ``every``) fails first.
+
+    A request that failed is answered when it comes again: the retry of a
+    failed call always goes through, so a client that retries at all gets every
+    answer, however the requests of concurrent conversations interleave (with a
+    plain count, one conversation's retries could keep landing on the failing
+    turns of the count).
+    """
     if every < 1:
         raise WorldBug(f"every is 1 or more; got {every!r}")
     count = 0
+    failed: set[str] = set()
     lock = threading.Lock()
 
     def failing(request: ChatRequest) -> Reply:
         nonlocal count
+        key = json.dumps(request.body, sort_keys=True, ensure_ascii=False)
         with lock:
-            count += 1
-            fails = (count - 1) % every == 0
+            if key in failed:
+                failed.discard(key)
+                fails = False
+            else:
+                count += 1
+                fails = (count - 1) % every == 0
+                if fails:
+                    failed.add(key)
         if fails:
             return error(status, message, retry_after=retry_after)
         return script(request)
