@@ -6,7 +6,7 @@ pytest session from that directory (where the pytest plugin's `world` fixture
 finds a world by convention). Exits non-zero if any session fails. Extra
 arguments are passed to every pytest session.
 
-Two environment variables shape a run (docs/testing.md, "The project's own suite"):
+Three environment variables shape a run (docs/testing.md, "The project's own suite"):
 
 - `SEAHAVEN_TEST_WORKERS=N` (N > 1) spreads each session over N processes with
   pytest-xdist, a test file per process at a time (`--dist loadfile`), in the order the
@@ -17,10 +17,16 @@ Two environment variables shape a run (docs/testing.md, "The project's own suite
   into fresh environments and the image builds, which check nothing that depends on the
   interpreter). The tox environments of the other interpreters set it: the 3.11 pass
   runs those tests once for the whole run.
+- `SEAHAVEN_TEST_SESSIONS=PATTERN,...` runs only the sessions whose label (`framework`,
+  `plugin openenv`, `world company`, ...) matches one of the shell-style patterns; the run
+  says which it leaves out. The tox environments share the plugins' sessions out between
+  them, so every plugin runs on 3.11 and on one other interpreter, and the framework and
+  the worlds on all three.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 import sys
@@ -31,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 WORKERS_VARIABLE = "SEAHAVEN_TEST_WORKERS"
 SKIP_ONCE_VARIABLE = "SEAHAVEN_SKIP_ONCE_PER_RUN"
+SESSIONS_VARIABLE = "SEAHAVEN_TEST_SESSIONS"
 ONCE_PER_RUN = "once_per_run"
 
 
@@ -97,10 +104,37 @@ def session_arguments(
     return arguments + argv
 
 
+def chosen(
+    found: list[tuple[str, Path, list[str]]], environ: dict[str, str]
+) -> list[tuple[str, Path, list[str]]]:
+    """The sessions the variable names (all of them when it is unset or empty)."""
+    value = environ.get(SESSIONS_VARIABLE, "").strip()
+    if not value:
+        return found
+    patterns = [pattern.strip() for pattern in value.split(",") if pattern.strip()]
+    labels = [label for label, _, _ in found]
+    for pattern in patterns:
+        if not fnmatch.filter(labels, pattern):
+            raise SystemExit(
+                f"{SESSIONS_VARIABLE}: {pattern!r} names no session; the sessions are "
+                + ", ".join(labels)
+            )
+    return [
+        session
+        for session in found
+        if any(fnmatch.fnmatchcase(session[0], pattern) for pattern in patterns)
+    ]
+
+
 def main(argv: list[str]) -> int:
     failed = []
     took = []
-    for label, directory, targets in sessions():
+    every = sessions()
+    run = chosen(every, dict(os.environ))
+    left = [label for label, _, _ in every if all(label != other for other, _, _ in run)]
+    if left:
+        print(f"{SESSIONS_VARIABLE} leaves out: {', '.join(left)}", flush=True)
+    for label, directory, targets in run:
         arguments = session_arguments(argv, dict(os.environ), may_spread=spread(directory))
         print(
             f"\n=== {label}: pytest {' '.join(targets)} (in {directory.relative_to(ROOT) or '.'})",

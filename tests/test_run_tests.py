@@ -210,3 +210,34 @@ def test_the_framework_session_collects_the_install_files_first() -> None:
         "tests/test_new_world_install.py",
     }
     assert set(files[first_other:]) == {"tests/test_ids.py"}
+
+
+def test_the_sessions_variable_keeps_the_sessions_its_patterns_match() -> None:
+    every = runner.sessions()
+    kept = runner.chosen(every, {runner.SESSIONS_VARIABLE: "framework, world *"})
+    labels = [label for label, _, _ in kept]
+    assert labels[0] == "framework" and len(labels) > 1
+    assert all(label == "framework" or label.startswith("world ") for label in labels)
+    assert runner.chosen(every, {}) == every == runner.chosen(every, {runner.SESSIONS_VARIABLE: ""})
+    with pytest.raises(SystemExit, match="'plugin nothing' names no session; the sessions are"):
+        runner.chosen(every, {runner.SESSIONS_VARIABLE: "framework,plugin nothing"})
+
+
+def test_the_other_interpreters_share_the_plugins_and_both_run_the_rest() -> None:
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(REPOSITORY / "tox.ini", encoding="utf-8")
+    every = runner.sessions()
+    ran: dict[str, set[str]] = {}
+    for environment in ("py312", "py313"):
+        lines = tox.get(f"testenv:{environment}", "set_env").strip().splitlines()
+        variables = dict(tuple(part.strip() for part in line.split("=", 1)) for line in lines)
+        kept = runner.chosen(every, {runner.SESSIONS_VARIABLE: variables[runner.SESSIONS_VARIABLE]})
+        ran[environment] = {label for label, _, _ in kept}
+    both = ran["py312"] & ran["py313"]
+    either = ran["py312"] | ran["py313"]
+    for label, _, _ in every:
+        if label.startswith("plugin "):
+            # verifiers lives in an environment of its own, made with the 3.11 pass's Python.
+            assert (label in either) == (label != "plugin verifiers"), label
+        else:
+            assert label in both, label
