@@ -191,8 +191,8 @@ def eval_command(
             "--workers",
             metavar="N",
             min=1,
-            help="Processes on this machine to spread the trials over, --concurrency shared "
-            "between them (default 1: this one); with --ray, how many actors.",
+            help="Processes on this machine to spread the trials over, which share the "
+            "concurrency (default 1: this one); with --ray, how many actors.",
         ),
     ] = None,
     storage: StorageOption = None,
