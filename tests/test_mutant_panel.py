@@ -19,8 +19,8 @@ from weak_pack import SHIP_O1, START, make_depot, scenario, weak_pack
 
 import seahaven
 from seahaven.cli import build_app
-from seahaven.evaluation import ScenarioReport, check_pack, check_scenario
-from seahaven.evaluation.mutants import CAPS, KINDS, WRONG_DONE
+from seahaven.evaluation import ScenarioReport, check_pack, check_scenario, surviving_kinds
+from seahaven.evaluation.mutants import BENIGN_KINDS, CAPS, KINDS, WRONG_DONE, kind_of
 from seahaven.evaluation.stage import Stage, Workbench
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack
 
@@ -531,3 +531,35 @@ def test_a_value_is_named_as_a_word_of_its_own_as_the_regular_expression_finds_i
         expected = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
         assert names_word(text, value) == expected, value
     assert names_word("co1d o1", "o1") and not names_word("co1d", "o1")
+
+
+def test_a_mutants_kind_is_read_from_its_name() -> None:
+    assert kind_of("change-arg-1:set_status.order_id=o2") == "change-arg"
+    assert kind_of("collateral:set_status") == "collateral"
+    assert kind_of("reordered:2-3") == "reordered"
+    assert all(kind_of(kind) == kind for kind in (*KINDS, *BENIGN_KINDS))
+    with pytest.raises(ValueError, match="'no-such-kind-1' is of no kind the panel makes"):
+        kind_of("no-such-kind-1")
+
+
+def test_surviving_kinds_keeps_the_acceptable_survivors_and_lists_everything_else(
+    depot: seahaven.World,
+) -> None:
+    pack = weak_pack(depot)
+    found, problems = surviving_kinds(pack, {"collateral"})
+    assert found == {
+        "counts-rows": ["collateral"],
+        "ignores-collateral": ["collateral"],
+        "start-passes": ["collateral"],
+        "any-row": ["collateral"],
+    }
+    # What is not of an acceptable kind is a problem, named with its scenario: other
+    # survivors, a start that passes, a right episode a grader fails; never a collateral one.
+    assert "counts-rows: change-arg-1:set_status.order_id=o2: " in "\n".join(problems)
+    assert any(line.startswith("start-passes: do-nothing: ") for line in problems)
+    assert any(line.startswith("counts-reads: extra-reads: a right episode") for line in problems)
+    assert not any(": collateral:" in line for line in problems)
+    # A survivor of a benign kind is no survivor: a right episode that fails stays a problem.
+    found_all, left = surviving_kinds(pack, {*KINDS, *BENIGN_KINDS})
+    assert "destructive" in found_all["any-row"] and "change-arg" in found_all["any-row"]
+    assert any(line.startswith("counts-reads: extra-reads: a right episode") for line in left)

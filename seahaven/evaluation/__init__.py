@@ -18,7 +18,12 @@ attacked by mutants of its own solution, every blind spot a ``Finding``;
 
 from __future__ import annotations
 
-from seahaven.evaluation.checking import ScenarioReport, check_pack, check_scenario
+from seahaven.evaluation.checking import (
+    ScenarioReport,
+    check_pack,
+    check_scenario,
+    surviving_kinds,
+)
 from seahaven.evaluation.findings import Finding
 from seahaven.evaluation.policies import (
     LocalSession,
@@ -126,5 +131,6 @@ __all__ = [
     "run_trial_async",
     "solution_policy",
     "summarize",
+    "surviving_kinds",
     "trial_seed",
 ]

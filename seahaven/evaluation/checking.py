@@ -15,12 +15,13 @@ problem; an ``accept`` that names no finding is one.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from seahaven.errors import WorldBug
 from seahaven.evaluation.findings import Finding
+from seahaven.evaluation.mutants import kind_of
 from seahaven.evaluation.panel import run_panel
 from seahaven.evaluation.run import trial_seed
 from seahaven.evaluation.stage import Workbench
@@ -31,7 +32,7 @@ from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.world import World
 
-__all__ = ["ScenarioReport", "check_pack", "check_scenario"]
+__all__ = ["ScenarioReport", "check_pack", "check_scenario", "surviving_kinds"]
 
 
 @dataclass
@@ -261,3 +262,34 @@ def _checked_in_pack(
             f"it is in none of the pack's splits ({', '.join(pack.splits)}); name it in one"
         )
     return report
+
+
+def surviving_kinds(
+    pack: ScenarioSet, acceptable: Collection[str]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Check a pack written without accepts: the kinds each scenario would accept, and the rest.
+
+    For a pack whose graders are another benchmark's reward, some wrong episodes pass on
+    purpose, and which ones depends on what the panel plays; its generator runs this to
+    find them. The first value maps each scenario to the kinds of its surviving mutants,
+    in the order found, among ``acceptable``; the second is every other finding and
+    problem, a line each, which the generator must not accept.
+    """
+    found: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for report in check_pack(pack):
+        kinds: list[str] = []
+        for finding in report.findings:
+            survived = finding.kind == "survived" and finding.mutant is not None
+            kind = kind_of(finding.mutant) if survived and finding.mutant else None
+            if kind is None or kind not in acceptable:
+                problems.append(f"{report.scenario}: {finding.line()}")
+            elif kind not in kinds:
+                kinds.append(kind)
+        lines = {finding.line() for finding in report.findings}
+        problems.extend(
+            f"{report.scenario}: {problem}" for problem in report.problems if problem not in lines
+        )
+        if kinds:
+            found[report.scenario] = kinds
+    return found, problems

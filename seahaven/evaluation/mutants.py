@@ -60,6 +60,7 @@ __all__ = [
     "answer_mutants",
     "benign_extra_reads",
     "benign_reordered",
+    "kind_of",
     "rng_for",
     "script_mutants",
 ]
@@ -180,6 +181,17 @@ class SolutionShape:
         return Mutant(
             name, kind, tuple(calls), answer=self.answer, submitted=self.submitted, **fields
         )
+
+
+def kind_of(mutant: str) -> str:
+    """A mutant's kind, from its name: ``drop-message-1`` is a ``drop-message``.
+
+    Raises ``ValueError`` for a name of no kind the panel makes.
+    """
+    for kind in sorted((*KINDS, *BENIGN_KINDS), key=len, reverse=True):
+        if mutant == kind or mutant.startswith((f"{kind}-", f"{kind}:")):
+            return kind
+    raise ValueError(f"mutant {mutant!r} is of no kind the panel makes")
 
 
 def rng_for(scenario: Scenario, salt: str) -> random.Random:

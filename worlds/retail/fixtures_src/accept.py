@@ -26,47 +26,12 @@ import yaml
 import seahaven
 from fixtures_src import pack as generator
 from fixtures_src.source import tau2_data
-from seahaven.evaluation import check_pack
-from seahaven.evaluation.mutants import BENIGN_KINDS, KINDS
-from seahaven.scenarios import ScenarioSet
+from seahaven.evaluation import surviving_kinds
 
-__all__ = ["ACCEPTED_FILE", "kind_of", "main", "survivors"]
+__all__ = ["ACCEPTED_FILE", "main"]
 
 ACCEPTED_FILE = Path(__file__).with_name("accepted.yaml")
 """The kinds of mutant each scenario accepts, by scenario id."""
-
-
-def kind_of(mutant: str) -> str:
-    """A mutant's kind, from its name (``drop-message-1`` is a ``drop-message``)."""
-    for kind in sorted((*KINDS, *BENIGN_KINDS), key=len, reverse=True):
-        if mutant == kind or mutant.startswith((f"{kind}-", f"{kind}:")):
-            return kind
-    raise ValueError(f"mutant {mutant!r} is of no kind the panel makes")
-
-
-def survivors(pack: ScenarioSet) -> tuple[dict[str, list[str]], list[str]]:
-    """The kinds of mutant that survived each scenario's panel, and every other problem."""
-    found: dict[str, list[str]] = {}
-    problems: list[str] = []
-    for report in check_pack(pack):
-        kinds: list[str] = []
-        for finding in report.findings:
-            if finding.kind != "survived" or finding.mutant is None:
-                problems.append(f"{report.scenario}: {finding.line()}")
-                continue
-            kind = kind_of(finding.mutant)
-            if kind not in generator.ACCEPTED:
-                problems.append(f"{report.scenario}: {finding.line()}")
-            elif kind not in kinds:
-                kinds.append(kind)
-        problems.extend(
-            f"{report.scenario}: {problem}"
-            for problem in report.problems
-            if not any(problem == finding.line() for finding in report.findings)
-        )
-        if kinds:
-            found[report.scenario] = kinds
-    return found, problems
 
 
 def main(argv: list[str]) -> int:
@@ -77,7 +42,7 @@ def main(argv: list[str]) -> int:
             "tau2-bench's data is not here: set SEAHAVEN_TAU2_DATA (the project keeps it in "
             "shared/data/tau2)"
         )
-    found, problems = survivors(generator.build_pack(source, accepted={}))
+    found, problems = surviving_kinds(generator.build_pack(source, accepted={}), generator.ACCEPTED)
     if problems:
         print("the panel found what tau2-bench's reward does not pass:", file=sys.stderr)
         for problem in problems:

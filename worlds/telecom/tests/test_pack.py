@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 import telecom_world.scenarios
-from fixtures_src.accept import kind_of
 from fixtures_src.pack import ACCEPTED, PACK_DIR, policy, scenario_id, write_pack
 from telecom_support import data_or_skip
 from telecom_world.phone.tools import TOOL_NAMES
 
 import seahaven
 from seahaven.evaluation import check_pack
+from seahaven.evaluation.mutants import kind_of
 from seahaven.grading import Grade
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack, pack_specs
 
