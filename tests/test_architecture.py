@@ -650,7 +650,6 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.evaluation",
                 "seahaven.hookspecs",
                 "seahaven.moved",
-                "seahaven.registry",
                 "seahaven.scenarios",
                 "seahaven.storage",
             }

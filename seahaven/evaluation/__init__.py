@@ -72,6 +72,7 @@ from seahaven.evaluation.transcripts import (
 )
 from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
 from seahaven.evaluation.users import UserSource, check_user_source, describe_user
+from seahaven.evaluation.worker import registered_name, registered_world
 
 __all__ = [
     "AGENT_KINDS",
@@ -122,6 +123,8 @@ __all__ = [
     "play_policy",
     "play_policy_async",
     "read_transcripts",
+    "registered_name",
+    "registered_world",
     "replay_transcripts",
     "run_concurrently",
     "run_in_process",

@@ -57,6 +57,8 @@ __all__ = [
     "one_line",
     "pack_shipment",
     "policy_shipment",
+    "registered_name",
+    "registered_world",
     "serve",
     "user_shipment",
 ]
@@ -142,7 +144,7 @@ def _dump_pack(pack: ScenarioSet) -> bytes:
     class PackPickler(pickle.Pickler):
         def reducer_override(self, obj: Any) -> Any:
             if isinstance(obj, World):
-                return (registered_world, (_registered_name(pack, obj),))
+                return (registered_world, (registered_name(pack, obj),))
             return NotImplemented
 
     buffer = io.BytesIO()
@@ -150,7 +152,19 @@ def _dump_pack(pack: ScenarioSet) -> bytes:
     return buffer.getvalue()
 
 
-def _registered_name(pack: ScenarioSet, world: World) -> str:
+def registered_name(
+    pack: ScenarioSet,
+    world: World,
+    *,
+    where: str = "worker processes",
+    otherwise: str = "run the trials in this process only (workers=1)",
+) -> str:
+    """The name a ``World`` held by ``pack`` travels by to ``where``: its registered name.
+
+    A world does not pickle; it travels as the name the registry loads it by on the
+    other side (``registered_world``), so it must be the world registered under its
+    name. Raises ``WorldBug`` naming the fixes otherwise, ``otherwise`` among them.
+    """
     from seahaven.registry import registry
 
     try:
@@ -160,9 +174,9 @@ def _registered_name(pack: ScenarioSet, world: World) -> str:
     if registered is not world:
         raise WorldBug(
             f"pack {pack.name!r} holds the World {world.name!r} itself, which cannot be sent to "
-            "worker processes (a world does not pickle) and is not the world registered under "
-            f"that name; give its scenarios world={world.name!r} for an installed world, or "
-            "world='module:attr', or run the trials in this process only (workers=1)"
+            f"{where} (a world does not pickle) and is not the world registered under that "
+            f"name; give its scenarios world={world.name!r} for an installed world, or "
+            f"world='module:attr', or {otherwise}"
         )
     return world.name
 

@@ -60,6 +60,8 @@ from seahaven.evaluation import (
     describe_policy,
     describe_user,
     load_policy,
+    registered_name,
+    registered_world,
 )
 from seahaven.scenarios import ScenarioSet
 from seahaven.storage import check_storage
@@ -239,6 +241,13 @@ def _pack_ref(pack: ScenarioSet) -> PackRef:
     return PackRef(pack.name, pack.version, pack.hash, None, pickled)
 
 
+# The last fix a pack holding an unregistered World is told: a pack loaded by its source is
+# loaded again by each worker, its worlds with it.
+_OTHERWISE = (
+    "load the pack with seahaven.scenarios.load_pack('module:attr') so that each worker imports it"
+)
+
+
 def _dump_pack(pack: ScenarioSet) -> bytes:
     """The pack pickled, each ``World`` in it by its registered name."""
     from ray import cloudpickle
@@ -246,37 +255,13 @@ def _dump_pack(pack: ScenarioSet) -> bytes:
     class PackPickler(cloudpickle.CloudPickler):  # type: ignore[misc]
         def reducer_override(self, obj: Any) -> Any:
             if isinstance(obj, World):
-                return (registered_world, (_registered_name(pack, obj),))
+                name = registered_name(pack, obj, where="Ray workers", otherwise=_OTHERWISE)
+                return (registered_world, (name,))
             return super().reducer_override(obj)
 
     buffer = io.BytesIO()
     PackPickler(buffer).dump(pack)
     return buffer.getvalue()
-
-
-def _registered_name(pack: ScenarioSet, world: World) -> str:
-    from seahaven.registry import registry
-
-    try:
-        registered: World | None = registry().load(world.name)
-    except Exception:
-        registered = None
-    if registered is not world:
-        raise WorldBug(
-            f"pack {pack.name!r} holds the World {world.name!r} itself, which cannot be sent to "
-            "Ray workers (a world does not pickle) and is not the world registered under that "
-            f"name; give its scenarios world={world.name!r} for an installed world, or "
-            "world='module:attr', or load the pack with seahaven.scenarios.load_pack"
-            "('module:attr') so that each worker imports it"
-        )
-    return world.name
-
-
-def registered_world(name: str) -> World:
-    """The world registered as ``name`` here: how a pickled pack's worlds are found again."""
-    from seahaven.registry import registry
-
-    return registry().load(name)
 
 
 class _TrialWork(Work[TrialSpec, TrialResult]):
