@@ -17,7 +17,6 @@ from typing import Any
 from seahaven import WorldBug
 from seahaven_agents.client import ModelClient
 from seahaven_agents.loop import DEFAULT_MAX_TURNS, AgentLoop
-from seahaven_agents.retries import RetryPolicy
 
 __all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_TIMEOUT", "ChatAgent"]
 
@@ -62,21 +61,17 @@ class ChatAgent:
             isinstance(temperature, bool) or not isinstance(temperature, int | float)
         ):
             raise WorldBug(f"temperature is a number; got {temperature!r}")
-        params: dict[str, Any] = {}
-        if temperature is not None:
-            params["temperature"] = float(temperature)
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
-        if extra_body:
-            params["extra_body"] = dict(extra_body)
-        self.client = ModelClient(
+        self.client = ModelClient.sampling(
             model,
             base_url=base_url,
             api_key=api_key,
             api_key_env=api_key_env,
             timeout=timeout,
-            retry=RetryPolicy(max_retries=max_retries, backoff=retry_backoff),
-            params=params,
+            max_retries=max_retries,
+            retry_backoff=retry_backoff,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            extra_body=extra_body,
         )
         # Checked now, so that a bad value fails before the first trial.
         self.loop = AgentLoop(self.client, system_prompt=system_prompt, max_turns=max_turns)

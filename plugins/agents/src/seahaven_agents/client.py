@@ -93,6 +93,39 @@ class ModelReply:
 class ModelClient:
     """A model served on a Chat Completions endpoint, asked with retries; see the module."""
 
+    @classmethod
+    def sampling(
+        cls,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        api_key_env: str,
+        timeout: float,
+        max_retries: int,
+        retry_backoff: float,
+        temperature: float | None,
+        max_tokens: int | None,
+        extra_body: Mapping[str, Any] | None,
+    ) -> ModelClient:
+        """A client from the sampling options an agent or a user takes, the unset ones left out."""
+        params: dict[str, Any] = {}
+        if temperature is not None:
+            params["temperature"] = float(temperature)
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        if extra_body:
+            params["extra_body"] = dict(extra_body)
+        return cls(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            retry=RetryPolicy(max_retries=max_retries, backoff=retry_backoff),
+            params=params,
+        )
+
     def __init__(
         self,
         model: str,

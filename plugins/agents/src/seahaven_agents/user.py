@@ -42,7 +42,6 @@ from seahaven import ToolError, WorldBug
 from seahaven.scenarios import UserContext, UserReply
 from seahaven_agents.agent import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from seahaven_agents.client import EncodedTools, ModelClient, ModelFailure, ModelReply
-from seahaven_agents.retries import RetryPolicy
 from seahaven_agents.schemas import ToolNames, function_schemas
 
 if TYPE_CHECKING:
@@ -132,21 +131,17 @@ class ModelUser:
             )
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise WorldBug(f"system_prompt is text; got {system_prompt!r}")
-        params: dict[str, Any] = {}
-        if temperature is not None:
-            params["temperature"] = float(temperature)
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
-        if extra_body:
-            params["extra_body"] = dict(extra_body)
-        self.client = ModelClient(
+        self.client = ModelClient.sampling(
             model,
             base_url=base_url,
             api_key=api_key,
             api_key_env=api_key_env,
             timeout=timeout,
-            retry=RetryPolicy(max_retries=max_retries, backoff=retry_backoff),
-            params=params,
+            max_retries=max_retries,
+            retry_backoff=retry_backoff,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            extra_body=extra_body,
         )
         self.system_prompt = DEFAULT_USER_PROMPT if system_prompt is None else system_prompt
         self.max_steps = max_steps
