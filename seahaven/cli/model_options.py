@@ -33,6 +33,7 @@ __all__ = [
     "TemperatureOption",
     "TranscriptsOption",
     "TrialTimeoutOption",
+    "agents_plugin",
     "model_policy",
     "status_line",
 ]
@@ -138,6 +139,18 @@ class RunOptions:
     user_played: bool = False
 
 
+def agents_plugin(option: str) -> Any:
+    """``seahaven.agents``, which ``option`` needs; one line naming the install if absent."""
+    from seahaven.extras import expose
+
+    try:
+        return expose("seahaven.agents")
+    except ImportError as missing:
+        if getattr(missing, "name", None) != "seahaven.agents":
+            raise
+        fail(f"{option} needs the seahaven-agents plugin, which is not installed: {AGENTS_INSTALL}")
+
+
 def model_policy(
     model: str,
     *,
@@ -149,14 +162,7 @@ def model_policy(
     model_timeout: float | None,
 ) -> Any:
     """The agents plugin's ``ChatAgent`` for ``--model``; one line naming the install if absent."""
-    from seahaven.extras import expose
-
-    try:
-        agents: Any = expose("seahaven.agents")
-    except ImportError as missing:
-        if getattr(missing, "name", None) != "seahaven.agents":
-            raise
-        fail(f"--model needs the seahaven-agents plugin, which is not installed: {AGENTS_INSTALL}")
+    agents = agents_plugin("--model")
     options: dict[str, Any] = {"base_url": base_url}
     if api_key_env is not None:
         options["api_key_env"] = api_key_env

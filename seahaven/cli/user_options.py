@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from seahaven.cli.support import fail, one_line, plural
+from seahaven.cli.support import one_line, plural
 
 if TYPE_CHECKING:
     from seahaven.evaluation import SimulatorReport
@@ -114,18 +114,9 @@ def model_user(
     model_timeout: float | None = None,
 ) -> Any:
     """The agents plugin's ``ModelUser`` for ``--user-model``; one line naming the install."""
-    from seahaven.cli.model_options import AGENTS_INSTALL
-    from seahaven.extras import expose
+    from seahaven.cli.model_options import agents_plugin
 
-    try:
-        agents: Any = expose("seahaven.agents")
-    except ImportError as missing:
-        if getattr(missing, "name", None) != "seahaven.agents":
-            raise
-        fail(
-            "--user-model needs the seahaven-agents plugin, which is not installed: "
-            f"{AGENTS_INSTALL}"
-        )
+    agents = agents_plugin("--user-model")
     options: dict[str, Any] = {"base_url": base_url}
     if api_key_env is not None:
         options["api_key_env"] = api_key_env
