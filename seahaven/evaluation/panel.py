@@ -40,7 +40,7 @@ from seahaven.evaluation.mutants import (
 from seahaven.evaluation.stage import Outcome, Played, Stage, Workbench
 from seahaven.grading.fold import Changes, NetChange
 from seahaven.grading.grade import Grade
-from seahaven.grading.graders import MatchesSolution
+from seahaven.grading.net_change import MatchesSolution
 from seahaven.grading.values import canonical, show
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
 from seahaven.scenarios.users import MESSAGE_USER_TOOL

@@ -30,7 +30,7 @@ from pydantic import (
 
 from seahaven.clock import check_clock_mode, format_instant, parse_instant
 from seahaven.errors import WorldBug
-from seahaven.grading.graders import Grader
+from seahaven.grading import Grader
 from seahaven.grading.spec import as_grader
 from seahaven.names import check_scenario_name
 from seahaven.scenarios.calls import ToolCall

@@ -25,10 +25,11 @@ from typing import Any
 
 from seahaven.db import Db
 from seahaven.errors import ToolError, WorldBug
+from seahaven.grading import Grader
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
-from seahaven.grading.graders import Grader, MatchesSolution
+from seahaven.grading.net_change import MatchesSolution
 from seahaven.instance import Instance
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.people import Cast
