@@ -11,10 +11,12 @@ delegates to this object.
 A call is a short stack of steps: a call slot (``seahaven.concurrency``), the instance
 lock, the call's record (and its log line), and the activation it works in.
 A call made inside ``bulk()`` enters them as named context managers
-(``_Logged``, ``_Working``); an agent's ordinary call, the hot loop, runs the
-same steps written out in ``Calls._run_outer``, which saves their objects. A
-``Route``'s middleware chain is composed once, when the route is first
-resolved, not on every call.
+(``seahaven.call_steps``: ``LoggedCall``, ``WorkingCall``); an agent's ordinary call,
+the hot loop, runs the same steps written out in ``Calls._run_outer``, which saves
+their objects. A ``Route``'s middleware chain (``seahaven.routes``) is composed once,
+when the route is first resolved, not on every call. The work outside calls
+(``bulk()``, ``acting_as()``, ``record_net()``, startup) is ``seahaven.blocks``'s,
+which ``Calls`` delegates to.
 """
 
 from __future__ import annotations
@@ -23,21 +25,29 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from types import TracebackType
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
-from seahaven.activation import Activation, WorldCodeScope, in_call, thread_state
+from seahaven import blocks
+from seahaven.activation import Activation, in_call, thread_state
+from seahaven.call_steps import Deeper, LoggedCall, WorkingCall, log_call
 from seahaven.changelog import CallRecord, ChangeLog, LogRecord
-from seahaven.composition import Composition, SurfaceEntry
+from seahaven.composition import Composition
 from seahaven.concurrency import CallSlots, call_slots
 from seahaven.context import Ctx, InstanceInfo
-from seahaven.db import db_error, run_cleanup
-from seahaven.errors import ToolError, UnknownTool, WorldBug
-from seahaven.names import AGENT, CONTROL_TOOL_NAME, SETUP, check_actor
-from seahaven.tool import Call, Tool, check_result
+from seahaven.db import roll_back_quietly
+from seahaven.errors import UnknownTool, WorldBug
+from seahaven.names import AGENT, CONTROL_TOOL_NAME, SETUP
+from seahaven.routes import (
+    ActivationSlot,
+    Chain,
+    Route,
+    RouteCache,
+    compose,
+    resolve_function,
+    run_tool,
+)
+from seahaven.tool import Tool
 
 if TYPE_CHECKING:
     from seahaven.clock import Clock
@@ -45,303 +55,12 @@ if TYPE_CHECKING:
     from seahaven.runtime import NodeRuntime
     from seahaven.world import World
 
+
 __all__ = ["ActivationSlot", "Calls", "Route", "compose", "roll_back_quietly", "run_tool"]
 
 _log = logging.getLogger("seahaven.dispatch")
 _INFO = logging.INFO
 _local = thread_state()
-
-Step = Callable[[Call], Any]
-Chain = Callable[[str, dict[str, Any]], Any]
-
-
-class ActivationSlot:
-    """Where an instance's activation in progress is kept; what a composed chain reads.
-
-    The chains hold this slot rather than the ``Calls`` that owns it, so that
-    the routes an owner caches never make a cycle back to it (an instance would
-    then wait for the cycle collector to be freed).
-    """
-
-    __slots__ = ("activation",)
-
-    def __init__(self) -> None:
-        self.activation: Activation | None = None
-
-    def current(self) -> Activation:
-        """The activation in progress; a chain step run after its call ended is refused."""
-        activation = self.activation
-        if activation is None:
-            raise WorldBug("a middleware's next_ was called after its call ended")
-        return activation
-
-
-class Route:
-    """What dispatching one surface entry needs, resolved against one instance, chain composed."""
-
-    __slots__ = ("entry", "layers", "owner", "run", "touched")
-
-    def __init__(
-        self, entry: SurfaceEntry, runtimes: list[NodeRuntime], slot: ActivationSlot
-    ) -> None:
-        self.entry = entry
-        route = [runtimes[node.index] for node in entry.route]
-        self.owner = route[-1]
-        # Recorded for the owner, and for every node on the way whose middleware
-        # runs with that node's db and so may write there.
-        self.touched = tuple(
-            dict.fromkeys(
-                runtime
-                for runtime in route
-                if runtime is self.owner or runtime.node.world.middlewares
-            )
-        )
-        self.layers = tuple(
-            (middleware, runtime)
-            for runtime in route
-            for middleware in runtime.node.world.middlewares
-        )
-        self.run = compose(slot, self.layers, self.owner, entry.tool)
-        """``run(name, arguments)``: the chain, outermost middleware first, down to the tool."""
-
-
-def compose(
-    slot: ActivationSlot,
-    layers: tuple[tuple[Callable[..., Any], NodeRuntime], ...],
-    owner: NodeRuntime,
-    tool: Tool,
-) -> Chain:
-    """The chain of ``layers`` down to ``tool`` on ``owner``, built once for a route.
-
-    Each layer's ``next_`` is made here, once; the activation a step works in is
-    read from ``slot`` when it runs, since it is the one in progress.
-    """
-    if not layers:
-        validate, fn, node = tool.validate, tool.fn, owner.path
-        transactional = tool.transaction
-
-        def bare(name: str, arguments: dict[str, Any]) -> Any:
-            # run_tool's steps, written out: a route without middleware is most calls.
-            activation = slot.activation
-            if activation is None:
-                activation = slot.current()  # refused: the call has ended
-            values = validate(arguments)
-            ctx = activation.ctx(owner, Call(name, values, tool, node))
-            if not transactional:
-                result = fn(ctx, **values)
-                check_result(tool.name, result)
-                return result
-            with ctx.db.transaction():
-                result = fn(ctx, **values)
-                check_result(tool.name, result)
-            return result
-
-        return bare
-
-    def last(call: Call) -> Any:
-        return run_tool(slot.current(), owner, tool, call.name, call.arguments, call.node)
-
-    step: Step = last
-    for middleware, runtime in reversed(layers):
-        step = _layer(slot, middleware, runtime, step)
-    first = step
-    node = owner.path
-
-    def chained(name: str, arguments: dict[str, Any]) -> Any:
-        return first(Call(name, arguments, tool, node))
-
-    return chained
-
-
-def _layer(
-    slot: ActivationSlot, middleware: Callable[..., Any], runtime: NodeRuntime, inner: Step
-) -> Step:
-    def next_(ctx: object, next_call: Call) -> Any:
-        if not isinstance(next_call, Call):
-            raise WorldBug(
-                f"a middleware passed {type(next_call).__name__} to next_; pass (ctx, call)"
-            )
-        return inner(next_call)
-
-    def step(call: Call) -> Any:
-        return middleware(slot.current().ctx(runtime, call), call, next_)
-
-    return step
-
-
-def run_tool(
-    activation: Activation,
-    owner: NodeRuntime,
-    tool: Tool,
-    name: str,
-    arguments: dict[str, Any],
-    node: str,
-) -> Any:
-    """The end of every chain: validate the arguments, then run the tool in its transaction."""
-    values = tool.validate(arguments)
-    ctx = activation.ctx(owner, Call(name, values, tool, node))
-    if not tool.transaction:
-        result = tool.fn(ctx, **values)
-        check_result(tool.name, result)
-        return result
-    # The same transaction world code opens with ctx.db.transaction(): BEGIN, or a
-    # savepoint inside bulk(); a result that cannot be rendered rolls it back too.
-    with ctx.db.transaction():
-        result = tool.fn(ctx, **values)
-        check_result(tool.name, result)
-    return result
-
-
-class _RouteCache:
-    """The routes an instance resolved against one sealing of its world."""
-
-    __slots__ = ("complete", "composition", "nested", "routes")
-
-    def __init__(self, composition: Composition) -> None:
-        self.composition = composition
-        self.routes: dict[str, Route] = {}
-        # Whether ``routes`` holds every surface entry, in surface order.
-        self.complete = False
-        # (node index, tool name) -> the tool and the owner's own chain, for a handle's calls.
-        self.nested: dict[tuple[int, str], tuple[Tool, Chain]] = {}
-
-
-# --- the steps of a call -----------------------------------------------------------------------
-
-
-class _Logged:
-    """A call's log line, and what it raised noted in its call record (when it has one)."""
-
-    __slots__ = ("_instance_id", "_internal", "_node", "_record", "_started", "_tool")
-
-    def __init__(
-        self, instance_id: str, tool: str, node: str, record: CallRecord | None, *, internal: bool
-    ) -> None:
-        self._instance_id = instance_id
-        self._tool = tool
-        self._node = node
-        self._record = record
-        self._internal = internal
-
-    def __enter__(self) -> None:
-        self._started = time.perf_counter()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        failure: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if failure is not None and self._record is not None:
-            self._record.record_failure(failure)
-        if failure is not None or self._internal or _log.isEnabledFor(_INFO):
-            _log_call(
-                self._instance_id,
-                self._tool,
-                self._node,
-                self._started,
-                failure,
-                internal=self._internal,
-            )
-
-
-class _Working:
-    """The activation an outer call works in: a new one, or a segment of the ``bulk()`` block.
-
-    Entering marks the thread inside world code, installs the activation (or
-    ends the block's segment so far), sets the ordinal and starts recording the
-    route's stores. Leaving ends the call's work whatever was raised: a new
-    activation is finished (its records kept), a block's segment is rendered
-    and the block records again. What finishing could not record is raised.
-    """
-
-    __slots__ = (
-        "_activation",
-        "_actor",
-        "_actor_before",
-        "_calls",
-        "_ordinal",
-        "_ordinal_before",
-        "_outer",
-        "_resumed",
-        "_route",
-    )
-
-    def __init__(self, calls: Calls, route: Route, ordinal: int, actor: str) -> None:
-        self._calls = calls
-        self._route = route
-        self._ordinal = ordinal
-        self._actor = actor
-
-    def __enter__(self) -> None:
-        calls = self._calls
-        activation = calls.slot.activation
-        self._outer = activation is None
-        if activation is None:
-            activation = Activation(calls, recording=calls.net is None, actor=self._actor)
-            self._resumed: list[NodeRuntime] = []
-            self._ordinal_before: int | None = None
-            self._actor_before = self._actor
-        else:
-            # A call made inside bulk(): what the block wrote before it is a segment
-            # of its own, and so is what it writes after, on the same stores.
-            self._resumed = [runtime for runtime, _ in activation.sessions.values()]
-            self._ordinal_before = activation.ordinal
-            self._actor_before = activation.actor
-        self._activation = activation
-        _local.depth += 1
-        try:
-            if self._outer:
-                calls.slot.activation = activation
-            else:
-                activation.flush()
-            activation.ordinal = self._ordinal
-            activation.actor = self._actor
-            touch = activation.touch
-            for runtime in self._route.touched:
-                touch(runtime)
-        except BaseException:
-            self._end()
-            raise
-
-    def _end(self) -> WorldBug | None:
-        _local.depth -= 1
-        if self._outer:
-            return self._calls.finish_call(self._activation)
-        return self._calls.resume_block(
-            self._activation, self._ordinal_before, self._resumed, self._actor_before
-        )
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        _local.depth -= 1
-        if self._outer:
-            leftover = self._calls.finish_call(self._activation)
-        else:
-            leftover = self._calls.resume_block(
-                self._activation, self._ordinal_before, self._resumed, self._actor_before
-            )
-        if leftover is not None and exc is None:
-            raise leftover
-
-
-class _Deeper:
-    """The thread is inside world code for the block: a nested call's depth."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        _local.depth += 1
-
-    def __exit__(self, *exc: object) -> None:
-        _local.depth -= 1
-
-
-# --- the owner ---------------------------------------------------------------------------------
 
 
 class Calls:
@@ -403,7 +122,7 @@ class Calls:
         self.diverged: str | None = None
         """Why the stores hold changes the log does not show, once that has happened."""
         self._formatting = False
-        self._route_cache: _RouteCache | None = None
+        self._route_cache: RouteCache | None = None
 
     @property
     def activation(self) -> Activation | None:
@@ -508,7 +227,7 @@ class Calls:
             route = cache.routes[name] = Route(entry, self.runtimes, self.slot)
         return route
 
-    def _routes_of(self, composition: Composition) -> _RouteCache:
+    def _routes_of(self, composition: Composition) -> RouteCache:
         cache = self._route_cache
         if cache is not None and cache.composition is composition:
             return cache
@@ -521,7 +240,7 @@ class Calls:
                 f"world {self.world.name!r} now resolves to other stores than instance "
                 f"{self.info.id} was made with; make a new instance"
             )
-        cache = self._route_cache = _RouteCache(composition)
+        cache = self._route_cache = RouteCache(composition)
         return cache
 
     # --- calls from the agent's surface ------------------------------------------------------
@@ -545,7 +264,7 @@ class Calls:
                 )
             name = target
         elif callable(target):
-            route = _resolve_function(self.world.name, self.routes(), target)
+            route = resolve_function(self.world.name, self.routes(), target)
             name = route.entry.name
             if args:
                 arguments = {**route.entry.tool.bind_positional(args), **arguments}
@@ -569,8 +288,8 @@ class Calls:
                 if self.slot.activation is None:
                     return self._run_outer(route, name, arguments, ordinal, record)
                 with (
-                    _Logged(self.info.id, name, route.owner.path, record, internal=False),
-                    _Working(self, route, ordinal, record.actor),
+                    LoggedCall(self.info.id, name, route.owner.path, record, internal=False),
+                    WorkingCall(self, route, ordinal, record.actor),
                 ):
                     return route.run(name, arguments)
         finally:
@@ -580,7 +299,7 @@ class Calls:
     def _run_outer(
         self, route: Route, name: str, arguments: dict[str, Any], ordinal: int, record: CallRecord
     ) -> Any:
-        """A call in an activation of its own: ``_Logged`` and ``_Working``'s steps, inlined.
+        """A call in an activation of its own: ``LoggedCall`` and ``WorkingCall``'s steps, inlined.
 
         This is every agent's call outside ``bulk()``, the hot loop, so the two
         steps' objects and their method calls are saved here; what each step does,
@@ -608,10 +327,10 @@ class Calls:
                 raise leftover
         except BaseException as failure:
             record.record_failure(failure)
-            _log_call(self.info.id, name, route.owner.path, started, failure, internal=False)
+            log_call(self.info.id, name, route.owner.path, started, failure, internal=False)
             raise
         if _log.isEnabledFor(_INFO):
-            _log_call(self.info.id, name, route.owner.path, started, None, internal=False)
+            log_call(self.info.id, name, route.owner.path, started, None, internal=False)
         return result
 
     def record_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, CallRecord]:
@@ -718,7 +437,7 @@ class Calls:
             self.check_callable()
             activation.touch(owner)
             run = self._nested_chain(owner, tool)
-            with _Logged(self.info.id, tool.name, owner.path, None, internal=True), _Deeper():
+            with LoggedCall(self.info.id, tool.name, owner.path, None, internal=True), Deeper():
                 return run(tool.name, arguments)
 
     def _nested_chain(self, owner: NodeRuntime, tool: Tool) -> Chain:
@@ -757,240 +476,25 @@ class Calls:
             )
         return found[0]
 
-    # --- work outside calls -------------------------------------------------------------------
+    # --- work outside calls (``seahaven.blocks``) -----------------------------------------
 
-    @contextmanager
-    def bulk(self) -> Iterator[Ctx[Any]]:
+    def bulk(self) -> AbstractContextManager[Ctx[Any]]:
         """Load rows fast: the root's context, one transaction per node, committed together."""
-        self.check_usable()
-        self.refuse_inside("bulk() cannot run inside a call or another bulk() block")
-        with self.lock:
-            self.check_callable()
-            if self.net is not None:
-                raise WorldBug("bulk() cannot run inside a record_net() block; end the block first")
-            runtimes = self.runtimes
-            # A reader may be asked for inside the block, and switching a store to the
-            # journal a reader needs cannot happen once its transaction is open.
-            for runtime in runtimes:
-                runtime.share()
-            activation = self.activation = Activation(
-                self, recording=True, actor=self.actor_of_thread(SETUP)
-            )
-            begun: list[NodeRuntime] = []
-            try:
-                try:
-                    for runtime in runtimes:
-                        runtime.conn.execute("BEGIN")
-                        begun.append(runtime)
-                        activation.touch(runtime)
-                    with WorldCodeScope(bulk=True):
-                        yield activation.ctx(runtimes[0], None)
-                except BaseException:
-                    activation.discard()
-                    for runtime in begun:
-                        roll_back_quietly(runtime.conn)
-                    raise
-                try:
-                    activation.flush()
-                    # A segment that could not be recorded, nor undone, is rolled back
-                    # with the rest, and so is a block that stopped recording.
-                    lost = activation.diverged or activation.unrecorded
-                    if lost is not None:
-                        raise WorldBug(
-                            f"bulk() could not record everything the block wrote ({lost}), so "
-                            "none of it was kept"
-                        )
-                except BaseException:
-                    # What the block wrote cannot be logged: none of it is kept.
-                    for runtime in begun:
-                        roll_back_quietly(runtime.conn)
-                    raise
-                self._commit_bulk(activation.records, activation.texts)
-            finally:
-                activation.end()
-                self.activation = None
+        return blocks.bulk(self)
 
     def actor_of_thread(self, default: str) -> str:
         """Who this thread acts as: its ``acting_as()`` actor, else ``default``."""
         acting = self.acting
         return acting.get(threading.get_ident(), default) if acting else default
 
-    @contextmanager
-    def acting_as(self, actor: str) -> Iterator[None]:
-        """Make this thread's calls and ``bulk()`` blocks on the instance ``actor``'s for the block.
+    def acting_as(self, actor: str) -> AbstractContextManager[None]:
+        """Make this thread's calls and ``bulk()`` blocks ``actor``'s for the block."""
+        return blocks.acting_as(self, actor)
 
-        Other threads are not affected; blocks nest, the innermost winning. World
-        code cannot change who acts: inside a call, a hook or a ``bulk()`` block it
-        is refused, since what it does belongs to the call it is in.
-        """
-        actor = check_actor(actor)
-        self.check_usable()
-        self.refuse_inside(
-            "acting_as() cannot start inside a call, a startup hook or a bulk() block; what "
-            "world code does there belongs to the call (or block) it runs in"
-        )
-        thread = threading.get_ident()
-        previous = self.acting.get(thread)
-        self.acting[thread] = actor
-        try:
-            yield
-        finally:
-            if previous is None:
-                self.acting.pop(thread, None)
-            else:
-                self.acting[thread] = previous
-
-    @contextmanager
-    def record_net(self) -> Iterator[None]:
-        """Record the block's calls together: one net change per row, logged when it ends.
-
-        Each call runs as usual (its call record, its clock tick, its transaction)
-        but opens no change-capture session of its own: one session per store
-        covers the whole block, and its net changes join the change log at the end
-        with no call ordinal, as a ``bulk()`` block's do. The instance is this
-        thread's for the block.
-        """
-        self.check_usable()
-        self.refuse_inside("record_net() cannot start inside a call or a bulk() block")
-        with self.lock:
-            self.check_callable()
-            if self.net is not None:
-                raise WorldBug("record_net() blocks do not nest; this instance is in one already")
-            recorder = Activation(self, recording=True, actor=self.actor_of_thread(AGENT))
-            try:
-                for runtime in self.runtimes:
-                    recorder.touch(runtime)
-            except BaseException:
-                recorder.end()
-                raise
-            self.net = recorder
-            try:
-                yield
-            finally:
-                self.net = None
-                try:
-                    if not self.destroyed:
-                        recorder.flush()
-                        self._log.extend(recorder.records, recorder.texts)
-                finally:
-                    self.diverged = self.diverged or recorder.diverged
-                    recorder.end()
-
-    def _commit_bulk(self, records: list[LogRecord], texts: list[str]) -> None:
-        # One node at a time, the root last; a failed commit keeps what committed before it.
-        ordered = [*self.runtimes[1:], self.runtimes[0]]
-        committed: set[str] = set()
-        for position, runtime in enumerate(ordered):
-            try:
-                runtime.conn.execute("COMMIT")
-            except apsw.Error as error:
-                for remaining in ordered[position:]:
-                    roll_back_quietly(remaining.conn)
-                kept = [
-                    (record, text)
-                    for record, text in zip(records, texts, strict=True)
-                    if record.world in committed
-                ]
-                self._log.extend([record for record, _ in kept], [text for _, text in kept])
-                raise db_error(error) from error
-            committed.add(runtime.path)
-        self._log.extend(records, texts)
+    def record_net(self) -> AbstractContextManager[None]:
+        """Record the block's calls together: one net change per row, logged when it ends."""
+        return blocks.record_net(self)
 
     def run_startup(self, hooks: Callable[[Activation], None]) -> None:
-        """Run ``hooks`` in the startup activation: every node's transaction open, nothing logged.
-
-        The transactions commit together, the root last, when ``hooks`` returns,
-        and roll back when it raises.
-        """
-        activation = self.activation = Activation(self, recording=False)
-        runtimes = self.runtimes
-        begun: list[NodeRuntime] = []
-        try:
-            for runtime in runtimes:
-                runtime.conn.execute("BEGIN")
-                begun.append(runtime)
-            with WorldCodeScope():
-                hooks(activation)
-            for runtime in [*runtimes[1:], runtimes[0]]:
-                runtime.conn.execute("COMMIT")
-        except BaseException:
-            for runtime in begun:
-                roll_back_quietly(runtime.conn)
-            raise
-        finally:
-            activation.end()
-            self.activation = None
-
-
-def roll_back_quietly(conn: apsw.Connection) -> None:
-    """Roll back ``conn``'s transaction, if it has one, ignoring what SQLite says."""
-    try:
-        if conn.in_transaction:
-            run_cleanup(conn, "ROLLBACK")
-    except apsw.Error:
-        pass
-
-
-def _resolve_function(world: str, routes: dict[str, Route], fn: Callable[..., Any]) -> Route:
-    """The one route built from ``fn`` on world ``world``'s surface (in surface order)."""
-    found = [route for route in routes.values() if route.entry.tool.fn is fn]
-    if not found:
-        raise WorldBug(
-            f"no tool on world {world!r}'s surface is built from "
-            f"{getattr(fn, '__qualname__', fn)!r}; a tool kept off the surface by a list is "
-            "reached through ctx.worlds.<name>.call(...)"
-        )
-    owners = {route.entry.owner.index for route in found}
-    if len(owners) > 1:
-        candidates = ", ".join(f"{route.entry.name} at {route.entry.owner.path}" for route in found)
-        raise WorldBug(
-            f"{getattr(fn, '__qualname__', fn)!r} is a tool of more than one store ({candidates}); "
-            "name the store with ctx.worlds.<name>.call(...) or call it by its surface name"
-        )
-    return found[0]
-
-
-# --- logging -----------------------------------------------------------------------------------
-
-
-def _log_call(
-    instance_id: str,
-    tool: str,
-    node: str,
-    started: float,
-    failure: BaseException | None,
-    *,
-    internal: bool,
-) -> None:
-    if failure is not None and not internal and not isinstance(failure, ToolError):
-        _log.error(
-            "%s: unexpected %s from %s at node=%s",
-            instance_id,
-            type(failure).__name__,
-            tool,
-            node,
-            exc_info=failure,
-        )
-    elif (
-        isinstance(failure, ToolError)
-        and failure.__cause__ is not None
-        and _log.isEnabledFor(logging.DEBUG)
-    ):
-        _log.debug("%s: %s raised from another error", instance_id, tool, exc_info=failure)
-    if not _log.isEnabledFor(_INFO):
-        return
-    if failure is None:
-        outcome = "ok"
-    elif isinstance(failure, ToolError):
-        outcome = f"tool_error:{failure.code}"
-    else:
-        outcome = f"error:{type(failure).__name__}"
-    _log.info(
-        "call tool=%s node=%s outcome=%s duration_ms=%.3f internal=%s instance=%s",
-        tool,
-        node,
-        outcome,
-        (time.perf_counter() - started) * 1000.0,
-        "true" if internal else "false",
-        instance_id,
-    )
+        """Run ``hooks`` in the startup activation: each node's transaction open, nothing logged."""
+        blocks.run_startup(self, hooks)

@@ -83,8 +83,11 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "seahaven.activation",
+                "seahaven.blocks",
+                "seahaven.call_steps",
                 "seahaven.control_tool",
                 "seahaven.dispatch",
+                "seahaven.routes",
                 "seahaven.runtime",
                 "seahaven.setup_sql",
             }
