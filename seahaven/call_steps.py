@@ -169,6 +169,7 @@ def log_call(
     *,
     internal: bool,
 ) -> None:
+    """Log a call's line on the ``seahaven.dispatch`` logger, and the traceback of a failure."""
     if failure is not None and not internal and not isinstance(failure, ToolError):
         _log.error(
             "%s: unexpected %s from %s at node=%s",

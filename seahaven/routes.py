@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from seahaven.activation import Activation
 from seahaven.composition import Composition, SurfaceEntry
 from seahaven.errors import WorldBug
-from seahaven.tool import Call, Tool, check_result
+from seahaven.tool import Call, Tool
+from seahaven.tool_validation import check_result
 
 if TYPE_CHECKING:
     from seahaven.runtime import NodeRuntime

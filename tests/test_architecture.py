@@ -62,7 +62,16 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "tools and contexts",
-        frozenset({"seahaven.context", "seahaven.state_formats", "seahaven.tool"}),
+        frozenset(
+            {
+                "seahaven.context",
+                "seahaven.state_formats",
+                "seahaven.tool",
+                "seahaven.tool_descriptions",
+                "seahaven.tool_signature",
+                "seahaven.tool_validation",
+            }
+        ),
     ),
     ("seal", frozenset({"seahaven.composition"})),
     ("declaration", frozenset({"seahaven.world"})),
