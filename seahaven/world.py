@@ -28,6 +28,15 @@ from seahaven.names import (
     check_state_format_name,
     check_world_name,
 )
+from seahaven.registration import (
+    Registrations,
+    StartupHookInfo,
+    caller_origin,
+    check_middleware,
+    qualname,
+    startup_hook_info,
+    tool_list,
+)
 from seahaven.schema import SchemaInfo, build_schema
 from seahaven.state_formats import BUILTIN_FORMATS
 from seahaven.tool import Call, Tool
@@ -69,16 +78,6 @@ to whoever runs the server."""
 _Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 
-class _Registrations:
-    """The process-wide registration counter a sealed composition compares against."""
-
-    generation = 0
-
-    @classmethod
-    def bump(cls) -> None:
-        cls.generation += 1
-
-
 @dataclass(frozen=True, slots=True)
 class AddedWorld:
     """What one ``add_world`` call recorded."""
@@ -95,21 +94,6 @@ class AddedWorld:
     def describe(self) -> str:
         """How a message names this declaration: ``add_world(name='x') at file.py:12``."""
         return f"add_world(name={self.name!r}) at {self.origin}"
-
-
-@dataclass(frozen=True, slots=True)
-class StartupHookInfo:
-    """One startup hook, and the keywords it names, requires and whether it takes any."""
-
-    fn: Callable[..., None]
-    keywords: frozenset[str]
-    required: frozenset[str]
-    accepts_any: bool
-
-
-def _caller_origin(depth: int = 2) -> str:
-    frame = sys._getframe(depth)
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 class World:
@@ -387,60 +371,27 @@ class World:
         if existing is not None:
             raise WorldBug(
                 f"world {self._name!r} already has a tool named {built.name!r} "
-                f"(from {_qualname(existing.fn)}); give one of them another name"
+                f"(from {qualname(existing.fn)}); give one of them another name"
             )
         self._tools[built.name] = built
-        _Registrations.bump()
+        Registrations.bump()
         return obj
 
     def middleware(self, obj: Any = None, /) -> Any:
         """Register a middleware ``(ctx, call, next_)``, as a decorator or a call."""
         if obj is None:
             return self.middleware
-        label = f"middleware {_qualname(obj)}"
-        if not callable(obj):
-            raise WorldBug(f"{label} is not callable; a middleware is (ctx, call, next_) -> result")
-        try:
-            inspect.signature(obj).bind(None, None, None)
-        except (TypeError, ValueError):
-            raise WorldBug(
-                f"{label} cannot be called with three positional arguments; a middleware is "
-                "(ctx, call, next_) -> result"
-            ) from None
+        check_middleware(obj)
         self._middlewares.append(obj)
-        _Registrations.bump()
+        Registrations.bump()
         return obj
 
     def instance_startup(self, obj: Any = None, /) -> Any:
         """Register a startup hook ``(ctx, *, keyword=...)``, as a decorator or a call."""
         if obj is None:
             return self.instance_startup
-        label = f"startup hook {_qualname(obj)}"
-        if not callable(obj):
-            raise WorldBug(f"{label} is not callable")
-        try:
-            parameters = list(inspect.signature(obj).parameters.values())
-        except (TypeError, ValueError):
-            raise WorldBug(f"{label}: its signature cannot be read") from None
-        positional = [
-            p
-            for p in parameters
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-        ]
-        if len(positional) != 1 or positional[0].kind is inspect.Parameter.VAR_POSITIONAL:
-            raise WorldBug(
-                f"{label}: the context must be its one and only positional parameter, and "
-                "every startup keyword keyword-only: def hook(ctx, *, user_id: str) -> None"
-            )
-        keywords = frozenset(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
-        required = frozenset(
-            p.name
-            for p in parameters
-            if p.kind is p.KEYWORD_ONLY and p.default is inspect.Parameter.empty
-        )
-        accepts_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
-        self._startup_hooks.append(StartupHookInfo(obj, keywords, required, accepts_any))
-        _Registrations.bump()
+        self._startup_hooks.append(startup_hook_info(obj))
+        Registrations.bump()
         return obj
 
     def state_format(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -461,7 +412,7 @@ class World:
                 inspect.signature(fn).bind(None, None)
             except (TypeError, ValueError):
                 raise WorldBug(
-                    f"state format {name!r}: {_qualname(fn)} cannot be called as (world, instance)"
+                    f"state format {name!r}: {qualname(fn)} cannot be called as (world, instance)"
                 ) from None
             if name in self._state_formats:
                 raise WorldBug(f"world {self._name!r} already registers a state format {name!r}")
@@ -518,8 +469,8 @@ class World:
                 f"add_world(name={child_name!r}) gives both tool_allow_list and tool_block_list; "
                 "give one of them"
             )
-        allow = _tool_list(child_name, "tool_allow_list", tool_allow_list)
-        block = _tool_list(child_name, "tool_block_list", tool_block_list)
+        allow = tool_list(child_name, "tool_allow_list", tool_allow_list)
+        block = tool_list(child_name, "tool_block_list", tool_block_list)
         if not isinstance(startup, Mapping | None):
             raise WorldBug(f"add_world(name={child_name!r}): startup must be a mapping")
         bound = dict(startup or {})
@@ -546,10 +497,10 @@ class World:
                 tool_allow_list=allow,
                 tool_block_list=block,
                 startup=MappingProxyType(bound),
-                origin=_caller_origin(),
+                origin=caller_origin(),
             )
         )
-        _Registrations.bump()
+        Registrations.bump()
 
     def _tree(self) -> Iterator[World]:
         """Every world this one adds, at any depth."""
@@ -568,9 +519,9 @@ class World:
     def composition(self) -> Composition:
         """The sealed tree: nodes, paths and the flat tool surface. Cached until a registration."""
         sealed = self._sealed
-        if sealed is not None and sealed[0] == _Registrations.generation:
+        if sealed is not None and sealed[0] == Registrations.generation:
             return sealed[1]
-        generation = _Registrations.generation
+        generation = Registrations.generation
         composition = seal(self)
         self._sealed = (generation, composition)
         return composition
@@ -630,22 +581,3 @@ class World:
 
     def __repr__(self) -> str:
         return f"World({self._name!r}, version={self._version!r})"
-
-
-def _tool_list(child: str, keyword: str, value: Sequence[str] | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str | bytes):
-        raise WorldBug(
-            f"add_world(name={child!r}): {keyword} is a bare string, which would name one tool "
-            f"per character; pass a list, such as [{value!r}]"
-        )
-    items = tuple(value)
-    if not all(isinstance(item, str) for item in items):
-        raise WorldBug(f"add_world(name={child!r}): {keyword} must hold tool names")
-    return items
-
-
-def _qualname(obj: object) -> str:
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    return str(name) if name else repr(obj)

@@ -74,7 +74,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     ("seal", frozenset({"seahaven.composition"})),
-    ("declaration", frozenset({"seahaven.world"})),
+    ("declaration", frozenset({"seahaven.registration", "seahaven.world"})),
     (
         "fixture storage",
         frozenset(
