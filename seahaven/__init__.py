@@ -30,7 +30,8 @@ from seahaven.ids import Ids
 from seahaven.instance import Instance
 from seahaven.instance_options import InstanceOptions
 from seahaven.schema import sql_files
-from seahaven.snapshots import Snapshot, SnapshotRefused, SnapshotStore, UnknownSnapshot
+from seahaven.snapshot_store import SnapshotRefused, SnapshotStore, UnknownSnapshot
+from seahaven.snapshots import Snapshot
 from seahaven.tool import Call, Tool
 from seahaven.version import VERSION as __version__
 from seahaven.world import World

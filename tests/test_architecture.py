@@ -109,6 +109,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {
                 "seahaven.fixtures",
                 "seahaven.fixtures.freezing",
+                "seahaven.snapshot_store",
                 "seahaven.snapshots",
                 "seahaven.sql_tools",
                 "seahaven.state",
