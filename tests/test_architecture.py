@@ -144,6 +144,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "seahaven.scaffold",
                 "seahaven.scenarios",
                 "seahaven.trl",
+                "seahaven.trl_schema",
                 "seahaven.verifiers",
             }
         ),
