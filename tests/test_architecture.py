@@ -587,7 +587,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
             ("the connection", frozenset({"connection"})),
             ("the routes", frozenset({"routes"})),
             ("the app", frozenset({"server", "workers"})),
-            ("commands", frozenset({"__init__", "http_server", "plugin", "serve"})),
+            ("commands", frozenset({"__init__", "plugin", "serve"})),
         ),
         frozenset(
             {
@@ -637,7 +637,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
     "ray": PluginLayout(
         "seahaven_ray",
         (
-            ("foundations", frozenset({"episodes", "files", "trial_worker"})),
+            ("foundations", frozenset({"trial_worker"})),
             ("the pool", frozenset({"cluster"})),
             ("runners", frozenset({"plugin", "trials"})),
             ("the package", frozenset({"__init__"})),
@@ -649,7 +649,6 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.episodes",
                 "seahaven.evaluation",
                 "seahaven.hookspecs",
-                "seahaven.moved",
                 "seahaven.scenarios",
                 "seahaven.storage",
             }

@@ -1,4 +1,4 @@
-"""The serving plugin laid out by concern: old paths and names warn and give the new objects."""
+"""The serving plugin laid out by concern: each module imports first, and none in a cycle."""
 
 from __future__ import annotations
 
@@ -12,16 +12,10 @@ from pathlib import Path
 import pytest
 import seahaven_openenv
 from seahaven_openenv import (
-    close_codes,
-    connection,
     frames,
-    inbox,
-    routes,
-    server,
     session,
-    session_pool,
 )
-from seahaven_openenv.http import launch, messages
+from seahaven_openenv.http import messages
 from seahaven_openenv.http import server as http_app
 
 PACKAGE = Path(seahaven_openenv.__file__).parent
@@ -44,35 +38,6 @@ NEW_MODULES = [
     "seahaven_openenv.http.launch",
 ]
 
-SERVER_MOVES = {
-    "Hub": (session_pool, "SessionPool"),
-    "Inbox": (inbox, "Inbox"),
-    "serve_connection": (connection, "serve_connection"),
-    "AnswerHead": (routes, "AnswerHead"),
-    "MAX_MCP_BODY_BYTES": (routes, "MAX_MCP_BODY_BYTES"),
-    "index_router": (routes, "index_router"),
-    "listed_fixtures": (routes, "listed_fixtures"),
-    "schema_document": (routes, "schema_document"),
-    "world_router": (routes, "world_router"),
-    "worlds_listing": (routes, "worlds_listing"),
-    "worlds_router": (routes, "worlds_router"),
-    "CLOSE_REAPED": (close_codes, "CLOSE_REAPED"),
-    "FrameError": (frames, "FrameError"),
-}
-
-
-@pytest.mark.parametrize("old", sorted(SERVER_MOVES))
-def test_a_name_moved_out_of_server_warns_and_gives_the_new_object(old: str) -> None:
-    module, new = SERVER_MOVES[old]
-    with pytest.warns(DeprecationWarning, match=rf"{module.__name__}\.{new}"):
-        found = getattr(server, old)
-    assert found is getattr(module, new)
-
-
-def test_hub_is_the_session_pool_under_its_old_name_in_its_new_module() -> None:
-    with pytest.warns(DeprecationWarning, match="SessionPool"):
-        assert session_pool.Hub is session_pool.SessionPool  # type: ignore[attr-defined]
-
 
 def test_the_app_factory_imports_without_a_warning() -> None:
     with warnings.catch_warnings():
@@ -83,9 +48,23 @@ def test_the_app_factory_imports_without_a_warning() -> None:
     assert callable(capacity_for)
 
 
-def test_an_unknown_name_of_server_is_an_attribute_error() -> None:
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("seahaven_openenv.server", "Hub"),
+        ("seahaven_openenv.server", "serve_connection"),
+        ("seahaven_openenv.server", "FrameError"),
+        ("seahaven_openenv.session_pool", "Hub"),
+    ],
+)
+def test_the_old_names_kept_for_one_release_are_gone(module: str, name: str) -> None:
     with pytest.raises(AttributeError):
-        server.nothing_of_the_kind  # noqa: B018
+        getattr(importlib.import_module(module), name)
+
+
+def test_the_old_http_server_path_is_gone() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("seahaven_openenv.http_server")
 
 
 def test_frame_error_lives_in_frames_and_session_gives_the_same_class() -> None:
@@ -100,21 +79,6 @@ def test_read_frame_reads_a_typed_frame_and_the_old_readers_agree() -> None:
     with pytest.raises(frames.FrameError) as refused:
         frames.read_frame('{"type": "nope", "id": "a"}')
     assert refused.value.code == "UNKNOWN_TYPE" and refused.value.request_id == "a"
-
-
-def test_http_server_warns_on_import_and_gives_the_new_objects() -> None:
-    sys.modules.pop("seahaven_openenv.http_server", None)
-    with pytest.warns(DeprecationWarning, match=r"seahaven_openenv\.http\.server"):
-        old = importlib.import_module("seahaven_openenv.http_server")
-    assert old.HttpWorldApp is http_app.HttpWorldApp
-    assert old.RESET_OPTION_KEYS is http_app.RESET_OPTION_KEYS
-    assert old.check_reset_options is http_app.check_reset_options
-    assert old.RunningHttpServer is launch.RunningHttpServer
-    assert old.serve_forever is launch.serve_forever
-    assert old.run_in_background is launch.run_in_background
-    assert old.command_line is launch.command_line
-    with pytest.raises(AttributeError):
-        old.nothing_of_the_kind  # noqa: B018
 
 
 def test_the_http_package_keeps_its_public_face() -> None:

@@ -6,18 +6,13 @@ One app serves one world at its root, or several worlds each under
 and ``index`` pick one. What the sessions share is a ``SessionPool``
 (``seahaven_openenv.session_pool``), kept as ``app.state.hub``; the routes are
 ``seahaven_openenv.routes``'s and a ``/ws`` connection is
-``seahaven_openenv.connection``'s. The names this module held before it was
-split still import from here for one release, with a warning naming their
-module.
+``seahaven_openenv.connection``'s.
 """
 
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Sequence
-from types import ModuleType
-from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -28,11 +23,7 @@ from seahaven.scenarios import SUBMIT_TOOL, ScenarioSet
 from seahaven_openenv import (
     admission,
     card,
-    close_codes,
-    connection,
     descriptors,
-    frames,
-    inbox,
     resume,
     routes,
     session_pool,
@@ -45,28 +36,6 @@ from seahaven_openenv.tasks import packs_for
 __all__ = ["app", "app_for_worlds", "capacity_for"]
 
 _log = logging.getLogger("seahaven.openenv")
-
-#: Each name that moved out of this module, with the module (and name) it lives under now.
-MOVED_NAMES: dict[str, tuple[ModuleType, str]] = {
-    "DEFAULT_MAX_CONCURRENT_ENVS": (session_pool, "DEFAULT_MAX_CONCURRENT_ENVS"),
-    "Hub": (session_pool, "SessionPool"),
-    "Inbox": (inbox, "Inbox"),
-    "serve_connection": (connection, "serve_connection"),
-    "AnswerHead": (routes, "AnswerHead"),
-    "MAX_MCP_BODY_BYTES": (routes, "MAX_MCP_BODY_BYTES"),
-    "index_router": (routes, "index_router"),
-    "listed_fixtures": (routes, "listed_fixtures"),
-    "schema_document": (routes, "schema_document"),
-    "world_router": (routes, "world_router"),
-    "worlds_listing": (routes, "worlds_listing"),
-    "worlds_router": (routes, "worlds_router"),
-    "CLOSE_NORMAL": (close_codes, "CLOSE_NORMAL"),
-    "CLOSE_AT_CAPACITY": (close_codes, "CLOSE_AT_CAPACITY"),
-    "CLOSE_REAPED": (close_codes, "CLOSE_REAPED"),
-    "CLOSE_NO_SESSION_HERE": (close_codes, "CLOSE_NO_SESSION_HERE"),
-    "CLOSE_RESUMED_ELSEWHERE": (close_codes, "CLOSE_RESUMED_ELSEWHERE"),
-    "FrameError": (frames, "FrameError"),
-}
 
 
 def app(
@@ -234,18 +203,3 @@ def capacity_for(worlds: Sequence[seahaven.World], chosen: int | None) -> int:
             each,
         )
     return chosen
-
-
-def __getattr__(name: str) -> Any:
-    """A name that moved out of this module: its new object, with a ``DeprecationWarning``."""
-    moved = MOVED_NAMES.get(name)
-    if moved is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, new = moved
-    warnings.warn(
-        f"seahaven_openenv.server.{name} is now {module.__name__}.{new}; import it from there "
-        "(the old name goes in the next release)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(module, new)

@@ -4,7 +4,6 @@ The capacity count, the two pools of worker threads, the scheduler that runs
 a frame's work on the event loop while that kind of work is quick and on a
 worker once it is not, and the idle reaper; it installs the event loop's
 handler for connections it cannot accept (``seahaven_openenv.accept_failures``).
-``SessionPool`` was ``seahaven_openenv.server.Hub``.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import logging
 import secrets
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -444,16 +442,3 @@ class _Job(Generic[T]):
             self._abandoned = True
             if self._thread is not None:
                 sandbox.interrupt_thread(self._thread)
-
-
-def __getattr__(name: str) -> Any:
-    """``Hub``, the pool's old name, with a warning naming ``SessionPool``."""
-    if name == "Hub":
-        warnings.warn(
-            "seahaven_openenv.session_pool.Hub is now SessionPool; use "
-            "seahaven_openenv.session_pool.SessionPool (Hub goes in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return SessionPool
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
