@@ -35,7 +35,15 @@ from seahaven_openenv.session import Session, WorldService
 if TYPE_CHECKING:
     from seahaven_openenv.session_pool import SessionPool
 
-__all__ = ["CLOSE", "CREATE", "MAX_REMEMBERED_LOST", "HttpSession", "HttpSessions", "handles"]
+__all__ = [
+    "CLOSE",
+    "CREATE",
+    "MAX_MCP_BODY_BYTES",
+    "MAX_REMEMBERED_LOST",
+    "HttpSession",
+    "HttpSessions",
+    "handles",
+]
 
 CREATE = "openenv/session/create"
 CLOSE = "openenv/session/close"
@@ -53,6 +61,9 @@ _SESSION_METHODS = frozenset(
         "resources/read",
     }
 )
+# The largest body ``POST /mcp`` reads (the routes and the front of ``--workers`` hold to it);
+# a request past it is refused.
+MAX_MCP_BODY_BYTES = 64 * 1024
 # How many sessions ended by the reaper are remembered, so a request naming one is told so.
 MAX_REMEMBERED_LOST = 1000
 

@@ -32,12 +32,12 @@ from seahaven_openenv.connection import serve_connection
 from seahaven_openenv.console import console_redirect, console_router, worlds_index_page
 from seahaven_openenv.echo import bounded, clip
 from seahaven_openenv.frames import FrameError
+from seahaven_openenv.mcp_sessions import MAX_MCP_BODY_BYTES
 from seahaven_openenv.session import WorldService
 from seahaven_openenv.session_pool import SessionPool
 from seahaven_openenv.tasks import scenarios_for, task_router
 
 __all__ = [
-    "MAX_MCP_BODY_BYTES",
     "AnswerHead",
     "IndexRoutes",
     "PoolRoutes",
@@ -54,8 +54,6 @@ __all__ = [
 
 _log = logging.getLogger("seahaven.openenv")
 
-# The largest body ``POST /mcp`` reads: it only ever answers a refusal.
-MAX_MCP_BODY_BYTES = 64 * 1024
 # How long the root's /ws waits for a first frame to answer before it says where to go.
 ROOT_SOCKET_WAIT_SECONDS = 10.0
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from seahaven.errors import WorldBug
 from seahaven_openenv import pool, runner
-from seahaven_openenv.routes import MAX_MCP_BODY_BYTES
+from seahaven_openenv.mcp_sessions import MAX_MCP_BODY_BYTES
 
 if TYPE_CHECKING:
     import uvicorn
