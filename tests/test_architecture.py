@@ -541,52 +541,13 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
     "openenv": PluginLayout(
         "seahaven_openenv",
         (
-            (
-                "foundations",
-                frozenset(
-                    {
-                        "accept_failures",
-                        "admission",
-                        "card",
-                        "close_codes",
-                        "console",
-                        "descriptors",
-                        "echo",
-                        "guard",
-                        "http.messages",
-                        "lean_openenv",
-                        "loop_clock",
-                        "pool",
-                        "runner",
-                        "strict_json",
-                        "wheelhouse",
-                    }
-                ),
-            ),
-            ("the wire", frozenset({"frames", "http.server", "inbox", "tasks"})),
-            (
-                "the session, its models and client",
-                frozenset(
-                    {
-                        "client",
-                        "http.launch",
-                        "models",
-                        "remote",
-                        "session",
-                        "snapframes",
-                        "validation",
-                    }
-                ),
-            ),
-            (
-                "what sessions speak and keep",
-                frozenset({"environment", "harness", "http", "hub", "mcp_frames", "resume"}),
-            ),
-            ("the session pool", frozenset({"mcp_sessions", "session_pool"})),
-            ("frame work", frozenset({"fork", "work"})),
-            ("the connection", frozenset({"connection"})),
-            ("the routes", frozenset({"routes"})),
-            ("the app", frozenset({"server", "workers"})),
+            ("the wire", frozenset({"wire"})),
+            ("the session and its pool", frozenset({"sessions"})),
+            ("the connection and the front", frozenset({"front"})),
+            ("the console", frozenset({"console"})),
+            ("the routes and the app", frozenset({"web"})),
+            ("the OpenEnv side", frozenset({"clients"})),
+            ("the hub", frozenset({"hub"})),
             ("commands", frozenset({"__init__", "plugin", "serve"})),
         ),
         frozenset(

@@ -18,15 +18,15 @@ import httpx
 import pytest
 import typer
 from pydantic import ValidationError
-from seahaven_openenv.models import schemas
-from seahaven_openenv.routes import schema_document
-from seahaven_openenv.session import (
+from seahaven_openenv.clients.models import schemas
+from seahaven_openenv.sessions.session import (
     RESET_KEYS,
     RESET_TYPES,
     FrameError,
     WorldService,
     reset_schema,
 )
+from seahaven_openenv.web.routes import schema_document
 from shelf import handle, make_shelf
 
 import seahaven

@@ -11,38 +11,36 @@ from pathlib import Path
 
 import pytest
 import seahaven_openenv
-from seahaven_openenv import (
-    frames,
-    session,
-)
-from seahaven_openenv.http import messages
-from seahaven_openenv.http import server as http_app
+from seahaven_openenv.sessions import session
+from seahaven_openenv.web.http import messages
+from seahaven_openenv.web.http import server as http_app
+from seahaven_openenv.wire import frames
 
 PACKAGE = Path(seahaven_openenv.__file__).parent
 
 # The modules the split made, each of which must import first in a fresh interpreter.
 NEW_MODULES = [
-    "seahaven_openenv.frames",
-    "seahaven_openenv.close_codes",
-    "seahaven_openenv.inbox",
-    "seahaven_openenv.accept_failures",
-    "seahaven_openenv.session_pool",
-    "seahaven_openenv.work",
-    "seahaven_openenv.fork",
-    "seahaven_openenv.connection",
-    "seahaven_openenv.routes",
-    "seahaven_openenv.server",
-    "seahaven_openenv.http",
-    "seahaven_openenv.http.messages",
-    "seahaven_openenv.http.server",
-    "seahaven_openenv.http.launch",
+    "seahaven_openenv.wire.frames",
+    "seahaven_openenv.wire.close_codes",
+    "seahaven_openenv.wire.inbox",
+    "seahaven_openenv.sessions.accept_failures",
+    "seahaven_openenv.sessions.session_pool",
+    "seahaven_openenv.sessions.work",
+    "seahaven_openenv.sessions.fork",
+    "seahaven_openenv.front.connection",
+    "seahaven_openenv.web.routes",
+    "seahaven_openenv.web.server",
+    "seahaven_openenv.web.http",
+    "seahaven_openenv.web.http.messages",
+    "seahaven_openenv.web.http.server",
+    "seahaven_openenv.web.http.launch",
 ]
 
 
 def test_the_app_factory_imports_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        from seahaven_openenv.server import app, app_for_worlds, capacity_for
+        from seahaven_openenv.web.server import app, app_for_worlds, capacity_for
 
     assert app is seahaven_openenv.app and app_for_worlds is seahaven_openenv.app_for_worlds
     assert callable(capacity_for)
@@ -51,10 +49,10 @@ def test_the_app_factory_imports_without_a_warning() -> None:
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("seahaven_openenv.server", "Hub"),
-        ("seahaven_openenv.server", "serve_connection"),
-        ("seahaven_openenv.server", "FrameError"),
-        ("seahaven_openenv.session_pool", "Hub"),
+        ("seahaven_openenv.web.server", "Hub"),
+        ("seahaven_openenv.web.server", "serve_connection"),
+        ("seahaven_openenv.web.server", "FrameError"),
+        ("seahaven_openenv.sessions.session_pool", "Hub"),
     ],
 )
 def test_the_old_names_kept_for_one_release_are_gone(module: str, name: str) -> None:
@@ -82,7 +80,7 @@ def test_read_frame_reads_a_typed_frame_and_the_old_readers_agree() -> None:
 
 
 def test_the_http_package_keeps_its_public_face() -> None:
-    import seahaven_openenv.http as package
+    import seahaven_openenv.web.http as package
 
     import seahaven.http
 

@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 from conftest import allow_open_files, post_mcp
 from openenv.core.mcp_client import MCPToolClient
-from seahaven_openenv import pool, runner, workers
+from seahaven_openenv.front import runner, workers
+from seahaven_openenv.sessions import pool
 from websockets.sync.client import connect
 
 from seahaven.openenv import SeahavenClient, SessionLost
