@@ -11,7 +11,8 @@ instance's private attributes: the rest of the framework uses the interface
 
 The first-party plugins are read the same way: ``PLUGIN_LAYOUTS`` gives each
 its own layers and the core modules it may import, and ``docs/architecture.md``
-shows both in its section on the plugins.
+shows both in its section on the plugins. A plugin's imports form no cycle even
+counting those under ``if TYPE_CHECKING:`` and those inside functions.
 """
 
 from __future__ import annotations
@@ -819,3 +820,32 @@ def test_docs_architecture_shows_each_plugins_layout() -> None:
         for plugin, layout in PLUGIN_LAYOUTS.items()
     }
     assert documented == expected
+
+
+def plugin_graph(plugin: str) -> dict[str, set[str]]:
+    """Who imports whom in a plugin's source: every import, type-checking and function-level too."""
+    modules = plugin_modules(plugin)
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for found, _ in plugin_imports(plugin):
+        graph[found.module] |= _plugin_targets(found, modules) - {found.module}
+    return graph
+
+
+@needs_plugins
+@pytest.mark.parametrize("plugin", PLUGIN_NAMES)
+def test_no_plugin_imports_form_a_cycle_counting_type_checking_and_function_imports(
+    plugin: str,
+) -> None:
+    # Where two modules need each other's types, the type belongs in the lower one.
+    cycle = find_cycle(plugin_graph(plugin))
+    assert cycle is None, f"{plugin}: import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_plugin_cycle_reading_counts_type_checking_and_function_imports() -> None:
+    # What the test above relies on, on a graph made up here: two modules that need each
+    # other only for types, or only inside a function, are still a cycle.
+    assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+    if HAS_PLUGINS:
+        graph = plugin_graph("openenv")
+        # ``models`` reads the session's reset schema inside a function: that edge is counted.
+        assert "seahaven_openenv.sessions.session" in graph["seahaven_openenv.clients.models"]

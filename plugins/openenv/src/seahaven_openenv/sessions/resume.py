@@ -23,16 +23,15 @@ import secrets
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
+import seahaven
 from seahaven.errors import WorldBug
 from seahaven_openenv.sessions.session import Session
 from seahaven_openenv.wire.echo import clip
 from seahaven_openenv.wire.frames import FrameError
-
-if TYPE_CHECKING:
-    from seahaven_openenv.sessions.session_pool import SessionPool
 
 __all__ = [
     "DEFAULT_RESUME_GRACE_SECONDS",
@@ -41,6 +40,7 @@ __all__ = [
     "Kept",
     "Resumable",
     "Resumables",
+    "SessionHost",
     "check_grace",
 ]
 
@@ -52,6 +52,38 @@ RESUME_PARAMETER = "resume"
 MAX_REMEMBERED_GONE = 1000
 # Bytes of randomness in a token (43 characters of URL-safe text).
 TOKEN_BYTES = 32
+
+T = TypeVar("T")
+
+
+class SessionHost(Protocol):
+    """What the resume table needs of the pool that holds it: ``SessionPool`` is one.
+
+    Declared here, beneath the pool, because the pool imports this module: the
+    table names the pool's type without importing it back.
+    """
+
+    @property
+    def started_at(self) -> float:
+        """When the server started (seconds since the epoch)."""
+        ...
+
+    @property
+    def sessions(self) -> MutableMapping[Session, Any]:
+        """Every session counted against capacity, with what it lives on."""
+        ...
+
+    def new_session_id(self) -> str:
+        """A new session's id."""
+        ...
+
+    async def execute(self, work: str | None, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` as the pool runs a frame's work of kind ``work``."""
+        ...
+
+    def ended(self, instance: weakref.ref[seahaven.Instance] | None) -> None:
+        """A session ended, holding ``instance``."""
+        ...
 
 
 def check_grace(grace: Any) -> float:
@@ -116,7 +148,7 @@ class Resumable:
 class Resumables:
     """Every resumable ``/ws`` session of one server, attached or waiting for its client."""
 
-    def __init__(self, hub: SessionPool, grace: float) -> None:
+    def __init__(self, hub: SessionHost, grace: float) -> None:
         self.hub = hub
         self.grace = check_grace(grace)
         self._live: dict[str, Resumable] = {}
