@@ -847,5 +847,5 @@ def test_the_plugin_cycle_reading_counts_type_checking_and_function_imports() ->
     assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
     if HAS_PLUGINS:
         graph = plugin_graph("openenv")
-        # ``models`` reads the session's reset schema inside a function: that edge is counted.
-        assert "seahaven_openenv.sessions.session" in graph["seahaven_openenv.clients.models"]
+        # ``models`` reads the reset schema inside a function: that edge is counted.
+        assert "seahaven_openenv.sessions.reset_data" in graph["seahaven_openenv.clients.models"]

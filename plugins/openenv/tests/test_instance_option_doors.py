@@ -19,13 +19,8 @@ import pytest
 import typer
 from pydantic import ValidationError
 from seahaven_openenv.clients.models import schemas
-from seahaven_openenv.sessions.session import (
-    RESET_KEYS,
-    RESET_TYPES,
-    FrameError,
-    WorldService,
-    reset_schema,
-)
+from seahaven_openenv.sessions.reset_data import RESET_KEYS, RESET_TYPES, reset_schema
+from seahaven_openenv.sessions.session import FrameError, WorldService
 from seahaven_openenv.web.routes import schema_document
 from shelf import handle, make_shelf
 

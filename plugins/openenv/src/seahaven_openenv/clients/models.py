@@ -256,7 +256,7 @@ def schemas() -> dict[str, Any]:
     """
     # The session module is the server's (it imports the Task API's router, and FastAPI with
     # it): a client importing these models never needs it.
-    from seahaven_openenv.sessions.session import reset_schema
+    from seahaven_openenv.sessions.reset_data import reset_schema
 
     return {
         "action": CallToolAction.model_json_schema(),

@@ -23,7 +23,8 @@ from starlette.websockets import WebSocketDisconnect
 from websockets.exceptions import ConnectionClosed
 
 from seahaven_openenv.sessions import fork, mcp_frames, mcp_sessions, resume
-from seahaven_openenv.sessions.session import Session, WorldService, internal_error_id
+from seahaven_openenv.sessions.outcomes import internal_error_id
+from seahaven_openenv.sessions.session import Session, WorldService
 from seahaven_openenv.sessions.session_pool import Abandoned, SessionPool
 from seahaven_openenv.sessions.work import mcp_work, reset_work, step_work
 from seahaven_openenv.wire import frames

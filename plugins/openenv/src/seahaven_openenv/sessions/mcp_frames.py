@@ -30,7 +30,8 @@ from typing import Any
 
 from seahaven.scenarios import SUBMIT_TOOL
 from seahaven.tool_results import error_result, value_result
-from seahaven_openenv.sessions.session import BoundView, Outcome, Session, internal_error_id
+from seahaven_openenv.sessions.outcomes import BoundView, Outcome, internal_error_id
+from seahaven_openenv.sessions.session import Session
 from seahaven_openenv.wire.echo import clip
 from seahaven_openenv.wire.frames import FrameError
 

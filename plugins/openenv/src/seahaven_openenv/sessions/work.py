@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from seahaven.scenarios import MESSAGE_USER_TOOL, SUBMIT_TOOL
-from seahaven_openenv.sessions.session import SCENARIO_KEYS, Session
+from seahaven_openenv.sessions.reset_data import SCENARIO_KEYS
+from seahaven_openenv.sessions.session import Session
 from seahaven_openenv.sessions.session_pool import SessionPool
 
 __all__ = ["call_work", "mcp_work", "reset_work", "step_work"]
