@@ -9,7 +9,7 @@ front. A request naming a session goes to the worker that owns it:
 ``/ws?session_id=<id>`` (and a ``resume=`` token beside it), ``/ws?snapshot=<token>``
 (a connection that resets from a snapshot the worker keeps), and ``POST /mcp``
 whose JSON ``params.session_id`` names one; the worker is the one the id's
-prefix names (``seahaven_openenv.sessions.pool``). Every other connection goes to the
+prefix names (``front.routing``). Every other connection goes to the
 next live worker in turn. A worker answers each plain HTTP request with
 ``connection: close``, so every request is routed on its own.
 
@@ -27,8 +27,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import ctypes
-import json
 import logging
 import os
 import selectors
@@ -37,14 +35,14 @@ import socket
 import sys
 import time
 import traceback
-import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from seahaven.errors import WorldBug
 from seahaven_openenv.front import runner
+from seahaven_openenv.front.handoff import CloseAfterResponse, die_with_parent, serve_handed
+from seahaven_openenv.front.routing import PEEK_LIMIT, route_of
 from seahaven_openenv.sessions import pool
-from seahaven_openenv.sessions.mcp_sessions import MAX_MCP_BODY_BYTES
 
 if TYPE_CHECKING:
     import uvicorn
@@ -53,9 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_RESTARTS",
     "RESTART_WINDOW_SECONDS",
-    "CloseAfterResponse",
     "Front",
-    "route_of",
     "serve_workers",
 ]
 
@@ -71,84 +67,9 @@ START_SECONDS = 120.0
 STOP_SECONDS = 30.0
 # How long a peek that found part of a request waits before looking again.
 PEEK_RETRY_SECONDS = 0.002
-# The most bytes peeked: a request head and the largest body /mcp reads.
-PEEK_LIMIT = runner.HEAD_LIMIT_BYTES + MAX_MCP_BODY_BYTES
 BACKLOG = 2048
-_ROUTE_PARAMETERS = ("session_id", "resume", "snapshot")
 # What a worker's bounded protocol answers a request that stops arriving (runner.py).
 _REQUEST_TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-
-
-def route_of(data: bytes) -> tuple[bool, str | None]:
-    """Whether ``data`` (a request's first bytes) is enough to route it, and the token named.
-
-    The token is a ``/ws`` query's ``session_id``, ``resume`` or ``snapshot``
-    carrying a worker prefix, or a ``POST /mcp`` body's ``params.session_id``;
-    ``None`` routes the request to any worker.
-    """
-    end = data.find(b"\r\n\r\n")
-    if end < 0:
-        return len(data) >= PEEK_LIMIT, None
-    lines = data[:end].split(b"\r\n")
-    parts = lines[0].split(b" ")
-    if len(parts) != 3:
-        return True, None
-    method, target = parts[0], parts[1]
-    path, _, query = target.partition(b"?")
-    if path.endswith(b"/ws"):
-        values = urllib.parse.parse_qs(query.decode("latin-1"))
-        for key in _ROUTE_PARAMETERS:
-            for value in values.get(key, ()):
-                if pool.owner_of(value) is not None:
-                    return True, value
-        return True, None
-    if method != b"POST" or not path.endswith(b"/mcp"):
-        return True, None
-    length = None
-    for line in lines[1:]:
-        name, _, given = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = given.strip()
-    if length is None or not length.isdigit() or int(length) > MAX_MCP_BODY_BYTES:
-        return True, None
-    body = data[end + 4 : end + 4 + int(length)]
-    if len(body) < int(length):
-        return False, None
-    try:
-        request = json.loads(body)
-    except (ValueError, RecursionError):
-        # Not JSON the route would read (too deep for the parser, say): the worker that
-        # answers it refuses it, whichever that is.
-        return True, None
-    params = request.get("params") if isinstance(request, dict) else None
-    token = params.get("session_id") if isinstance(params, dict) else None
-    return True, token if isinstance(token, str) and pool.owner_of(token) else None
-
-
-class CloseAfterResponse:
-    """ASGI middleware: every plain HTTP response says ``connection: close``.
-
-    The front routes a connection by its first request, so a kept-alive
-    connection's next request (naming another worker's session, say) would
-    land on the wrong worker. WebSockets are untouched: they are one session.
-    """
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Pass the request on; add ``connection: close`` to its response's headers."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def closing(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                headers = [*message.get("headers", ()), (b"connection", b"close")]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, closing)
 
 
 class _Worker:
@@ -508,79 +429,6 @@ class Front:
             time.sleep(0.02)
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to send this process SIGTERM when the front process dies."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
-
-
-async def _serve_handed(server: Any, control: socket.socket, seat: pool.Seat) -> bool:
-    """Run ``server`` with no listener of its own, serving each socket the front hands over."""
-    loop = asyncio.get_running_loop()
-    serving = asyncio.create_task(server.serve(sockets=[]))
-    while not server.started and not serving.done():
-        await asyncio.sleep(0.01)
-    if not server.started:
-        with contextlib.suppress(SystemExit):
-            await serving
-        return False
-    config = server.config
-
-    def protocol() -> asyncio.Protocol:
-        # What uvicorn's own server builds for each connection it accepts.
-        made: asyncio.Protocol = config.http_protocol_class(
-            config=config,
-            server_state=server.server_state,
-            app_state=server.lifespan.state,
-            _loop=loop,
-        )
-        return made
-
-    pending: set[asyncio.Future[Any]] = set()
-
-    def connected(future: asyncio.Future[Any]) -> None:
-        pending.discard(future)
-        if not future.cancelled() and future.exception() is not None:
-            _log.debug("a handed-over connection failed: %s", future.exception())
-
-    def receive() -> None:
-        while True:
-            try:
-                message, fds, _, _ = socket.recv_fds(control, 16, 64)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                message, fds = b"", []
-            if not message and not fds:
-                # The front is gone: nothing more will come, and no client can reach us.
-                loop.remove_reader(control.fileno())
-                server.should_exit = True
-                return
-            for fd in fds:
-                sock = socket.socket(fileno=fd)
-                if server.should_exit:
-                    sock.close()
-                    continue
-                future = asyncio.ensure_future(loop.connect_accepted_socket(protocol, sock))
-                pending.add(future)
-                future.add_done_callback(connected)
-
-    control.setblocking(False)
-    loop.add_reader(control.fileno(), receive)
-    seat.board.set(seat.index, "ready", 1)
-    try:
-        await serving
-    except SystemExit:
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            loop.remove_reader(control.fileno())
-        control.close()
-    return True
-
-
 def serve_workers(
     build: Callable[[int], tuple[FastAPI, uvicorn.Server]],
     workers: int,
@@ -606,12 +454,12 @@ def serve_workers(
     board = pool.Board(workers)
 
     def run_worker(seat: pool.Seat, control: socket.socket) -> int:
-        _die_with_parent()
+        die_with_parent()
         application, server = build(bound)
         application.state.hub.join_pool(seat)
         application.add_middleware(CloseAfterResponse)
         prepare()
-        started = asyncio.run(_serve_handed(server, control, seat))
+        started = asyncio.run(serve_handed(server, control, seat))
         return 0 if started else 1
 
     def say() -> None:
