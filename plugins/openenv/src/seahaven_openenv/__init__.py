@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from seahaven_openenv import serve
-    from seahaven_openenv.clients.client import AtCapacity, SeahavenClient, ServerError, SessionLost
+    from seahaven_openenv.clients.client import SeahavenClient
     from seahaven_openenv.clients.environment import SeahavenEnv
+    from seahaven_openenv.clients.errors import AtCapacity, ServerError, SessionLost
     from seahaven_openenv.clients.harness import ScenarioSessions
     from seahaven_openenv.clients.models import (
         CallToolAction,
@@ -62,9 +63,9 @@ _LAZY = {
     "app": "seahaven_openenv.web.server",
     "app_for_worlds": "seahaven_openenv.web.server",
     "SeahavenClient": "seahaven_openenv.clients.client",
-    "SessionLost": "seahaven_openenv.clients.client",
-    "AtCapacity": "seahaven_openenv.clients.client",
-    "ServerError": "seahaven_openenv.clients.client",
+    "SessionLost": "seahaven_openenv.clients.errors",
+    "AtCapacity": "seahaven_openenv.clients.errors",
+    "ServerError": "seahaven_openenv.clients.errors",
     "SeahavenEnv": "seahaven_openenv.clients.environment",
     "RemoteSession": "seahaven_openenv.clients.remote",
     "ScenarioSessions": "seahaven_openenv.clients.harness",

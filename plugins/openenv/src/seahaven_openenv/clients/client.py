@@ -21,8 +21,8 @@ without a word when its socket has closed, which would carry a harness on in a
 fresh, empty session; this one instead raises ``SessionLost``, naming what
 happened (the server reaped the session, the server stopped or restarted, the
 connection was lost and resuming it failed, and why), on the next step or
-``state()`` after an episode's connection ended. A ``reset()`` starts a new
-episode on a new connection.
+``state()`` after an episode's connection ended (``clients.errors`` holds what it
+raises). A ``reset()`` starts a new episode on a new connection.
 
 Every frame it sends carries an ``id``, and it takes only the answer carrying
 that ``id``: an answer to a frame whose caller stopped waiting (its
@@ -64,6 +64,13 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from seahaven_openenv.clients.errors import (
+    AtCapacity,
+    ServerError,
+    SessionLost,
+    credentials,
+    why_closed,
+)
 from seahaven_openenv.clients.lean_openenv import (
     CallToolAction,
     EnvClient,
@@ -80,10 +87,7 @@ __all__ = [
     "DEFAULT_CAPACITY_WAIT_S",
     "DEFAULT_PING_TIMEOUT_S",
     "MAX_RESUMES_PER_CALL",
-    "AtCapacity",
     "SeahavenClient",
-    "ServerError",
-    "SessionLost",
 ]
 
 #: How many times one call resumes its session before it gives up and raises ``SessionLost``.
@@ -97,60 +101,6 @@ DEFAULT_CAPACITY_RETRIES = 8
 DEFAULT_CAPACITY_WAIT_S = 120.0
 # The most a refusal's retry_after is taken to ask for: a larger one is a server's mistake.
 _LONGEST_RETRY_AFTER_S = 3600.0
-# The close codes a server sends, and what each says happened to the session.
-_REAPED = 4408
-_CLOSED_BY = {
-    1001: "the server went away",
-    1012: "the server stopped or restarted",
-    1013: "the server was at capacity",
-}
-
-
-class SessionLost(RuntimeError):
-    """The episode is gone: its session was reaped, or its connection ended; ``reason`` says how.
-
-    Raised by the first step or ``state()`` after it, and by every one after that
-    until a ``reset()`` starts a new episode.
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(
-            f"the session's episode is gone: {reason}. Its instance and everything the episode "
-            "changed went with it; reset() starts a new episode"
-        )
-        self.reason = reason
-
-
-class ServerError(RuntimeError):
-    """The server refused a frame with OpenEnv's error frame: ``code`` and ``message`` are its.
-
-    A ``RuntimeError``, as OpenEnv's own client raises for an error frame, with the
-    same text; ``data`` is the error frame's whole ``data``.
-    """
-
-    def __init__(self, code: str, message: str, data: dict[str, Any]) -> None:
-        super().__init__(f"Server error: {message} (code: {code})")
-        self.code = code
-        self.message = message
-        self.data = data
-
-
-class AtCapacity(ServerError):
-    """The server stayed at capacity through every retry; ``attempts`` and ``waited`` say how long.
-
-    A ``ServerError`` with ``code`` ``CAPACITY_REACHED``; ``data`` is the last refusal's.
-    """
-
-    def __init__(self, refusal: ServerError, attempts: int, waited: float) -> None:
-        message = (
-            f"the server stayed at capacity: it refused the session {attempts} time(s), and this "
-            f"client waited {waited:.1f} s in all between them as the server asked "
-            f"({refusal.message}). Allow more with SeahavenClient(capacity_retries=..., "
-            "capacity_wait_s=...), or serve more sessions (seahaven serve --max_concurrent_envs)"
-        )
-        super().__init__(refusal.code, message, refusal.data)
-        self.attempts = attempts
-        self.waited = waited
 
 
 class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
@@ -407,7 +357,7 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
             )
         if resetting:
             self._episode_socket = self._ws
-            self._resume_credentials = _credentials(response)
+            self._resume_credentials = credentials(response)
         return response
 
     def _resumable(self) -> bool:
@@ -435,7 +385,7 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         episode = self._episode_socket
         assert episode is not None and self._resume_credentials is not None
         assert self._ws_url is not None
-        self._dropped_because = _why_closed(episode)
+        self._dropped_because = why_closed(episode)
         await self._open_session(*self._resume_credentials)
         self.resumes += 1
 
@@ -503,7 +453,7 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         except (ConnectionClosed, TimeoutError, ValueError) as error:
             self._schedule_socket_close(ws)
             if isinstance(error, ConnectionClosed):
-                self._resume_failed(_why_closed(ws))
+                self._resume_failed(why_closed(ws))
             self._resume_failed(f"the server did not say it resumed it ({error!r})")
         if not isinstance(first, dict) or first.get("type") != "resumed":
             self._schedule_socket_close(ws)
@@ -582,7 +532,7 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
                     f"for an answer after message_timeout_s, {self._message_timeout:g} s)"
                 )
             elif episode.state in (State.CLOSING, State.CLOSED):
-                reason = _why_closed(episode)
+                reason = why_closed(episode)
         if reason is not None:
             self._lost_reason = reason
             raise SessionLost(reason)
@@ -618,29 +568,3 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
 
     def _parse_state(self, payload: dict[str, Any]) -> SeahavenState:
         return SeahavenState.model_validate(payload)
-
-
-def _credentials(response: dict[str, Any]) -> tuple[str, str] | None:
-    """The session id and resume token a reset's answer carries, if its server offers resume."""
-    data = response.get("data")
-    offered = data.get("resume") if isinstance(data, dict) else None
-    if not isinstance(offered, dict):
-        return None
-    session_id, token = offered.get("session_id"), offered.get("token")
-    if isinstance(session_id, str) and isinstance(token, str):
-        return session_id, token
-    return None
-
-
-def _why_closed(connection: ClientConnection) -> str:
-    """What a closed connection's close frame (or its absence) says happened to the session."""
-    received = connection.protocol.close_rcvd
-    if received is None:
-        return (
-            "the connection was lost with no word from the server (the network failed, the "
-            "server died, or pings went unanswered)"
-        )
-    if received.code == _REAPED:
-        return f"the server reaped the session ({received.reason or 'it was idle too long'})"
-    said = _CLOSED_BY.get(received.code, f"the server closed the connection (code {received.code})")
-    return f"{said}{f': {received.reason}' if received.reason else ''}"

@@ -154,7 +154,7 @@ def _refusal(triple: dict[str, Any] | None, error: Any, spec: TrialSpec) -> Tool
 
 def _classify(error: BaseException) -> WireFailure:
     """A wire's failure as a trial reports it."""
-    from seahaven_openenv.clients.client import ServerError
+    from seahaven_openenv.clients.errors import ServerError
 
     if isinstance(error, WireFailure):
         return error
