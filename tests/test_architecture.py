@@ -599,7 +599,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
     "ray": PluginLayout(
         "seahaven_ray",
         (
-            ("foundations", frozenset({"trial_worker"})),
+            ("foundations", frozenset({"connection", "trial_worker"})),
             ("the pool", frozenset({"cluster"})),
             ("runners", frozenset({"plugin", "trials"})),
             ("the package", frozenset({"__init__"})),
