@@ -849,3 +849,40 @@ def test_the_plugin_cycle_reading_counts_type_checking_and_function_imports() ->
         graph = plugin_graph("openenv")
         # ``models`` reads the reset schema inside a function: that edge is counted.
         assert "seahaven_openenv.sessions.reset_data" in graph["seahaven_openenv.clients.models"]
+
+
+MAX_MODULE_LINES = 600
+"""No module of the framework or of a first-party plugin is longer: split it by what it holds."""
+
+SOURCE_SUFFIXES = (".py", ".js")
+
+
+def modules_over_the_limit(directory: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """Each module (Python, or a script of the console) under ``directory`` over ``limit`` lines.
+
+    The same reading serves the core (``seahaven/``) and each plugin's ``src``.
+    """
+    found = []
+    for path in sorted(directory.rglob("*")):
+        if path.suffix not in SOURCE_SUFFIXES or "__pycache__" in path.parts:
+            continue
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            found.append(f"{shown}: {lines} lines")
+    return found
+
+
+@needs_plugins
+@pytest.mark.parametrize("plugin", PLUGIN_NAMES)
+def test_no_plugin_module_is_over_the_line_limit(plugin: str) -> None:
+    assert modules_over_the_limit(ROOT / "plugins" / plugin / "src") == []
+
+
+def test_the_line_limit_reading_counts_python_and_scripts(tmp_path: Path) -> None:
+    (tmp_path / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    (tmp_path / "long.js").write_text("let x;\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    (tmp_path / "long.css").write_text("a {}\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    found = modules_over_the_limit(tmp_path)
+    assert [entry.split(":")[0].rsplit("/", 1)[-1] for entry in found] == ["long.js", "long.py"]

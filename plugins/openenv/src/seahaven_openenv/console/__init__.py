@@ -13,10 +13,11 @@ work for a world served at the root and for each world under ``/worlds/<name>/``
 The assets are files in the package's ``console/`` folder, of three kinds: the
 HTML page, its CSS, and its script as ES modules (``console.js``, the page,
 imports ``app.js``, ``dom.js``, ``socket.js``, ``schema_form.js``,
-``state_view.js`` and ``scenario_view.js``), served as they are: no build step, nothing fetched from
-another origin, and a content security policy that says so. Every response
-of the console carries that policy and ``nosniff``, its 404s and redirects too,
-and so does the index of worlds a server of several shows at ``/``.
+``reset_fields.js``, ``state_view.js`` and ``scenario_view.js``), served as they
+are: no build step, nothing fetched from another origin, and a content security
+policy that says so. Every response of the console carries that policy and
+``nosniff``, its 404s and redirects too, and so does the index of worlds a
+server of several shows at ``/``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ SCRIPTS: tuple[str, ...] = (
     "dom.js",
     "socket.js",
     "schema_form.js",
+    "reset_fields.js",
     "state_view.js",
     "scenario_view.js",
 )
