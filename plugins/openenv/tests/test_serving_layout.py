@@ -34,6 +34,14 @@ NEW_MODULES = [
     "seahaven_openenv.web.http.messages",
     "seahaven_openenv.web.http.server",
     "seahaven_openenv.web.http.launch",
+    "seahaven_openenv.sessions.reset_data",
+    "seahaven_openenv.sessions.outcomes",
+    "seahaven_openenv.sessions.resume",
+    "seahaven_openenv.front.routing",
+    "seahaven_openenv.front.handoff",
+    "seahaven_openenv.front.workers",
+    "seahaven_openenv.clients.errors",
+    "seahaven_openenv.hub",
 ]
 
 
