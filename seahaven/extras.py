@@ -43,7 +43,7 @@ EXTRAS: dict[str, Extra] = {
         Extra(
             "seahaven.openenv", "seahaven_openenv", "seahaven-openenv", "serve", ("serve", "hub")
         ),
-        Extra("seahaven.http", "seahaven_openenv.http", "seahaven-openenv", "serve"),
+        Extra("seahaven.http", "seahaven_openenv.web.http", "seahaven-openenv", "serve"),
         Extra("seahaven.mcp", "seahaven_mcp", "seahaven-mcp", "mcp", ("mcp",)),
         Extra("seahaven.ray", "seahaven_ray", "seahaven-ray", "ray"),
         Extra("seahaven.inspect", "seahaven_inspect", "seahaven-inspect", "inspect"),

@@ -11,7 +11,8 @@ instance's private attributes: the rest of the framework uses the interface
 
 The first-party plugins are read the same way: ``PLUGIN_LAYOUTS`` gives each
 its own layers and the core modules it may import, and ``docs/architecture.md``
-shows both in its section on the plugins.
+shows both in its section on the plugins. A plugin's imports form no cycle even
+counting those under ``if TYPE_CHECKING:`` and those inside functions.
 """
 
 from __future__ import annotations
@@ -555,53 +556,14 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
     "openenv": PluginLayout(
         "seahaven_openenv",
         (
-            (
-                "foundations",
-                frozenset(
-                    {
-                        "accept_failures",
-                        "admission",
-                        "card",
-                        "close_codes",
-                        "console",
-                        "descriptors",
-                        "echo",
-                        "guard",
-                        "http.messages",
-                        "lean_openenv",
-                        "loop_clock",
-                        "pool",
-                        "runner",
-                        "strict_json",
-                        "wheelhouse",
-                    }
-                ),
-            ),
-            ("the wire", frozenset({"frames", "http.server", "inbox", "tasks"})),
-            (
-                "the session, its models and client",
-                frozenset(
-                    {
-                        "client",
-                        "http.launch",
-                        "models",
-                        "remote",
-                        "session",
-                        "snapframes",
-                        "validation",
-                    }
-                ),
-            ),
-            (
-                "what sessions speak and keep",
-                frozenset({"environment", "harness", "http", "hub", "mcp_frames", "resume"}),
-            ),
-            ("the session pool", frozenset({"mcp_sessions", "session_pool"})),
-            ("frame work", frozenset({"fork", "work"})),
-            ("the connection", frozenset({"connection"})),
-            ("the routes", frozenset({"routes"})),
-            ("the app", frozenset({"server", "workers"})),
-            ("commands", frozenset({"__init__", "http_server", "plugin", "serve"})),
+            ("the wire", frozenset({"wire"})),
+            ("the session and its pool", frozenset({"sessions"})),
+            ("the connection and the front", frozenset({"front"})),
+            ("the console", frozenset({"console"})),
+            ("the routes and the app", frozenset({"web"})),
+            ("the OpenEnv side", frozenset({"clients"})),
+            ("the hub", frozenset({"hub"})),
+            ("commands", frozenset({"__init__", "plugin", "serve"})),
         ),
         frozenset(
             {
@@ -651,7 +613,7 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
     "ray": PluginLayout(
         "seahaven_ray",
         (
-            ("foundations", frozenset({"episodes", "files", "trial_worker"})),
+            ("foundations", frozenset({"connection", "trial_worker"})),
             ("the pool", frozenset({"cluster"})),
             ("runners", frozenset({"plugin", "trials"})),
             ("the package", frozenset({"__init__"})),
@@ -663,7 +625,6 @@ PLUGIN_LAYOUTS: dict[str, PluginLayout] = {
                 "seahaven.episodes",
                 "seahaven.evaluation",
                 "seahaven.hookspecs",
-                "seahaven.moved",
                 "seahaven.scenarios",
                 "seahaven.storage",
             }
@@ -873,3 +834,69 @@ def test_docs_architecture_shows_each_plugins_layout() -> None:
         for plugin, layout in PLUGIN_LAYOUTS.items()
     }
     assert documented == expected
+
+
+def plugin_graph(plugin: str) -> dict[str, set[str]]:
+    """Who imports whom in a plugin's source: every import, type-checking and function-level too."""
+    modules = plugin_modules(plugin)
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for found, _ in plugin_imports(plugin):
+        graph[found.module] |= _plugin_targets(found, modules) - {found.module}
+    return graph
+
+
+@needs_plugins
+@pytest.mark.parametrize("plugin", PLUGIN_NAMES)
+def test_no_plugin_imports_form_a_cycle_counting_type_checking_and_function_imports(
+    plugin: str,
+) -> None:
+    # Where two modules need each other's types, the type belongs in the lower one.
+    cycle = find_cycle(plugin_graph(plugin))
+    assert cycle is None, f"{plugin}: import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_plugin_cycle_reading_counts_type_checking_and_function_imports() -> None:
+    # What the test above relies on, on a graph made up here: two modules that need each
+    # other only for types, or only inside a function, are still a cycle.
+    assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+    if HAS_PLUGINS:
+        graph = plugin_graph("openenv")
+        # ``models`` reads the reset schema inside a function: that edge is counted.
+        assert "seahaven_openenv.sessions.reset_data" in graph["seahaven_openenv.clients.models"]
+
+
+MAX_MODULE_LINES = 600
+"""No module of the framework or of a first-party plugin is longer: split it by what it holds."""
+
+SOURCE_SUFFIXES = (".py", ".js")
+
+
+def modules_over_the_limit(directory: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """Each module (Python, or a script of the console) under ``directory`` over ``limit`` lines.
+
+    The same reading serves the core (``seahaven/``) and each plugin's ``src``.
+    """
+    found = []
+    for path in sorted(directory.rglob("*")):
+        if path.suffix not in SOURCE_SUFFIXES or "__pycache__" in path.parts:
+            continue
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            found.append(f"{shown}: {lines} lines")
+    return found
+
+
+@needs_plugins
+@pytest.mark.parametrize("plugin", PLUGIN_NAMES)
+def test_no_plugin_module_is_over_the_line_limit(plugin: str) -> None:
+    assert modules_over_the_limit(ROOT / "plugins" / plugin / "src") == []
+
+
+def test_the_line_limit_reading_counts_python_and_scripts(tmp_path: Path) -> None:
+    (tmp_path / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    (tmp_path / "long.js").write_text("let x;\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    (tmp_path / "long.css").write_text("a {}\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    found = modules_over_the_limit(tmp_path)
+    assert [entry.split(":")[0].rsplit("/", 1)[-1] for entry in found] == ["long.js", "long.py"]
