@@ -7,15 +7,10 @@ an eval grades.
 
 from __future__ import annotations
 
-from seahaven import (
-    concurrency,
-    sandbox,
-    sql_tools,
-)
-from seahaven.changelog import CallRecord, LogRecord
-from seahaven.clock import Clock, ClockMode
-from seahaven.context import Ctx, InstanceInfo, WorldHandle, Worlds
-from seahaven.db import Db, Exec
+from seahaven import sandbox, sql_tools
+from seahaven.calls import concurrency
+from seahaven.declaration.context import Ctx, InstanceInfo, WorldHandle, Worlds
+from seahaven.declaration.instance_options import InstanceOptions
 from seahaven.errors import (
     ArgumentError,
     DbError,
@@ -25,12 +20,14 @@ from seahaven.errors import (
     WorldBug,
 )
 from seahaven.fixtures import Fixture
-from seahaven.hookspecs import hookimpl
-from seahaven.ids import Ids
 from seahaven.instance import Instance
-from seahaven.instance_options import InstanceOptions
-from seahaven.schema import sql_files
+from seahaven.registry.hookspecs import hookimpl
 from seahaven.snapshots import Snapshot, SnapshotRefused, SnapshotStore, UnknownSnapshot
+from seahaven.stores.changelog import CallRecord, LogRecord
+from seahaven.stores.clock import Clock, ClockMode
+from seahaven.stores.db import Db, Exec
+from seahaven.stores.ids import Ids
+from seahaven.stores.schema import sql_files
 from seahaven.tool import Call, Tool
 from seahaven.version import VERSION as __version__
 from seahaven.world import World
@@ -70,21 +67,3 @@ __all__ = [
     "sql_files",
     "sql_tools",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # A module that moved or was split, read as an attribute of the package: warn, give the new.
-    import importlib
-
-    from seahaven.moved import MOVED, SPLIT, alias_module
-
-    if f"{__name__}.{name}" in MOVED:
-        module = alias_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    if f"{__name__}.{name}" in SPLIT:
-        # The old module's own file gathers the names and warns.
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

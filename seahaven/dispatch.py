@@ -29,20 +29,20 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from seahaven.activation import Activation, WorldCodeScope, in_call, thread_state
-from seahaven.changelog import CallRecord, ChangeLog, LogRecord
-from seahaven.composition import Composition, SurfaceEntry
-from seahaven.concurrency import CallSlots, call_slots
-from seahaven.context import Ctx, InstanceInfo
-from seahaven.db import db_error, run_cleanup
+from seahaven.calls.activation import Activation, WorldCodeScope, in_call, thread_state
+from seahaven.calls.concurrency import CallSlots, call_slots
+from seahaven.declaration.composition import Composition, SurfaceEntry
+from seahaven.declaration.context import Ctx, InstanceInfo
 from seahaven.errors import ToolError, UnknownTool, WorldBug
-from seahaven.names import AGENT, CONTROL_TOOL_NAME, SETUP, check_actor
+from seahaven.stores.changelog import CallRecord, ChangeLog, LogRecord
+from seahaven.stores.db import db_error, run_cleanup
+from seahaven.stores.names import AGENT, CONTROL_TOOL_NAME, SETUP, check_actor
 from seahaven.tool import Call, Tool, check_result
 
 if TYPE_CHECKING:
-    from seahaven.clock import Clock
-    from seahaven.control_tool import ControlTool
-    from seahaven.runtime import NodeRuntime
+    from seahaven.calls.control_tool import ControlTool
+    from seahaven.calls.runtime import NodeRuntime
+    from seahaven.stores.clock import Clock
     from seahaven.world import World
 
 __all__ = ["ActivationSlot", "Calls", "Route", "compose", "roll_back_quietly", "run_tool"]

@@ -27,20 +27,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from seahaven.activation import in_call
-from seahaven.changelog import CallRecord, LogRecord
-from seahaven.clock import Clock, ClockMode, format_instant
-from seahaven.composition import Composition, NodeReport
-from seahaven.concurrency import watch
-from seahaven.context import InstanceInfo
+from seahaven.calls.activation import in_call
+from seahaven.calls.concurrency import watch
+from seahaven.calls.runtime import InstanceParts, NodeRuntime, link_children, open_store
+from seahaven.declaration.composition import Composition, NodeReport
+from seahaven.declaration.context import InstanceInfo
 from seahaven.errors import SeahavenError, WorldBug
-from seahaven.ids import sql_stream
-from seahaven.runtime import InstanceParts, NodeRuntime, link_children, open_store
-from seahaven.storage import Storage, check_storage, rollback_image
-from seahaven.workdir import instance_directory
+from seahaven.stores.changelog import CallRecord, LogRecord
+from seahaven.stores.clock import Clock, ClockMode, format_instant
+from seahaven.stores.ids import sql_stream
+from seahaven.stores.storage import Storage, check_storage, rollback_image
+from seahaven.stores.workdir import instance_directory
 
 if TYPE_CHECKING:
-    from seahaven.instance import Instance
+    from seahaven.instance.instance import Instance
     from seahaven.world import World
 
 __all__ = [

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from seahaven import sandbox
-from seahaven.context import Ctx
+import seahaven.sandbox as sandbox
+from seahaven.declaration.context import Ctx
 from seahaven.errors import WorldBug
 from seahaven.tool import Tool
 

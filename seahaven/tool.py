@@ -23,9 +23,9 @@ from typing import Any, Literal, Union, get_args, get_origin
 import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from seahaven.arguments import check_depth
 from seahaven.errors import ArgumentError, WorldBug
-from seahaven.names import check_tool_name
+from seahaven.stores.arguments import check_depth
+from seahaven.stores.names import check_tool_name
 
 __all__ = ["Call", "Tool", "docstring_arguments"]
 
@@ -315,7 +315,7 @@ def _registering_frame_locals() -> dict[str, Any]:
 
 def is_context_annotation(annotation: Any) -> bool:
     """Whether ``annotation`` is ``seahaven.Ctx`` or ``seahaven.Ctx[...]``."""
-    from seahaven.context import Ctx
+    from seahaven.declaration.context import Ctx
 
     return annotation is Ctx or get_origin(annotation) is Ctx
 

@@ -38,9 +38,9 @@ from seahaven.errors import ArgumentError, DbError, ToolError, WorldBug
 from seahaven.fixtures.freezing import rebuild
 
 if TYPE_CHECKING:
-    from seahaven.context import Ctx
-    from seahaven.db import Db
+    from seahaven.declaration.context import Ctx
     from seahaven.fixtures.sidecar import Fixture
+    from seahaven.stores.db import Db
     from seahaven.tool import Call
     from seahaven.world import Handler, Middleware, World
 

@@ -17,25 +17,25 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
-from seahaven.clock import ClockMode, check_clock_mode
-from seahaven.composition import Composition, seal
-from seahaven.context import Ctx
+from seahaven.declaration.composition import Composition, seal
+from seahaven.declaration.context import Ctx
+from seahaven.declaration.instance_options import instance_option_names
+from seahaven.declaration.state_formats import BUILTIN_FORMATS
 from seahaven.errors import WorldBug
 from seahaven.fixtures.location import default_fixtures_dir
-from seahaven.instance_options import instance_option_names
-from seahaven.names import (
+from seahaven.stores.clock import ClockMode, check_clock_mode
+from seahaven.stores.names import (
     check_child_name,
     check_state_format_name,
     check_world_name,
 )
-from seahaven.schema import SchemaInfo, build_schema
-from seahaven.state_formats import BUILTIN_FORMATS
+from seahaven.stores.schema import SchemaInfo, build_schema
 from seahaven.tool import Call, Tool
 
 if TYPE_CHECKING:
     from seahaven.fixtures.sidecar import Fixture
-    from seahaven.instance import Instance
-    from seahaven.storage import Storage
+    from seahaven.instance.instance import Instance
+    from seahaven.stores.storage import Storage
 
 __all__ = [
     "INSTANCE_OPTIONS",
@@ -596,7 +596,7 @@ class World:
         disk. The runners that make instances for themselves (trials, evals,
         episodes, servers) default to memory instead: see ``seahaven.storage``.
         """
-        from seahaven.creation import create_instance
+        from seahaven.instance.creation import create_instance
 
         return create_instance(
             self,

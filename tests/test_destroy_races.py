@@ -22,7 +22,7 @@ import pytest
 from sample_worlds import memo_world
 
 import seahaven
-import seahaven.concurrency
+import seahaven.calls.concurrency
 
 SCHEMA = "CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL) STRICT;"
 # Runs for many seconds unless something stops it.

@@ -17,9 +17,9 @@ import pytest
 from sample_worlds import memo_world
 
 import seahaven
-import seahaven.activation
+import seahaven.calls.activation
 import seahaven.dispatch
-from seahaven.arguments import MAX_ARGUMENT_DEPTH
+from seahaven.stores.arguments import MAX_ARGUMENT_DEPTH
 
 
 def world_with(middleware: bool) -> seahaven.World:

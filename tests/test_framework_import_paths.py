@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import seahaven
-import seahaven.extras
+import seahaven.registry.extras
 
 PATHS = {
     "seahaven.inspect": ("seahaven_inspect", "seahaven-inspect", "inspect"),

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-import seahaven.extras
+import seahaven.registry.extras
 
 
 def plugin_installed() -> bool:

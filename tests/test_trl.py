@@ -29,7 +29,7 @@ import pytest
 
 import seahaven
 from seahaven import grading
-from seahaven.discovery import find_world
+from seahaven.registry.discovery import find_world
 from seahaven.scenarios import Scenario, ScenarioSet, Start, ToolCall
 from seahaven.trl import (
     ScenarioEnv,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import seahaven
-import seahaven.workdir
+import seahaven.stores.workdir
 
 # Every test here is about the directory and files an instance on disk keeps.
 pytestmark = pytest.mark.usefixtures("on_disk")

@@ -21,17 +21,17 @@ import apsw
 
 from seahaven.check.model import Finding
 from seahaven.check.package import WorldPackage
-from seahaven.discovery import (
+from seahaven.errors import WorldBug
+from seahaven.registry.discovery import (
     declared_worlds,
     find_world,
     nearest_pyproject,
     project_package,
 )
-from seahaven.errors import WorldBug
 from seahaven.world import World
 
 if TYPE_CHECKING:
-    from seahaven.registry import Registry
+    from seahaven.registry.worlds import Registry
 
 __all__ = ["Located", "locate", "package_of"]
 
@@ -131,7 +131,7 @@ def _intended_module(explicit: str | None, pyproject: Path | None) -> str | None
         if ":" in explicit:
             return explicit.partition(":")[0] or None
         try:
-            from seahaven.registry import registry
+            from seahaven.registry.worlds import registry
 
             spec = registry().get(explicit)
         except Exception:

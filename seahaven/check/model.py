@@ -21,7 +21,7 @@ from seahaven.check.source import SourceModule, parse_package
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
-    from seahaven.composition import Composition
+    from seahaven.declaration.composition import Composition
     from seahaven.world import World
 
 __all__ = ["CheckContext", "Finding", "Rule", "Severity", "WorldPackage"]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from seahaven.check.model import CheckContext, Finding, Rule
-from seahaven.composition import SurfaceEntry
+from seahaven.declaration.composition import SurfaceEntry
 from seahaven.world import AddedWorld, World
 
 __all__ = ["RULES", "declaration_location", "source_location"]

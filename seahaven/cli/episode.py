@@ -33,13 +33,13 @@ from seahaven.cli.support import (
     session,
     split_world,
 )
-from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
 from seahaven.scenarios.model import read_calls
-from seahaven.storage import runner_storage
+from seahaven.stores.clock import CLOCK_MODES
+from seahaven.stores.storage import runner_storage
 
 if TYPE_CHECKING:
-    from seahaven.clock import ClockMode
+    from seahaven.stores.clock import ClockMode
     from seahaven.world import World
 
 __all__ = [

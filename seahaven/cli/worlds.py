@@ -25,13 +25,13 @@ from seahaven.cli.support import (
     one_world,
     session,
 )
-from seahaven.composition import ROOT_PATH
+from seahaven.declaration.composition import ROOT_PATH
 from seahaven.errors import SeahavenError
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from seahaven.composition import Composition, Node, SurfaceEntry
-    from seahaven.registry import WorldSpec
+    from seahaven.declaration.composition import Composition, Node, SurfaceEntry
+    from seahaven.registry.worlds import WorldSpec
     from seahaven.world import World
 
 __all__ = ["added_worlds", "seahaven_cli"]

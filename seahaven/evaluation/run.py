@@ -39,7 +39,7 @@ from seahaven.evaluation.transcripts import TranscriptsFile, transcript_line
 from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
 from seahaven.evaluation.users import UserSource, check_user_source, close_user, describe_user
 from seahaven.scenarios.pack import ScenarioSet
-from seahaven.storage import check_storage
+from seahaven.stores.storage import check_storage
 from seahaven.world import World
 
 __all__ = [

@@ -51,8 +51,8 @@ from seahaven.errors import WorldBug
 from seahaven.grading import fold
 
 if TYPE_CHECKING:
-    from seahaven.changelog import LogRecord
     from seahaven.evaluation.results import TrialResult
+    from seahaven.stores.changelog import LogRecord
 
 __all__ = [
     "SPEAKERS",

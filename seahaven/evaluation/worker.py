@@ -165,7 +165,7 @@ def registered_name(
     other side (``registered_world``), so it must be the world registered under its
     name. Raises ``WorldBug`` naming the fixes otherwise, ``otherwise`` among them.
     """
-    from seahaven.registry import registry
+    from seahaven.registry.worlds import registry
 
     try:
         registered: World | None = registry().load(world.name)
@@ -183,7 +183,7 @@ def registered_name(
 
 def registered_world(name: str) -> World:
     """The world registered as ``name`` here: how a pickled pack's worlds are found again."""
-    from seahaven.registry import registry
+    from seahaven.registry.worlds import registry
 
     return registry().load(name)
 

@@ -38,7 +38,7 @@ from seahaven.grading.episode import Episode
 from seahaven.grading.fold import NetChange
 from seahaven.grading.grade import Check, Grade
 from seahaven.grading.values import as_number, canonical, same, show
-from seahaven.targets import import_target
+from seahaven.registry.targets import import_target
 
 __all__ = [
     "OPERATORS",

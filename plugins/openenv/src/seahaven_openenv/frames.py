@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from seahaven.state_formats import encode_values
+from seahaven.declaration.state_formats import encode_values
 from seahaven_openenv import strict_json
 from seahaven_openenv.echo import listed, shown
 

@@ -28,8 +28,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from seahaven.calls.tool_results import error_result, value_result
 from seahaven.scenarios import SUBMIT_TOOL
-from seahaven.tool_results import error_result, value_result
 from seahaven_openenv.echo import clip
 from seahaven_openenv.frames import FrameError
 from seahaven_openenv.session import BoundView, Outcome, Session, internal_error_id

@@ -30,9 +30,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 import seahaven
 from seahaven import Snapshot
+from seahaven.declaration.instance_options import (
+    InstanceOptions,
+    expected_type,
+    instance_option_names,
+)
+from seahaven.declaration.state_formats import encode_json
 from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
-from seahaven.instance_options import InstanceOptions, expected_type, instance_option_names
-from seahaven.names import CONTROL_TOOL_NAME
+from seahaven.instance.state import document_json, document_without_instance
 from seahaven.scenarios import (
     MESSAGE_USER_TOOL,
     SUBMIT_TOOL,
@@ -42,9 +47,8 @@ from seahaven.scenarios import (
     Trial,
     submit_listing,
 )
-from seahaven.state import document_json, document_without_instance
-from seahaven.state_formats import encode_json
-from seahaven.storage import runner_storage
+from seahaven.stores.names import CONTROL_TOOL_NAME
+from seahaven.stores.storage import runner_storage
 from seahaven_openenv import descriptors
 from seahaven_openenv.echo import bounded, clip, json_type, listed, shown
 from seahaven_openenv.frames import FrameError

@@ -27,7 +27,7 @@ from fastapi import FastAPI, WebSocket
 
 import seahaven
 from seahaven import sandbox
-from seahaven.concurrency import concurrency
+from seahaven.calls.concurrency import concurrency
 from seahaven.errors import WorldBug
 from seahaven_openenv import admission, pool, resume, snapframes
 from seahaven_openenv.accept_failures import AcceptFailures
