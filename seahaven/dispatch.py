@@ -42,8 +42,8 @@ from seahaven.tool import Call, Tool, check_result
 if TYPE_CHECKING:
     from seahaven.calls.control_tool import ControlTool
     from seahaven.calls.runtime import NodeRuntime
+    from seahaven.declaration.composition import DeclaredWorld as World
     from seahaven.stores.clock import Clock
-    from seahaven.world import World
 
 __all__ = ["ActivationSlot", "Calls", "Route", "compose", "roll_back_quietly", "run_tool"]
 

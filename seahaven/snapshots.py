@@ -40,8 +40,8 @@ from seahaven.stores.storage import Storage, check_storage, rollback_image
 from seahaven.stores.workdir import instance_directory
 
 if TYPE_CHECKING:
+    from seahaven.declaration.composition import DeclaredWorld as World
     from seahaven.instance.instance import Instance
-    from seahaven.world import World
 
 __all__ = [
     "Snapshot",

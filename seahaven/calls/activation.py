@@ -12,7 +12,7 @@ the instance can refuse what world code may not do.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import apsw
 
@@ -24,10 +24,10 @@ from seahaven.tool import Call
 
 if TYPE_CHECKING:
     from seahaven.calls.runtime import NodeRuntime
-    from seahaven.dispatch import Calls
 
 __all__ = [
     "Activation",
+    "NestedCalls",
     "ThreadState",
     "WorldCodeScope",
     "in_call",
@@ -35,6 +35,25 @@ __all__ = [
     "takes_no_call_slot",
     "thread_state",
 ]
+
+
+class NestedCalls(Protocol):
+    """The owner of an instance's calls, as an activation reaches it (``Calls``).
+
+    A protocol, so the activation names nothing of dispatch's: it is handed its
+    owner, and reaches it only for a handle's nested call.
+    """
+
+    def call_nested(
+        self,
+        runtime: NodeRuntime,
+        activation: Activation,
+        target: Any,
+        args: tuple[Any, ...],
+        arguments: dict[str, Any],
+    ) -> Any:
+        """Run a tool of ``runtime``'s subtree inside ``activation``."""
+        ...
 
 
 class ThreadState(threading.local):
@@ -107,7 +126,7 @@ class Activation:
         "unrecorded",
     )
 
-    def __init__(self, calls: Calls, *, recording: bool, actor: str = AGENT) -> None:
+    def __init__(self, calls: NestedCalls, *, recording: bool, actor: str = AGENT) -> None:
         # The owner of the instance's calls, which runs the nested calls this activation makes.
         self.calls = calls
         self.thread = threading.get_ident()

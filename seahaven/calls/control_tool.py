@@ -8,9 +8,10 @@ sandbox's limits, and warns on every use.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import apsw
 
@@ -21,9 +22,38 @@ from seahaven.stores.db import Connections
 
 if TYPE_CHECKING:
     from seahaven.calls.runtime import NodeRuntime
-    from seahaven.dispatch import Calls
+    from seahaven.declaration.context import InstanceInfo
+    from seahaven.stores.clock import Clock
 
 __all__ = ["ControlTool"]
+
+
+class ControlledCalls(Protocol):
+    """The owner of an instance's calls, as the control tool reads it (``Calls``)."""
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The instance's lock."""
+        ...
+
+    @property
+    def runtimes(self) -> Sequence[NodeRuntime]:
+        """Every store's runtime, root first."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """The instance's clock."""
+        ...
+
+    @property
+    def info(self) -> InstanceInfo:
+        """The instance's id, fixture and seed."""
+        ...
+
+    def check_usable(self) -> None:
+        """Refuse use of a destroyed or broken instance."""
+        ...
 
 
 class ControlTool:
@@ -36,7 +66,7 @@ class ControlTool:
         self._connections = connections
         self._db: ReaderDb | None = None
 
-    def __call__(self, calls: Calls, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(self, calls: ControlledCalls, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Run the query in ``arguments`` on a reader of every store; answer its rows."""
         warnings.warn(
             "the control tool is deprecated; read inst.state() instead",

@@ -56,7 +56,7 @@ from seahaven.stores.storage import Storage
 from seahaven.stores.workdir import write_new_file
 
 if TYPE_CHECKING:
-    from seahaven.world import World
+    from seahaven.declaration.composition import DeclaredWorld
 
 __all__ = [
     "InstanceParts",
@@ -80,7 +80,7 @@ class InstanceParts:
     """
 
     info: InstanceInfo
-    world: World
+    world: DeclaredWorld
     clock: Clock
     state_format: str
     setup_sql: str | None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from seahaven.check import sqltext
+import seahaven.check.sqltext as sqltext
 from seahaven.stores.clock import Clock, StatementClock, ms_to_datetime
 from seahaven.stores.db import run_script
 from seahaven.stores.ids import sql_random

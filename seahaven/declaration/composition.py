@@ -1,5 +1,9 @@
 """Sealing: from a root world and its ``add_world`` tree to nodes, paths and one tool surface.
 
+It reads a world through ``DeclaredWorld``, the protocol of what the seal and
+every layer above the declaration read of one, so nothing beneath ``World``
+names it, even for types.
+
 A node is one store, identified by (World object, scope). Its canonical path is
 the shallowest route to it, ties broken by registration order; every other
 route is an alias. The surface is flat and insertion-ordered: the root's own
@@ -11,22 +15,25 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import apsw
 
 from seahaven.errors import WorldBug
+from seahaven.stores.clock import ClockMode
 from seahaven.stores.names import RESERVED_TOOL_NAMES, check_tool_name
+from seahaven.stores.schema import SchemaInfo
 from seahaven.tool import Tool
-
-if TYPE_CHECKING:
-    from seahaven.world import AddedWorld, World
 
 __all__ = [
     "Composition",
+    "DeclaredAddition",
+    "DeclaredStartupHook",
+    "DeclaredWorld",
     "Node",
     "NodeReport",
     "SealError",
@@ -38,10 +45,178 @@ __all__ = [
 ROOT_PATH = "main"
 
 
+class DeclaredStartupHook(Protocol):
+    """One startup hook of a world, as making an instance reads it (``StartupHookInfo``)."""
+
+    @property
+    def fn(self) -> Callable[..., None]:
+        """The hook."""
+        ...
+
+    @property
+    def keywords(self) -> frozenset[str]:
+        """The startup keywords it names."""
+        ...
+
+    @property
+    def required(self) -> frozenset[str]:
+        """The startup keywords it requires."""
+        ...
+
+    @property
+    def accepts_any(self) -> bool:
+        """Whether it takes ``**kwargs``."""
+        ...
+
+
+class DeclaredAddition(Protocol):
+    """One ``add_world`` call, as the seal reads it (``AddedWorld``)."""
+
+    @property
+    def world(self) -> DeclaredWorld:
+        """The world added."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The name the adding world reaches it by."""
+        ...
+
+    @property
+    def store(self) -> str | None:
+        """The scope of its store, ``None`` for the world's own."""
+        ...
+
+    @property
+    def tool_prefix(self) -> str | None:
+        """The prefix its tools take on the surface."""
+        ...
+
+    @property
+    def tool_allow_list(self) -> tuple[str, ...] | None:
+        """The tools it contributes, when listed."""
+        ...
+
+    @property
+    def tool_block_list(self) -> tuple[str, ...] | None:
+        """The tools it does not contribute, when listed."""
+        ...
+
+    @property
+    def startup(self) -> Mapping[str, Any]:
+        """The startup keywords bound for it."""
+        ...
+
+    @property
+    def origin(self) -> str:
+        """Where the ``add_world`` call is: ``file.py:12``."""
+        ...
+
+    def describe(self) -> str:
+        """How a message names this declaration."""
+        ...
+
+
+class DeclaredWorld(Protocol):
+    """What the seal, the call path, the instance and fixtures read of a ``World``.
+
+    ``World`` has every member; the layers beneath it name this protocol
+    instead, so ``World`` can reach them (``World.instance()``) without a loop.
+    """
+
+    @property
+    def name(self) -> str:
+        """The world's name."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """The world's version."""
+        ...
+
+    @property
+    def schema(self) -> str:
+        """The schema's SQL."""
+        ...
+
+    @property
+    def schema_hash(self) -> str:
+        """The schema's hash."""
+        ...
+
+    @property
+    def schema_info(self) -> SchemaInfo:
+        """The schema's tables, read once."""
+        ...
+
+    @property
+    def untracked_tables(self) -> tuple[str, ...]:
+        """The tables the change log leaves out."""
+        ...
+
+    @property
+    def pinned_state_format(self) -> str:
+        """The state format pinned at declaration."""
+        ...
+
+    @property
+    def default_clock_mode(self) -> ClockMode:
+        """The clock mode an instance gets when none is given."""
+        ...
+
+    @property
+    def work_dir(self) -> Path | None:
+        """Where its instances' directories go, ``None`` for the default."""
+        ...
+
+    @property
+    def fixtures_dir(self) -> Path:
+        """Where its fixtures live."""
+        ...
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """Its own tools by name."""
+        ...
+
+    @property
+    def middlewares(self) -> tuple[Callable[..., Any], ...]:
+        """Its middleware, outermost first."""
+        ...
+
+    @property
+    def accepted_startup_kwargs(self) -> frozenset[str]:
+        """Every startup keyword one of its hooks names."""
+        ...
+
+    @property
+    def accepts_any_startup_keyword(self) -> bool:
+        """Whether one of its hooks takes ``**kwargs``."""
+        ...
+
+    @property
+    def startup_hook_infos(self) -> tuple[DeclaredStartupHook, ...]:
+        """Its startup hooks, in order."""
+        ...
+
+    @property
+    def added_worlds(self) -> tuple[DeclaredAddition, ...]:
+        """Its ``add_world`` calls, in order."""
+        ...
+
+    def composition(self) -> Composition:
+        """The sealed tree, sealed once."""
+        ...
+
+    def resolve_state_format(self, name: str) -> Callable[..., dict[str, Any]]:
+        """The formatter of a state format, or a ``WorldBug`` naming the known ones."""
+        ...
+
+
 class SealError(WorldBug):
     """A tree that does not seal. ``declaration`` is the ``add_world`` to correct, when one is."""
 
-    def __init__(self, message: str, declaration: AddedWorld | None = None) -> None:
+    def __init__(self, message: str, declaration: DeclaredAddition | None = None) -> None:
         super().__init__(message)
         self.declaration = declaration
 
@@ -50,13 +225,13 @@ class SealError(WorldBug):
 class Node:
     """One store of a composition: a (world, scope) pair and where it sits in the tree."""
 
-    world: World
+    world: DeclaredWorld
     scope: str | None
     path: str
     index: int
     aliases: list[str] = field(default_factory=list)
     # (name, declaration, child) for every world this node's world adds, in order.
-    edges: list[tuple[str, AddedWorld, Node]] = field(default_factory=list)
+    edges: list[tuple[str, DeclaredAddition, Node]] = field(default_factory=list)
     bound_startup: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -107,7 +282,7 @@ class SurfaceEntry:
     # The nodes whose middleware a call descends, root first, owner last.
     route: tuple[Node, ...]
     # The add_world declarations the route passes through, outermost first.
-    via: tuple[AddedWorld, ...] = ()
+    via: tuple[DeclaredAddition, ...] = ()
 
     def listing(self) -> dict[str, Any]:
         """The listing an agent sees: the owner's, under the surface name."""
@@ -143,7 +318,7 @@ class NodeReport:
 class Composition:
     """A sealed tree: its nodes, root first, and the flat tool surface."""
 
-    def __init__(self, root: World, nodes: list[Node], surface: list[SurfaceEntry]) -> None:
+    def __init__(self, root: DeclaredWorld, nodes: list[Node], surface: list[SurfaceEntry]) -> None:
         self.root = root
         self.nodes: tuple[Node, ...] = tuple(nodes)
         self.surface: tuple[SurfaceEntry, ...] = tuple(surface)
@@ -189,7 +364,7 @@ def _join(parent: str, name: str) -> str:
     return name if parent == ROOT_PATH else f"{parent}/{name}"
 
 
-def seal(root: World) -> Composition:
+def seal(root: DeclaredWorld) -> Composition:
     """Resolve ``root``'s tree, checking everything that is a property of the whole tree."""
     nodes = _resolve_nodes(root)
     limit = attach_limit()
@@ -204,12 +379,12 @@ def seal(root: World) -> Composition:
     return Composition(root, nodes, surface)
 
 
-def _resolve_nodes(root: World) -> list[Node]:
+def _resolve_nodes(root: DeclaredWorld) -> list[Node]:
     """Breadth first, so the first route found to a node is its shallowest."""
     first = Node(world=root, scope=None, path=ROOT_PATH, index=0)
     by_key: dict[tuple[int, str | None], Node] = {(id(root), None): first}
     ordered = [first]
-    bound_by: dict[tuple[int, str], AddedWorld] = {}
+    bound_by: dict[tuple[int, str], DeclaredAddition] = {}
     queue = deque([first])
     while queue:
         parent = queue.popleft()
@@ -300,7 +475,7 @@ def _contribution(node: Node, memo: dict[int, list[SurfaceEntry]]) -> list[Surfa
     return entries
 
 
-def _check_unique(world: World, entries: list[SurfaceEntry]) -> None:
+def _check_unique(world: DeclaredWorld, entries: list[SurfaceEntry]) -> None:
     seen: dict[str, SurfaceEntry] = {}
     for entry in entries:
         if entry.name in RESERVED_TOOL_NAMES:

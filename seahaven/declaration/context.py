@@ -11,20 +11,104 @@ make nested calls through the activation.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
-    from seahaven.calls.activation import Activation
-    from seahaven.calls.runtime import NodeRuntime
     from seahaven.stores.clock import Clock
     from seahaven.stores.db import Db
     from seahaven.stores.ids import Ids
     from seahaven.tool import Call
 
-__all__ = ["Ctx", "InstanceInfo", "WorldHandle", "Worlds"]
+__all__ = [
+    "Ctx",
+    "HandleActivation",
+    "HandledStore",
+    "InstanceInfo",
+    "StoreNode",
+    "WorldHandle",
+    "Worlds",
+]
+
+
+class NamedWorld(Protocol):
+    """A world as a handle's messages name it."""
+
+    @property
+    def name(self) -> str:
+        """The world's name."""
+        ...
+
+
+class StoreNode(Protocol):
+    """A store's place in the composition, as a handle reads it (a ``Node``)."""
+
+    @property
+    def path(self) -> str:
+        """The store's canonical path."""
+        ...
+
+    @property
+    def world(self) -> NamedWorld:
+        """The world the store is of."""
+        ...
+
+
+class HandledStore(Protocol):
+    """One store of an instance, as ``Worlds`` and ``WorldHandle`` read it (a ``NodeRuntime``).
+
+    A protocol, so the context names nothing of the call path's: a handle is
+    handed its store and its activation.
+    """
+
+    @property
+    def node(self) -> StoreNode:
+        """Where the store sits in the composition."""
+        ...
+
+    @property
+    def children(self) -> Mapping[str, HandledStore]:
+        """The stores its world adds, by name."""
+        ...
+
+    @property
+    def db(self) -> Db:
+        """The store's ``Db``."""
+        ...
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The store's ``ctx.state``."""
+        ...
+
+
+class HandleActivation(Protocol):
+    """The activation a handle belongs to, as the handle uses it (an ``Activation``)."""
+
+    @property
+    def alive(self) -> bool:
+        """Whether the activation is still running."""
+        ...
+
+    @property
+    def thread(self) -> int:
+        """The thread it runs on."""
+        ...
+
+    # The store is the handle's own, handed back: typed Any, as the activation's own type
+    # for it (NodeRuntime) is the call path's.
+    def call(
+        self, runtime: Any, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
+    ) -> Any:
+        """Run a tool of the store's subtree inside the activation."""
+        ...
+
+    def touch(self, runtime: Any) -> None:
+        """Note that world code read or wrote the store."""
+        ...
+
 
 STALE_HANDLE = "a world handle was used after the call it belongs to returned"
 
@@ -70,7 +154,7 @@ class Worlds:
 
     __slots__ = ("_activation", "_runtime")
 
-    def __init__(self, runtime: NodeRuntime, activation: Activation) -> None:
+    def __init__(self, runtime: HandledStore, activation: HandleActivation) -> None:
         self._runtime = runtime
         self._activation = activation
 
@@ -109,11 +193,11 @@ class WorldHandle:
 
     __slots__ = ("_activation", "_runtime")
 
-    def __init__(self, runtime: NodeRuntime, activation: Activation) -> None:
+    def __init__(self, runtime: HandledStore, activation: HandleActivation) -> None:
         self._runtime = runtime
         self._activation = activation
 
-    def _live(self) -> NodeRuntime:
+    def _live(self) -> HandledStore:
         activation = self._activation
         if not activation.alive or activation.thread != threading.get_ident():
             raise WorldBug(STALE_HANDLE)

@@ -11,28 +11,55 @@ around ``state`` is ``seahaven.state``'s.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from pydantic_core import to_jsonable_python
 
-from seahaven.stores.changelog import published
+from seahaven.stores.changelog import CallRecord, ChangeLog, published
 
-if TYPE_CHECKING:
-    from seahaven.instance.instance import Instance
-    from seahaven.world import World
-
-__all__ = ["BUILTIN_FORMATS", "BUILTIN_JSON", "encode_json", "encode_values"]
+__all__ = ["BUILTIN_FORMATS", "BUILTIN_JSON", "LoggedInstance", "encode_json", "encode_values"]
 
 
-def _whole_log(world: World, instance: Instance | None) -> dict[str, Any]:
+class Logs(Protocol):
+    """An instance's two logs, as the built-in formats read them (its ``Calls``)."""
+
+    @property
+    def log(self) -> ChangeLog:
+        """The change log."""
+        ...
+
+    @property
+    def call_log(self) -> Sequence[CallRecord]:
+        """The call log."""
+        ...
+
+
+class LoggedInstance(Protocol):
+    """What the built-in formats read of an instance: its logs and how many calls it took.
+
+    A protocol, so the declaration names nothing of the instance's.
+    """
+
+    @property
+    def calls(self) -> Logs:
+        """The owner of its calls and logs."""
+        ...
+
+    @property
+    def call_count(self) -> int:
+        """How many calls it has recorded."""
+        ...
+
+
+def _whole_log(world: object, instance: LoggedInstance | None) -> dict[str, Any]:
     """``seahaven.state/1``: every record of the change log."""
     if instance is None:
         return {"db": {"log": []}}
     return {"db": {"log": published(instance.calls.log.records)}}
 
 
-def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
+def _last_step(world: object, instance: LoggedInstance | None) -> dict[str, Any]:
     """``seahaven.state+last_step/1``: the records of the most recent call only."""
     if instance is None or instance.call_count == 0:
         return {"db": {"log": []}}
@@ -40,7 +67,7 @@ def _last_step(world: World, instance: Instance | None) -> dict[str, Any]:
     return {"db": {"log": published(records)}}
 
 
-def _with_calls(world: World, instance: Instance | None) -> dict[str, Any]:
+def _with_calls(world: object, instance: LoggedInstance | None) -> dict[str, Any]:
     """``seahaven.state+calls/1``: the whole log, plus the call log."""
     state = _whole_log(world, instance)
     state["calls"] = [] if instance is None else [r.to_dict() for r in instance.calls.call_log]
@@ -71,23 +98,23 @@ def _log_text(texts: list[str]) -> str:
     return '{"db":{"log":[' + ",".join(texts) + "]}"
 
 
-def _whole_log_json(instance: Instance) -> str:
+def _whole_log_json(instance: LoggedInstance) -> str:
     return _log_text(instance.calls.log.texts) + "}"
 
 
-def _last_step_json(instance: Instance) -> str:
+def _last_step_json(instance: LoggedInstance) -> str:
     if instance.call_count == 0:
         return _log_text([]) + "}"
     _, texts = instance.calls.log.of_call(instance.call_count - 1)
     return _log_text(texts) + "}"
 
 
-def _with_calls_json(instance: Instance) -> str:
+def _with_calls_json(instance: LoggedInstance) -> str:
     calls = encode_json([record.to_dict() for record in instance.calls.call_log])
     return _log_text(instance.calls.log.texts) + ',"calls":' + calls + "}"
 
 
-BUILTIN_JSON: dict[Callable[[Any, Any], dict[str, Any]], Callable[[Instance], str]] = {
+BUILTIN_JSON: dict[Callable[[Any, Any], dict[str, Any]], Callable[[LoggedInstance], str]] = {
     _whole_log: _whole_log_json,
     _last_step: _last_step_json,
     _with_calls: _with_calls_json,

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from seahaven.declaration.composition import DeclaredWorld
 from seahaven.errors import WorldBug
 from seahaven.evaluation.findings import Finding
 from seahaven.evaluation.mutants import kind_of
@@ -111,7 +112,7 @@ def _static_problems(scenario: Scenario, world: World) -> Iterator[str]:
 
 
 def _reference_problems(
-    reference: Reference, tools: set[str], stores: dict[str, World], world: str
+    reference: Reference, tools: set[str], stores: dict[str, DeclaredWorld], world: str
 ) -> Iterator[str]:
     if reference.tool is not None and reference.tool not in tools:
         yield f"the grader names tool {reference.tool!r}, which world {world!r} does not serve"

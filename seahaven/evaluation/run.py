@@ -33,9 +33,15 @@ from seahaven.evaluation.policies import (
 )
 from seahaven.evaluation.pool import check_concurrency, check_trial_timeout, run_concurrently
 from seahaven.evaluation.processes import check_workers, run_in_processes
-from seahaven.evaluation.results import ResultsFile, TrialResult, check_resumable, latest
+from seahaven.evaluation.results import (
+    ResultsFile,
+    TrialResult,
+    check_resumable,
+    latest,
+    transcript_line,
+)
 from seahaven.evaluation.summary import Summary, summarize
-from seahaven.evaluation.transcripts import TranscriptsFile, transcript_line
+from seahaven.evaluation.transcripts import TranscriptsFile
 from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
 from seahaven.evaluation.users import UserSource, check_user_source, close_user, describe_user
 from seahaven.scenarios.pack import ScenarioSet

@@ -36,13 +36,13 @@ from seahaven.stores.storage import check_storage, fixture_image
 from seahaven.stores.workdir import instance_directory
 
 if TYPE_CHECKING:
-    from seahaven.world import World
+    from seahaven.declaration.composition import DeclaredWorld
 
 __all__ = ["create_instance", "startup_order"]
 
 
 def create_instance(
-    world: World,
+    world: DeclaredWorld,
     fixture: str | None,
     *,
     seed: int | None,

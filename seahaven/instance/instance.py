@@ -32,9 +32,9 @@ from seahaven.stores.storage import Storage
 from seahaven.stores.workdir import remove_directory
 
 if TYPE_CHECKING:
+    from seahaven.declaration.composition import DeclaredWorld
     from seahaven.fixtures.sidecar import Fixture
     from seahaven.snapshots import Snapshot
-    from seahaven.world import World
 
 __all__ = ["Instance", "InstanceParts", "live_instances"]
 
@@ -92,7 +92,7 @@ class Instance:
         return self._parts.info.seed
 
     @property
-    def world(self) -> World:
+    def world(self) -> DeclaredWorld:
         """The root world."""
         return self._parts.world
 

@@ -21,8 +21,8 @@ from seahaven.sandbox import WRITE_ACTIONS
 from seahaven.version import VERSION
 
 if TYPE_CHECKING:
-    from seahaven.instance.instance import Instance
-    from seahaven.world import World
+    from seahaven.declaration.composition import DeclaredWorld
+    from seahaven.instance.view import InstanceView
 
 __all__ = [
     "BUILTIN_FORMATS",
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def build_document(instance: Instance, format: str | None) -> dict[str, Any]:
+def build_document(instance: InstanceView, format: str | None) -> dict[str, Any]:
     """``inst.state(format)``: the whole document, in ``format`` or the instance's own."""
     instance.calls.check_usable()
     instance.calls.refuse_inside("state cannot run inside a transaction; read it between calls")
@@ -46,7 +46,7 @@ def build_document(instance: Instance, format: str | None) -> dict[str, Any]:
 
 
 def document_json(
-    instance: Instance, format: str | None = None, *, fields: Mapping[str, Any] | None = None
+    instance: InstanceView, format: str | None = None, *, fields: Mapping[str, Any] | None = None
 ) -> str:
     """``inst.state_json(format)``: the document as compact JSON text, never built as dicts.
 
@@ -83,7 +83,7 @@ def document_json(
     return head[:-1] + ',"state":' + state_text + "".join(following) + "}"
 
 
-def _envelope(instance: Instance, name: str) -> dict[str, Any]:
+def _envelope(instance: InstanceView, name: str) -> dict[str, Any]:
     """Every field of the document but ``state``, in the document's order."""
     fixture_files = instance.fixture_files
     return {
@@ -107,7 +107,7 @@ def _envelope(instance: Instance, name: str) -> dict[str, Any]:
     }
 
 
-def document_without_instance(world: World, format: str | None = None) -> dict[str, Any]:
+def document_without_instance(world: DeclaredWorld, format: str | None = None) -> dict[str, Any]:
     """The document a server answers before its session has an instance.
 
     Every field an instance would fill is ``None``, ``call_count`` is 0, and
@@ -148,7 +148,7 @@ def document_without_instance(world: World, format: str | None = None) -> dict[s
 
 
 def run_formatter(
-    instance: Instance, name: str, formatter: Callable[[Any, Any], dict[str, Any]]
+    instance: InstanceView, name: str, formatter: Callable[[Any, Any], dict[str, Any]]
 ) -> dict[str, Any]:
     """Run a formatter, refusing one that writes or returns something that is not JSON."""
     wrote = f"state format {name!r} wrote to the instance; a formatter only reads"
@@ -195,7 +195,7 @@ class _ReadOnlyGuard:
 
     __slots__ = ("_conns", "_previous", "refused")
 
-    def __init__(self, instance: Instance) -> None:
+    def __init__(self, instance: InstanceView) -> None:
         self._conns = [runtime.conn for runtime in instance.calls.runtimes]
         self._previous: list[Any] = []
         self.refused = False

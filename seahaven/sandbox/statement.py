@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 import apsw
 
+import seahaven.sandbox.limits as limits
 from seahaven.errors import DbError, WorldBug
-from seahaven.sandbox import limits
 from seahaven.sandbox.connection_catalog import Catalog, catalog
 from seahaven.sandbox.limits import Deadline, check_limits
 from seahaven.sandbox.policy import Authorizer, Refused

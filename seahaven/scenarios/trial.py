@@ -469,7 +469,7 @@ _shelf: OrderedDict[tuple[int, str, bool], list[Instance]] = OrderedDict()
 _shelf_lock = threading.Lock()
 
 
-def _shelf_key(world: World, clock_mode: str, control_tools: bool) -> tuple[int, str, bool]:
+def _shelf_key(world: object, clock_mode: str, control_tools: bool) -> tuple[int, str, bool]:
     return (id(world), clock_mode, control_tools)
 
 
