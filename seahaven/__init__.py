@@ -11,6 +11,7 @@ from seahaven import sandbox, sql_tools
 from seahaven.calls import concurrency
 from seahaven.declaration.context import Ctx, InstanceInfo, WorldHandle, Worlds
 from seahaven.declaration.instance_options import InstanceOptions
+from seahaven.declaration.tool import Call, Tool
 from seahaven.errors import (
     ArgumentError,
     DbError,
@@ -21,14 +22,14 @@ from seahaven.errors import (
 )
 from seahaven.fixtures import Fixture
 from seahaven.instance import Instance
+from seahaven.instance.snapshot_store import SnapshotRefused, SnapshotStore, UnknownSnapshot
+from seahaven.instance.snapshots import Snapshot
 from seahaven.registry.hookspecs import hookimpl
-from seahaven.snapshots import Snapshot, SnapshotRefused, SnapshotStore, UnknownSnapshot
 from seahaven.stores.changelog import CallRecord, LogRecord
 from seahaven.stores.clock import Clock, ClockMode
 from seahaven.stores.db import Db, Exec
 from seahaven.stores.ids import Ids
 from seahaven.stores.schema import sql_files
-from seahaven.tool import Call, Tool
 from seahaven.version import VERSION as __version__
 from seahaven.world import World
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from seahaven.declaration.world import World
 from seahaven.errors import SeahavenError
 from seahaven.instance.instance import Instance
-from seahaven.world import World
 
 __all__ = ["instance", "world"]
 

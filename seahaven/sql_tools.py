@@ -19,8 +19,8 @@ from pydantic import Field
 
 import seahaven.sandbox as sandbox
 from seahaven.declaration.context import Ctx
+from seahaven.declaration.tool import Tool
 from seahaven.errors import WorldBug
-from seahaven.tool import Tool
 
 __all__ = ["describe_schema", "run_sql"]
 

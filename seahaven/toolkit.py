@@ -39,10 +39,10 @@ from seahaven.fixtures.freezing import rebuild
 
 if TYPE_CHECKING:
     from seahaven.declaration.context import Ctx
+    from seahaven.declaration.tool import Call
+    from seahaven.declaration.world import Handler, Middleware, World
     from seahaven.fixtures.sidecar import Fixture
     from seahaven.stores.db import Db
-    from seahaven.tool import Call
-    from seahaven.world import Handler, Middleware, World
 
 __all__ = [
     "CursorError",

@@ -160,7 +160,7 @@ def test_a_call_interrupted_while_it_was_finishing_still_lets_the_instance_go(
     # Ctrl-C can land between two lines of the code that ends a call; the instance must
     # still be destroyable (and its directory removed) from the same thread afterwards.
     import seahaven
-    from seahaven.dispatch import Calls
+    from seahaven.calls.dispatch import Calls
 
     world = seahaven.World(
         name="interrupted",

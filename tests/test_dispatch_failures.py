@@ -18,7 +18,7 @@ from sample_worlds import memo_world
 
 import seahaven
 import seahaven.calls.activation
-import seahaven.dispatch
+import seahaven.calls.dispatch
 from seahaven.stores.arguments import MAX_ARGUMENT_DEPTH
 
 

@@ -20,12 +20,12 @@ from typer.testing import CliRunner
 import seahaven
 from seahaven import cli
 from seahaven.episodes import Episode, run_episode
+from seahaven.episodes.trl import environment
 from seahaven.evaluation import evaluate, in_process, run_trial
 from seahaven.evaluation.run import LocalSession
 from seahaven.registry import plugins
 from seahaven.scenarios import Trial
 from seahaven.stores import storage as storage_module
-from seahaven.trl import environment
 
 
 @pytest.fixture

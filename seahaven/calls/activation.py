@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import apsw
 
 from seahaven.declaration.context import Ctx, Worlds
+from seahaven.declaration.tool import Call
 from seahaven.errors import WorldBug
 from seahaven.stores.changelog import LogRecord, render_changeset, sort_key
 from seahaven.stores.names import AGENT
-from seahaven.tool import Call
 
 if TYPE_CHECKING:
     from seahaven.calls.runtime import NodeRuntime

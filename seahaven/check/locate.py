@@ -21,6 +21,7 @@ import apsw
 
 from seahaven.check.model import Finding
 from seahaven.check.package import WorldPackage
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.registry.discovery import (
     declared_worlds,
@@ -28,7 +29,6 @@ from seahaven.registry.discovery import (
     nearest_pyproject,
     project_package,
 )
-from seahaven.world import World
 
 if TYPE_CHECKING:
     from seahaven.registry.worlds import Registry
@@ -40,7 +40,11 @@ DISCOVERY_FIX = "give the package a world, or point at the one it has"
 _SEAHAVEN_DIR = Path(__file__).resolve().parent.parent
 # The framework modules that wrap a failed import in a WorldBug of their own.
 _WRAPPERS = frozenset(
-    {_SEAHAVEN_DIR / "discovery.py", _SEAHAVEN_DIR / "registry.py", _SEAHAVEN_DIR / "targets.py"}
+    {
+        _SEAHAVEN_DIR / "registry" / "discovery.py",
+        _SEAHAVEN_DIR / "registry" / "worlds.py",
+        _SEAHAVEN_DIR / "registry" / "targets.py",
+    }
 )
 
 
@@ -189,7 +193,7 @@ def _raised_in(error: BaseException) -> Path | None:
 def _schema_error(error: BaseException) -> apsw.Error | None:
     """SQLite's refusal, when the world failed to build because its schema does not execute."""
     cause = error.__cause__
-    from_schema = _raised_in(error) == _SEAHAVEN_DIR / "schema.py"
+    from_schema = _raised_in(error) == _SEAHAVEN_DIR / "stores" / "schema.py"
     if isinstance(error, WorldBug) and isinstance(cause, apsw.Error) and from_schema:
         return cause
     return None

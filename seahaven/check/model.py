@@ -22,7 +22,7 @@ from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
     from seahaven.declaration.composition import Composition
-    from seahaven.world import World
+    from seahaven.declaration.world import World
 
 __all__ = ["CheckContext", "Finding", "Rule", "Severity", "WorldPackage"]
 

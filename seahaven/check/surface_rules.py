@@ -12,7 +12,7 @@ from typing import Any
 
 from seahaven.check.model import CheckContext, Finding, Rule
 from seahaven.declaration.composition import DeclaredAddition, SurfaceEntry
-from seahaven.world import World
+from seahaven.declaration.world import World
 
 __all__ = ["RULES", "declaration_location", "source_location"]
 

@@ -39,8 +39,8 @@ from seahaven.stores.clock import CLOCK_MODES
 from seahaven.stores.storage import runner_storage
 
 if TYPE_CHECKING:
+    from seahaven.declaration.world import World
     from seahaven.stores.clock import ClockMode
-    from seahaven.world import World
 
 __all__ = [
     "SCRIPT_OPTIONS",

@@ -42,12 +42,12 @@ from seahaven.cli.support import (
     one_world,
     session,
 )
+from seahaven.declaration.world import World
 from seahaven.episodes.files import EpisodeFileError, read_done, read_episodes
 from seahaven.episodes.model import Episode, EpisodeResult
 from seahaven.episodes.run import WorldLoader, run_in_process
 from seahaven.registry.extras import EXTRAS
 from seahaven.registry.hookspecs import hookimpl
-from seahaven.world import World
 
 __all__ = ["episodes_app", "run", "run_file", "seahaven_cli"]
 

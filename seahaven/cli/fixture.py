@@ -51,8 +51,8 @@ from seahaven.stores.names import check_fixture_id
 
 if TYPE_CHECKING:
     from seahaven.declaration.composition import Composition
+    from seahaven.declaration.world import World
     from seahaven.fixtures.sidecar import Fixture
-    from seahaven.world import World
 
 __all__ = ["seahaven_cli"]
 

@@ -28,10 +28,10 @@ import typer
 from typer.core import TyperArgument, TyperCommand
 
 from seahaven.declaration.instance_options import check_instance_options
+from seahaven.declaration.world import INSTANCE_OPTIONS
 from seahaven.errors import SeahavenError, ToolError, WorldBug
 from seahaven.stores.clock import CLOCK_MODES, check_clock_mode, parse_instant
 from seahaven.stores.storage import INSTANCE_STORAGE, RUNNER_STORAGE, STORAGE_VARIABLE
-from seahaven.world import INSTANCE_OPTIONS
 
 if TYPE_CHECKING:
     from seahaven.registry.discovery import FoundWorld

@@ -31,8 +31,8 @@ from seahaven.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.declaration.composition import Composition, Node, SurfaceEntry
+    from seahaven.declaration.world import World
     from seahaven.registry.worlds import WorldSpec
-    from seahaven.world import World
 
 __all__ = ["added_worlds", "seahaven_cli"]
 

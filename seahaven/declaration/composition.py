@@ -23,11 +23,11 @@ from typing import Any, Protocol
 
 import apsw
 
+from seahaven.declaration.tool import Tool
 from seahaven.errors import WorldBug
 from seahaven.stores.clock import ClockMode
 from seahaven.stores.names import RESERVED_TOOL_NAMES, check_tool_name
 from seahaven.stores.schema import SchemaInfo
-from seahaven.tool import Tool
 
 __all__ = [
     "Composition",

@@ -14,13 +14,14 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
+from seahaven.declaration.tool_signature import ContextBase
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
+    from seahaven.declaration.tool import Call
     from seahaven.stores.clock import Clock
     from seahaven.stores.db import Db
     from seahaven.stores.ids import Ids
-    from seahaven.tool import Call
 
 __all__ = [
     "Ctx",
@@ -246,7 +247,7 @@ else:
     W = TypeVar("W", bound=Worlds)
 
 
-class Ctx(Generic[W]):
+class Ctx(ContextBase, Generic[W]):
     """Everything world code is given for one call, hook or bulk block."""
 
     __slots__ = ("call", "clock", "db", "ids", "instance", "state", "worlds")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic_core import to_jsonable_python
 
+from seahaven.declaration.world import World
 from seahaven.episodes.model import (
     CallError,
     CallOutcome,
@@ -29,7 +30,6 @@ from seahaven.errors import ToolError, WorldBug
 from seahaven.registry.worlds import import_world
 from seahaven.scenarios.calls import ToolCall
 from seahaven.stores.storage import runner_storage
-from seahaven.world import World
 
 __all__ = ["WorldLoader", "run_episode", "run_in_process"]
 

@@ -20,18 +20,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seahaven.declaration.composition import DeclaredWorld
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.findings import Finding
 from seahaven.evaluation.mutants import kind_of
 from seahaven.evaluation.panel import run_panel
 from seahaven.evaluation.run import trial_seed
 from seahaven.evaluation.stage import Workbench
+from seahaven.grading import Reference
 from seahaven.grading.grade import Grade
-from seahaven.grading.graders import MatchesSolution, Reference
+from seahaven.grading.net_change import MatchesSolution
 from seahaven.scenarios.checks import agent_surface, not_served, people_problems
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
-from seahaven.world import World
 
 __all__ = ["ScenarioReport", "check_pack", "check_scenario", "surviving_kinds"]
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from seahaven.evaluation.mutants import Mutant
 from seahaven.evaluation.stage import Played
+from seahaven.grading import Grader
 from seahaven.grading.fold import NetChange
 from seahaven.grading.grade import Check, Grade
-from seahaven.grading.graders import Grader, MatchesSolution, NothingElseChanged
+from seahaven.grading.net_change import MatchesSolution, NothingElseChanged
 from seahaven.grading.refusal import Refused
 from seahaven.grading.values import canonical, show
 from seahaven.scenarios.users import MESSAGE_USER_TOOL

@@ -44,7 +44,8 @@ from typing import Any
 
 from seahaven.evaluation.candidates import StartRows, ToolShape, alternatives
 from seahaven.evaluation.stage import Played
-from seahaven.grading.graders import Answer, Grader, PythonGrader
+from seahaven.grading import Grader, PythonGrader
+from seahaven.grading.answers import Answer
 from seahaven.grading.refusal import Refused
 from seahaven.grading.values import as_number, show
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from seahaven.declaration.world import World
 from seahaven.errors import SeahavenError, WorldBug
 from seahaven.evaluation.policies import (
     LocalSession,
@@ -46,7 +47,6 @@ from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_asy
 from seahaven.evaluation.users import UserSource, check_user_source, close_user, describe_user
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.stores.storage import check_storage
-from seahaven.world import World
 
 __all__ = [
     "DEFAULT_CONCURRENCY",

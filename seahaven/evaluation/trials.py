@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.policies import (
     LocalSession,
@@ -33,7 +34,6 @@ from seahaven.evaluation.trial_spec import TrialSpec
 from seahaven.evaluation.users import UserSource, describe_user
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
-from seahaven.world import World
 
 __all__ = ["TrialSpec", "plan", "run_trial", "run_trial_async", "trial_seed"]
 

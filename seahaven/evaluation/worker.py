@@ -41,13 +41,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.policies import Policy, close_policy_async, is_async_policy, load_policy
 from seahaven.evaluation.results import TrialError, TrialResult
 from seahaven.evaluation.trials import TrialSpec, run_trial_async
 from seahaven.evaluation.users import UserSource, close_user, close_user_async
 from seahaven.scenarios.pack import ScenarioSet
-from seahaven.world import World
 
 __all__ = [
     "PackShipment",

@@ -24,9 +24,9 @@ from typing import Any
 
 from seahaven.errors import WorldBug
 from seahaven.grading.actors import call_actor
+from seahaven.grading.base import Grader, Reference
 from seahaven.grading.episode import Episode
 from seahaven.grading.grade import Check, Grade
-from seahaven.grading.graders import Grader, Reference
 from seahaven.grading.values import show
 from seahaven.stores.names import AGENT
 

@@ -25,9 +25,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from seahaven.errors import WorldBug
+from seahaven.grading.base import Grader, Reference
 from seahaven.grading.episode import Episode
 from seahaven.grading.grade import Check, Grade
-from seahaven.grading.graders import Allowance, Grader, NothingElseChanged, Reference
+from seahaven.grading.net_change import Allowance, NothingElseChanged
 from seahaven.grading.values import show
 
 __all__ = ["DEFAULT_MARKERS", "Refused"]

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 
 from seahaven.calls.activation import Activation, in_world_code
 from seahaven.calls.control_tool import ControlTool
+from seahaven.calls.dispatch import Calls
 from seahaven.calls.runtime import InstanceParts, NodeRuntime, ReaderDb, open_reader
 from seahaven.declaration.composition import NodeReport
 from seahaven.declaration.context import Ctx
-from seahaven.dispatch import Calls
 from seahaven.errors import WorldBug
 from seahaven.stores.changelog import CallRecord, LogRecord
 from seahaven.stores.clock import Clock
@@ -34,7 +34,7 @@ from seahaven.stores.workdir import remove_directory
 if TYPE_CHECKING:
     from seahaven.declaration.composition import DeclaredWorld
     from seahaven.fixtures.sidecar import Fixture
-    from seahaven.snapshots import Snapshot
+    from seahaven.instance.snapshots import Snapshot
 
 __all__ = ["Instance", "InstanceParts", "live_instances"]
 
@@ -281,7 +281,7 @@ class Instance:
         ``snapshot.restore()`` makes a new instance that goes on exactly as this
         one would: the same ids next, the same clock, the same logs so far.
         """
-        from seahaven.snapshots import take
+        from seahaven.instance.snapshots import take
 
         return take(self)
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from seahaven.calls.dispatch import Calls
     from seahaven.calls.runtime import InstanceParts, NodeRuntime
     from seahaven.declaration.composition import DeclaredWorld, NodeReport
-    from seahaven.dispatch import Calls
     from seahaven.stores.clock import Clock
     from seahaven.stores.db import Connections
     from seahaven.stores.storage import Storage

@@ -20,11 +20,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.registry.targets import add_import_roots, add_source_roots, nearest_pyproject
 from seahaven.registry.worlds import Registry, import_world
 from seahaven.registry.worlds import registry as process_registry
-from seahaven.world import World
 
 __all__ = [
     "FRAMEWORK_PACKAGE",

@@ -25,10 +25,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.registry.targets import import_target
 from seahaven.version import VERSION
-from seahaven.world import World
 
 if TYPE_CHECKING:
     from seahaven.registry.plugins import PluginManager

@@ -28,15 +28,15 @@ from pydantic import (
     model_validator,
 )
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
-from seahaven.grading.graders import Grader
+from seahaven.grading import Grader
 from seahaven.grading.spec import as_grader
 from seahaven.scenarios.calls import ToolCall
 from seahaven.scenarios.events import Event
 from seahaven.scenarios.users import MESSAGE_USER_TOOL, User
 from seahaven.stores.clock import check_clock_mode, format_instant, parse_instant
 from seahaven.stores.names import check_scenario_name
-from seahaven.world import World
 
 __all__ = [
     "DEFAULT_BUDGET",

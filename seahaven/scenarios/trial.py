@@ -23,20 +23,21 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from seahaven.declaration.world import World
 from seahaven.errors import ToolError, WorldBug
+from seahaven.grading import Grader
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
-from seahaven.grading.graders import Grader, MatchesSolution
+from seahaven.grading.net_change import MatchesSolution
 from seahaven.instance.instance import Instance
+from seahaven.instance.snapshots import Snapshot, restore_into
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.people import Cast
 from seahaven.scenarios.play import MAX_ANSWER_LENGTH, EpisodeOver, Play, submit_listing
 from seahaven.scenarios.users import UserPlayer
-from seahaven.snapshots import Snapshot, restore_into
 from seahaven.stores.db import Db
 from seahaven.stores.storage import runner_storage
-from seahaven.world import World
 
 __all__ = [
     "MAX_ANSWER_LENGTH",

@@ -29,6 +29,7 @@ __all__ = [
     "Exec",
     "is_closing",
     "open_connection",
+    "roll_back_quietly",
     "run_cleanup",
     "use_memory_journal",
     "use_private_journal",
@@ -386,6 +387,15 @@ def run_script(conn: apsw.Connection, sql: str) -> None:
     until the cursor is read, so a script is always read to the end.
     """
     for _ in conn.execute(sql):
+        pass
+
+
+def roll_back_quietly(conn: apsw.Connection) -> None:
+    """Roll back ``conn``'s transaction, if it has one, ignoring what SQLite says."""
+    try:
+        if conn.in_transaction:
+            run_cleanup(conn, "ROLLBACK")
+    except apsw.Error:
         pass
 
 

@@ -26,7 +26,7 @@ import pytest
 import seahaven
 from seahaven.evaluation import check_pack
 from seahaven.grading import Grade
-from seahaven.grading.graders import Answer
+from seahaven.grading.answers import Answer
 from seahaven.grading.refusal import Refused
 from seahaven.scenarios import ScenarioSet, Trial, load_pack, pack_specs
 
