@@ -352,7 +352,7 @@ def test_interrupt_all_stops_a_runaway_setup_sql_and_leaves_nothing(
     maker = Reader(lambda: world.instance(setup_sql=endless))
     maker.start()
     # The main thread cannot see the setup connection; interrupt until the maker gives up.
-    interrupt_until_done(maker, seahaven.concurrency.interrupt_all)
+    interrupt_until_done(maker, seahaven.calls.concurrency.interrupt_all)
     assert not maker.is_alive(), "setup_sql ran on through interrupt_all()"
     assert isinstance(maker.raised, seahaven.WorldBug), maker.raised
     assert "setup_sql statement 1 of 1" in str(maker.raised)

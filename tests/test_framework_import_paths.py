@@ -25,7 +25,7 @@ PATHS = {
 
 @pytest.mark.parametrize("alias", sorted(PATHS))
 def test_the_extra_is_declared(alias: str) -> None:
-    extra = seahaven.extras.EXTRAS[alias]
+    extra = seahaven.registry.extras.EXTRAS[alias]
     assert (extra.package, extra.distribution, extra.extra) == PATHS[alias]
 
 
