@@ -7,7 +7,7 @@ an eval grades.
 
 from __future__ import annotations
 
-from seahaven import sandbox, sql_tools
+from seahaven import helpers, instances, sandbox, sql_tools
 from seahaven.calls import concurrency
 from seahaven.declaration.context import Ctx, InstanceInfo, WorldHandle, Worlds
 from seahaven.declaration.instance_options import InstanceOptions
@@ -63,7 +63,9 @@ __all__ = [
     "Worlds",
     "__version__",
     "concurrency",
+    "helpers",
     "hookimpl",
+    "instances",
     "sandbox",
     "sql_files",
     "sql_tools",

@@ -52,3 +52,12 @@ def test_the_documented_paths_stay_real_modules() -> None:
     assert instances.set_concurrency is concurrency.set_concurrency
     assert instances.default_concurrency is concurrency.default_concurrency
     assert instances.concurrency is concurrency.concurrency
+
+
+def test_the_documented_paths_are_attributes_of_the_package() -> None:
+    # ``import seahaven`` then ``seahaven.helpers.run_sql``, as the reference's examples do.
+    import subprocess
+    import sys
+
+    code = "import seahaven; seahaven.helpers.run_sql; seahaven.instances.set_concurrency"
+    subprocess.run([sys.executable, "-c", code], check=True)
