@@ -27,7 +27,7 @@ from shelf import handle, make_shelf
 import seahaven
 import seahaven.http
 from seahaven.cli.support import instance_options
-from seahaven.instance_options import InstanceOptions, option_problems
+from seahaven.declaration.instance_options import InstanceOptions, option_problems
 from seahaven.world import INSTANCE_OPTIONS
 
 # A bad option at every door, and the model's words for it.

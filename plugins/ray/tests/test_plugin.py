@@ -6,7 +6,7 @@ import importlib_metadata
 import pytest
 
 from seahaven.cli import main
-from seahaven.plugins import make_plugin_manager
+from seahaven.registry.plugins import make_plugin_manager
 
 
 def test_the_entry_point_registers_the_plugin() -> None:

@@ -21,7 +21,7 @@ import uvicorn
 from fastapi import FastAPI
 
 import seahaven
-from seahaven.concurrency import set_concurrency
+from seahaven.calls.concurrency import set_concurrency
 from seahaven.errors import WorldBug
 from seahaven.scenarios import ScenarioSet
 from seahaven_openenv.front import runner

@@ -17,7 +17,6 @@ Importing this package does not import Ray; running on Ray does.
 
 from __future__ import annotations
 
-from seahaven.episode_files import EpisodeFileError, read_done, read_episodes
 from seahaven.episodes import (
     CallError,
     CallOutcome,
@@ -31,6 +30,7 @@ from seahaven.episodes import (
     run_episode,
     run_in_process,
 )
+from seahaven.episodes.files import EpisodeFileError, read_done, read_episodes
 from seahaven_ray.cluster import (
     ACTOR_NAME_PREFIX,
     TRIAL_ACTOR_PREFIX,

@@ -26,7 +26,7 @@ from pydantic import (
     model_serializer,
 )
 
-from seahaven.clock import ClockMode
+from seahaven.stores.clock import ClockMode
 from seahaven_openenv.clients.lean_openenv import (
     CallToolAction,
     CallToolObservation,

@@ -39,8 +39,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from seahaven.discovery import declared_worlds, nearest_pyproject, project_package
 from seahaven.errors import WorldBug
+from seahaven.registry.discovery import declared_worlds, nearest_pyproject, project_package
 from seahaven.scenarios import SCENARIOS_GROUP
 from seahaven_openenv.hub.wheelhouse import (
     WHEELS_DIR,

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from seahaven.scenarios import SUBMIT_TOOL
-from seahaven.tool_results import error_result, value_result
+from seahaven.calls.tool_results import error_result, value_result
 from seahaven_openenv.sessions.outcomes import BoundView, Outcome, internal_error_id
 from seahaven_openenv.sessions.session import Session
 from seahaven_openenv.wire.echo import clip

@@ -28,7 +28,7 @@ from typing import Any
 import seahaven
 from seahaven import Snapshot
 from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
-from seahaven.names import CONTROL_TOOL_NAME
+from seahaven.stores.names import CONTROL_TOOL_NAME
 from seahaven.scenarios import (
     MESSAGE_USER_TOOL,
     SUBMIT_TOOL,
@@ -37,9 +37,9 @@ from seahaven.scenarios import (
     Trial,
     submit_listing,
 )
-from seahaven.state import document_json, document_without_instance
-from seahaven.state_formats import encode_json
-from seahaven.storage import runner_storage
+from seahaven.instance.state import document_json, document_without_instance
+from seahaven.declaration.state_formats import encode_json
+from seahaven.stores.storage import runner_storage
 from seahaven_openenv.sessions import descriptors
 from seahaven_openenv.sessions.outcomes import (
     BoundView,

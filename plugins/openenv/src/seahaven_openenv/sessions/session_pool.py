@@ -25,7 +25,7 @@ from fastapi import FastAPI, WebSocket
 
 import seahaven
 from seahaven import sandbox
-from seahaven.concurrency import concurrency
+from seahaven.calls.concurrency import concurrency
 from seahaven.errors import WorldBug
 from seahaven_openenv.sessions import admission, pool, resume, snapframes
 from seahaven_openenv.sessions.accept_failures import AcceptFailures

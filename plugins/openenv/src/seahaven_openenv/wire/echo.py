@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 # A value's JSON type in words is the options model's, so every door names it alike.
-from seahaven.instance_options import json_type
+from seahaven.declaration.instance_options import json_type
 
 __all__ = [
     "ECHO_CHARACTERS",

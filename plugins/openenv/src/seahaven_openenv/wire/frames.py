@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from seahaven.state_formats import encode_values
+from seahaven.declaration.state_formats import encode_values
 from seahaven_openenv.wire import strict_json
 from seahaven_openenv.wire.echo import listed, shown
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from seahaven.context import Ctx
+from seahaven.declaration.context import Ctx
 from seahaven_openenv.wire import strict_json
 
 __all__ = [

@@ -32,9 +32,9 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 import seahaven
+from seahaven.declaration.instance_options import check_instance_options
 from seahaven.errors import SeahavenError, WorldBug, client_message
-from seahaven.instance_options import check_instance_options
-from seahaven.storage import runner_storage
+from seahaven.stores.storage import runner_storage
 from seahaven.world import INSTANCE_OPTIONS
 from seahaven_openenv.front.guard import (
     Guard,
