@@ -28,8 +28,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from seahaven.scenarios import SUBMIT_TOOL
 from seahaven.calls.tool_results import error_result, value_result
+from seahaven.scenarios import SUBMIT_TOOL
 from seahaven_openenv.sessions.outcomes import BoundView, Outcome, internal_error_id
 from seahaven_openenv.sessions.session import Session
 from seahaven_openenv.wire.echo import clip

@@ -17,7 +17,11 @@ from typing import Annotated, Any, Literal, NoReturn
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 import seahaven
-from seahaven.declaration.instance_options import InstanceOptions, expected_type, instance_option_names
+from seahaven.declaration.instance_options import (
+    InstanceOptions,
+    expected_type,
+    instance_option_names,
+)
 from seahaven.scenarios import Scenario, ScenarioSet
 from seahaven_openenv.wire.echo import bounded, clip, json_type, listed, shown
 from seahaven_openenv.wire.frames import FrameError

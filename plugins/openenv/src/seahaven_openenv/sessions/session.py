@@ -27,8 +27,9 @@ from typing import Any
 
 import seahaven
 from seahaven import Snapshot
+from seahaven.declaration.state_formats import encode_json
 from seahaven.errors import SeahavenError, ToolError, WorldBug, client_message
-from seahaven.stores.names import CONTROL_TOOL_NAME
+from seahaven.instance.state import document_json, document_without_instance
 from seahaven.scenarios import (
     MESSAGE_USER_TOOL,
     SUBMIT_TOOL,
@@ -37,8 +38,7 @@ from seahaven.scenarios import (
     Trial,
     submit_listing,
 )
-from seahaven.instance.state import document_json, document_without_instance
-from seahaven.declaration.state_formats import encode_json
+from seahaven.stores.names import CONTROL_TOOL_NAME
 from seahaven.stores.storage import runner_storage
 from seahaven_openenv.sessions import descriptors
 from seahaven_openenv.sessions.outcomes import (

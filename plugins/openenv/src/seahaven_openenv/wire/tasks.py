@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import seahaven
 from seahaven.errors import WorldBug
-from seahaven.stores.names import check_scenario_name
 from seahaven.scenarios import Scenario, ScenarioSet, load_pack, pack_specs, split_reference
+from seahaven.stores.names import check_scenario_name
 from seahaven_openenv.wire.echo import shown
 
 __all__ = [
