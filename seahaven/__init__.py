@@ -22,8 +22,8 @@ from seahaven.errors import (
 )
 from seahaven.fixtures import Fixture
 from seahaven.instance import Instance
+from seahaven.instance.instance import Snapshot
 from seahaven.instance.snapshot_store import SnapshotRefused, SnapshotStore, UnknownSnapshot
-from seahaven.instance.snapshots import Snapshot
 from seahaven.registry.hookspecs import hookimpl
 from seahaven.stores.changelog import CallRecord, LogRecord
 from seahaven.stores.clock import Clock, ClockMode

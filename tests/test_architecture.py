@@ -274,29 +274,11 @@ def test_no_imports_form_a_cycle_even_through_the_facades() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-# The one loop left, through a type-checking import only: ``Instance.snapshot()`` returns a
-# ``Snapshot`` and ``Snapshot.restore()`` an ``Instance``, both public types. Cutting it makes
-# ``Snapshot`` generic over the instance class, which changes the annotation of every user of
-# ``Snapshot`` (the serving plugin's among them); docs/architecture.md says so.
-TYPE_LOOPS_LEFT = frozenset({("seahaven.instance.snapshots", "seahaven.instance.instance")})
-
-
 def test_no_imports_form_a_cycle_even_counting_those_for_type_checking() -> None:
     # Every import counts: at module level, inside functions and under TYPE_CHECKING. Where two
     # modules need each other's types, the type is a protocol in the lower one.
-    graph = edges(facades=True, type_checking=True)
-    for importer, imported in TYPE_LOOPS_LEFT:
-        graph[importer].discard(imported)
-    cycle = find_cycle(graph)
+    cycle = find_cycle(edges(facades=True, type_checking=True))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
-
-
-def test_each_loop_left_is_a_type_checking_import_still_in_the_code() -> None:
-    # So the exception cannot outlive the loop, nor hide an import that runs.
-    for importer, imported in TYPE_LOOPS_LEFT:
-        found = [f for f in IMPORTS if f.module == importer and imported in targets(f)]
-        assert found and all(f.type_checking for f in found)
-        assert find_cycle(edges(facades=True, type_checking=True)) is not None
 
 
 MAX_MODULE_LINES = 600

@@ -29,8 +29,7 @@ from seahaven.errors import WorldBug
 from seahaven.evaluation.candidates import StartRows, ToolShape, arguments_for
 from seahaven.evaluation.stage import Outcome, Stage, Workbench
 from seahaven.grading.fold import NetChange, row_id
-from seahaven.instance.instance import Instance
-from seahaven.instance.snapshots import Snapshot
+from seahaven.instance.instance import Instance, Snapshot
 from seahaven.scenarios.model import Start, ToolCall
 from seahaven.stores.changelog import LogRecord
 

@@ -43,7 +43,7 @@ from seahaven.grading.fold import Changes, NetChange
 from seahaven.grading.grade import Grade
 from seahaven.grading.net_change import MatchesSolution
 from seahaven.grading.values import canonical, show
-from seahaven.instance.snapshots import Snapshot
+from seahaven.instance.instance import Snapshot
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
 from seahaven.scenarios.users import MESSAGE_USER_TOOL
 

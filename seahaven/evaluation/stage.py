@@ -29,8 +29,8 @@ from seahaven.errors import ArgumentError, ToolError, WorldBug
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
-from seahaven.instance.instance import Instance
-from seahaven.instance.snapshots import Snapshot, restore_into
+from seahaven.instance.instance import Instance, Snapshot
+from seahaven.instance.snapshots import restore_into
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
 from seahaven.scenarios.people import has_people
 from seahaven.scenarios.play import Play

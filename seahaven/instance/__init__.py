@@ -1,9 +1,10 @@
 """The instance: a world made into a private copy, and what is read or kept of one.
 
-``instance`` (``Instance``, the public face, delegating to its ``Calls``),
+``instance`` (``Instance``, the public face, delegating to its ``Calls``, and
+``Snapshot`` beside it),
 ``creation`` (``create_instance``: what ``world.instance(...)`` does),
-``snapshots`` (an instance's whole state in memory, restored into new or idle
-instances) and ``state`` (the state document). It sits on the call path; the
+``snapshots`` (taking an instance's whole state in memory and restoring it
+into new or idle instances) and ``state`` (the state document). It sits on the call path; the
 fixtures' freezing, grading and everything that drives instances sit above.
 
 This package's face re-exports what the other layers and plugins use; the

@@ -25,6 +25,7 @@ from seahaven.calls.runtime import InstanceParts, NodeRuntime, ReaderDb, open_re
 from seahaven.declaration.composition import NodeReport
 from seahaven.declaration.context import Ctx
 from seahaven.errors import WorldBug
+from seahaven.instance.snapshots import SnapshotData, restore, restore_many, take
 from seahaven.stores.changelog import CallRecord, LogRecord
 from seahaven.stores.clock import Clock
 from seahaven.stores.db import Connections, Db
@@ -34,9 +35,8 @@ from seahaven.stores.workdir import remove_directory
 if TYPE_CHECKING:
     from seahaven.declaration.composition import DeclaredWorld
     from seahaven.fixtures.sidecar import Fixture
-    from seahaven.instance.snapshots import Snapshot
 
-__all__ = ["Instance", "InstanceParts", "live_instances"]
+__all__ = ["Instance", "InstanceParts", "Snapshot", "live_instances"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -281,9 +281,7 @@ class Instance:
         ``snapshot.restore()`` makes a new instance that goes on exactly as this
         one would: the same ids next, the same clock, the same logs so far.
         """
-        from seahaven.instance.snapshots import take
-
-        return take(self)
+        return take(self, Snapshot, type(self))
 
     def fork(self, n: int) -> list[Instance]:
         """``n`` new instances that go on from its state now: ``snapshot().restore_many(n)``."""
@@ -386,7 +384,7 @@ class Instance:
     def remake(self, parts: InstanceParts) -> None:
         """Take ``parts`` as what this instance is made of now: a restore in place.
 
-        ``seahaven.snapshots.restore_into`` calls it before loading the stores'
+        ``seahaven.instance.snapshots.restore_into`` calls it before loading the stores'
         images, under the instance lock, between calls. The world, the storage
         (memory only), the clock and the control tool stay the instance's own;
         its id, seed and the record of how it was made become the new parts'.
@@ -444,3 +442,36 @@ class Instance:
         self._close_readers()
         for runtime in self.calls.runtimes:
             runtime.close()
+
+
+class Snapshot(SnapshotData[Instance]):
+    """An instance's whole state at one moment between calls, in memory. Immutable.
+
+    Made by ``inst.snapshot()``; ``restore()`` and ``restore_many(n)`` make new
+    instances from it. It sits beside ``Instance`` so that both name each other's
+    type while ``seahaven.instance.snapshots``, which takes and restores it,
+    names neither: what it holds is ``SnapshotData``'s.
+    """
+
+    __slots__ = ()
+
+    def restore(
+        self, world: DeclaredWorld | None = None, *, storage: str | None = None
+    ) -> Instance:
+        """A new instance that goes on from this snapshot exactly as the original would have.
+
+        ``world`` defaults to the world the snapshot was taken of; another (a
+        module loaded again, say) must have the same stores, versions and
+        schemas, or the restore is refused. ``storage`` (``"memory"`` or
+        ``"disk"``) defaults to where the original kept its stores.
+        """
+        return restore(self, world, storage=storage)
+
+    def restore_many(
+        self, n: int, world: DeclaredWorld | None = None, *, storage: str | None = None
+    ) -> list[Instance]:
+        """``n`` independent instances from this snapshot: branches of one episode.
+
+        All or none: when one cannot be made, those made already are destroyed.
+        """
+        return restore_many(self, n, world, storage=storage)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from seahaven.errors import SeahavenError, WorldBug
-from seahaven.instance.snapshots import Snapshot
+from seahaven.instance.instance import Snapshot
 
 __all__ = ["SnapshotRefused", "SnapshotStore", "UnknownSnapshot"]
 

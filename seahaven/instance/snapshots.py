@@ -6,13 +6,19 @@ the clock's position, where every id stream and every store's SQL stream
 are, each node's ``ctx.state``, the change log and the call log, and how the
 instance was made. ``Snapshot.restore()`` makes a new instance from it that
 goes on exactly as the original would have; ``Snapshot.restore_many(n)``
-makes n independent branches. ``seahaven.snapshot_store.SnapshotStore`` keeps
+makes n independent branches. ``seahaven.instance.snapshot_store.SnapshotStore`` keeps
 snapshots by token under limits on their count, their bytes and their age, for a
 server that hands tokens to its clients.
 
 Freezing (``seahaven.fixtures.freezing``) is the durable cousin: a fixture on disk,
 with a sidecar and hashes, that starts an episode afresh. A snapshot lives in
 this process only, and carries the episode on.
+
+This module reads the instance as an ``InstanceView`` and holds a snapshot as
+``SnapshotData``, generic over the class it restores as, so it names nothing of
+``seahaven.instance.instance``, even for types. The ``Snapshot`` users hold is
+defined there, beside ``Instance``: ``SnapshotData[Instance]`` with ``restore()``
+and ``restore_many(n)`` typed to return instances.
 """
 
 from __future__ import annotations
@@ -21,9 +27,9 @@ import copy
 import gc
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from seahaven.calls.activation import in_call
 from seahaven.calls.concurrency import watch
@@ -39,10 +45,10 @@ from seahaven.stores.workdir import instance_directory
 
 if TYPE_CHECKING:
     from seahaven.declaration.composition import DeclaredWorld
-    from seahaven.instance.instance import Instance
+    from seahaven.instance.view import InstanceView
 
 __all__ = [
-    "Snapshot",
+    "SnapshotData",
     "StoreImage",
     "load_stores",
     "restore",
@@ -53,6 +59,10 @@ __all__ = [
 
 # Every SQLite database image starts with these bytes; a damaged snapshot's may not.
 _HEADER = b"SQLite format 3\x00"
+
+InstanceT = TypeVar("InstanceT", bound="InstanceView")
+"""The class of instance a snapshot restores as (``Instance``, for the ``Snapshot`` users hold)."""
+SnapshotT = TypeVar("SnapshotT", bound="SnapshotData[Any]")
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True, eq=False)
@@ -72,16 +82,17 @@ class StoreImage:
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True, eq=False)
-class Snapshot:
-    """An instance's whole state at one moment between calls, in memory. Immutable.
+class SnapshotData(Generic[InstanceT]):
+    """What a snapshot holds: an instance's whole state at one moment between calls. Immutable.
 
-    Two snapshots are equal only when they are the same object (their tokens
-    differ), so comparing or hashing one never reads its images.
-
-    Made by ``inst.snapshot()``; ``restore()`` and ``restore_many(n)`` make new
-    instances from it. ``token`` is its stable id, ``nbytes`` what it holds
-    (the stores' images plus the change log's JSON text), ``created_at`` the
-    wall-clock moment it was taken, in canonical form.
+    The ``Snapshot`` users hold (``seahaven.instance.instance``) is this over
+    ``Instance``, with ``restore()`` and ``restore_many(n)``; this module takes
+    and restores it naming only ``InstanceView``, so it imports nothing of the
+    instance's module, even for types. Two snapshots are equal only when they
+    are the same object (their tokens differ), so comparing or hashing one
+    never reads its images. ``token`` is its stable id, ``nbytes`` what it
+    holds (the stores' images plus the change log's JSON text), ``created_at``
+    the wall-clock moment it was taken, in canonical form.
     """
 
     token: str
@@ -111,9 +122,9 @@ class Snapshot:
     call_log: tuple[CallRecord, ...] = field(repr=False)
     records: tuple[LogRecord, ...] = field(repr=False)
     texts: tuple[str, ...] = field(repr=False)
-    instance_class: type[Instance] = field(repr=False)
+    instance_class: Callable[[InstanceParts], InstanceT] = field(repr=False)
     """The class of the instance it was taken of; ``restore()`` makes instances of it. Taken
-    from the instance, so that this module imports nothing of the instance's at run time."""
+    from the instance, so that this module imports nothing of the instance's."""
     storage: Storage = "disk"
     """Where the original kept its stores; a restore keeps them there unless told otherwise."""
     nbytes: int = 0
@@ -125,30 +136,17 @@ class Snapshot:
         """How many calls the original had dispatched when the snapshot was taken."""
         return len(self.call_log)
 
-    def restore(
-        self, world: DeclaredWorld | None = None, *, storage: str | None = None
-    ) -> Instance:
-        """A new instance that goes on from this snapshot exactly as the original would have.
 
-        ``world`` defaults to the world the snapshot was taken of; another (a
-        module loaded again, say) must have the same stores, versions and
-        schemas, or the restore is refused. ``storage`` (``"memory"`` or
-        ``"disk"``) defaults to where the original kept its stores.
-        """
-        return restore(self, world, storage=storage)
+def take(
+    instance: InstanceT,
+    snapshot_class: type[SnapshotT],
+    instance_class: Callable[[InstanceParts], InstanceT],
+) -> SnapshotT:
+    """``inst.snapshot()``: capture the instance's whole state, between calls.
 
-    def restore_many(
-        self, n: int, world: DeclaredWorld | None = None, *, storage: str | None = None
-    ) -> list[Instance]:
-        """``n`` independent instances from this snapshot: branches of one episode.
-
-        All or none: when one cannot be made, those made already are destroyed.
-        """
-        return restore_many(self, n, world, storage=storage)
-
-
-def take(instance: Instance) -> Snapshot:
-    """``inst.snapshot()``: capture the instance's whole state, between calls."""
+    The snapshot is made as ``snapshot_class`` and restores as ``instance_class``
+    (the instance's own class), both handed in by the instance.
+    """
     calls = instance.calls
     calls.check_usable()
     calls.refuse_inside(
@@ -166,7 +164,7 @@ def take(instance: Instance) -> Snapshot:
         call_log = tuple(calls.call_log)
         clock = instance.clock.position()
     nbytes = sum(len(store.image) for store in stores) + sum(len(text) for text in texts)
-    return Snapshot(
+    return snapshot_class(
         token=f"snap-{secrets.token_hex(12)}",
         created_at=format_instant(time.time_ns() // 1_000_000),
         source=instance.id,
@@ -185,7 +183,7 @@ def take(instance: Instance) -> Snapshot:
         call_log=call_log,
         records=records,
         texts=texts,
-        instance_class=type(instance),
+        instance_class=instance_class,
         storage=instance.storage,
         nbytes=nbytes,
     )
@@ -219,8 +217,11 @@ def _capture_store(runtime: NodeRuntime) -> StoreImage:
 
 
 def restore(
-    snapshot: Snapshot, world: DeclaredWorld | None = None, *, storage: str | None = None
-) -> Instance:
+    snapshot: SnapshotData[InstanceT],
+    world: DeclaredWorld | None = None,
+    *,
+    storage: str | None = None,
+) -> InstanceT:
     """A new instance from ``snapshot``, on ``world`` or the world it was taken of."""
     target, composition = _checked_world(snapshot, world)
     where = snapshot.storage if storage is None else check_storage(storage)
@@ -228,14 +229,18 @@ def restore(
 
 
 def restore_many(
-    snapshot: Snapshot, n: int, world: DeclaredWorld | None = None, *, storage: str | None = None
-) -> list[Instance]:
+    snapshot: SnapshotData[InstanceT],
+    n: int,
+    world: DeclaredWorld | None = None,
+    *,
+    storage: str | None = None,
+) -> list[InstanceT]:
     """``n`` new instances from ``snapshot``, the world checked once; all or none."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise WorldBug(f"restore_many takes a number of branches of 1 or more, not {n!r}")
     target, composition = _checked_world(snapshot, world)
     where = snapshot.storage if storage is None else check_storage(storage)
-    made: list[Instance] = []
+    made: list[InstanceT] = []
     # Every object a branch allocates lives on with it, so the cyclic collector, run
     # again and again by so many allocations, would walk them for nothing.
     collecting = gc.isenabled()
@@ -254,9 +259,9 @@ def restore_many(
 
 
 def _checked_world(
-    snapshot: Snapshot, world: DeclaredWorld | None
+    snapshot: SnapshotData[Any], world: DeclaredWorld | None
 ) -> tuple[DeclaredWorld, Composition]:
-    if not isinstance(snapshot, Snapshot):
+    if not isinstance(snapshot, SnapshotData):
         raise WorldBug(f"restore takes a seahaven.Snapshot, not {type(snapshot).__name__}")
     if in_call():
         raise WorldBug(
@@ -270,7 +275,7 @@ def _checked_world(
     return target, composition
 
 
-def restore_into(snapshot: Snapshot, instance: Instance) -> None:
+def restore_into(snapshot: SnapshotData[Any], instance: InstanceView) -> None:
     """Bring ``instance`` to ``snapshot``'s state in place: what ``restore`` would make, anew.
 
     For a harness that restores one world again and again (a trial's solution
@@ -321,7 +326,11 @@ def restore_into(snapshot: Snapshot, instance: Instance) -> None:
 
 
 def _parts(
-    snapshot: Snapshot, target: DeclaredWorld, info: InstanceInfo, clock: Clock, storage: Storage
+    snapshot: SnapshotData[Any],
+    target: DeclaredWorld,
+    info: InstanceInfo,
+    clock: Clock,
+    storage: Storage,
 ) -> InstanceParts:
     return InstanceParts(
         info=info,
@@ -352,8 +361,11 @@ def _set_streams(runtimes: Sequence[NodeRuntime], stores: Sequence[StoreImage]) 
 
 
 def _branch(
-    snapshot: Snapshot, target: DeclaredWorld, composition: Composition, storage: Storage
-) -> Instance:
+    snapshot: SnapshotData[InstanceT],
+    target: DeclaredWorld,
+    composition: Composition,
+    storage: Storage,
+) -> InstanceT:
     mode, start_ms, ticks = snapshot.clock
     clock = Clock.resumed(mode, start_ms, ticks)
     info = InstanceInfo(f"inst-{secrets.token_hex(8)}", snapshot.fixture, snapshot.seed)
@@ -368,7 +380,9 @@ def _branch(
     return instance
 
 
-def load_stores(instance: Instance, composition: Composition, stores: Sequence[StoreImage]) -> None:
+def load_stores(
+    instance: InstanceView, composition: Composition, stores: Sequence[StoreImage]
+) -> None:
     """Give ``instance`` one store per node from its image, as the instance keeps its stores.
 
     On disk each is a new private file (0600) in the instance's directory; in
@@ -407,7 +421,9 @@ def _checked_image(store: StoreImage) -> bytes:
     return image
 
 
-def _check_same_world(snapshot: Snapshot, world: DeclaredWorld, composition: Composition) -> None:
+def _check_same_world(
+    snapshot: SnapshotData[Any], world: DeclaredWorld, composition: Composition
+) -> None:
     def described(reports: Sequence[NodeReport]) -> list[tuple[Any, ...]]:
         return [
             (report.path, report.world, report.world_version, report.scope, report.schema_hash)

@@ -1,6 +1,7 @@
 """``InstanceView``: what the modules an ``Instance`` delegates to read of one.
 
-The state document, freezing a fixture and snapshots are reached from the
+The state document, freezing a fixture and snapshots (taking, restoring, and
+the instances a restore makes) are reached from the
 instance's own methods (``Instance.state``, ``Instance.freeze``,
 ``Instance.snapshot``), so they read the instance through this protocol rather
 than naming ``Instance``: the imports, type-checking ones included, form no
@@ -119,4 +120,8 @@ class InstanceView(Protocol):
 
     def destroy(self) -> None:
         """Close and remove the instance."""
+        ...
+
+    def interrupt(self) -> None:
+        """Stop the statement it runs now, if any (what ``interrupt_all()`` reaches)."""
         ...

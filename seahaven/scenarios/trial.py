@@ -30,8 +30,8 @@ from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
 from seahaven.grading.net_change import MatchesSolution
-from seahaven.instance.instance import Instance
-from seahaven.instance.snapshots import Snapshot, restore_into
+from seahaven.instance.instance import Instance, Snapshot
+from seahaven.instance.snapshots import restore_into
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.people import Cast
 from seahaven.scenarios.play import MAX_ANSWER_LENGTH, EpisodeOver, Play, submit_listing
