@@ -74,7 +74,7 @@ def _child(checkout: Path, world: str, storage: str, count: int) -> dict[str, fl
             text=True,
             check=True,
             cwd=checkout,
-            env={**os.environ, "TMPDIR": scratch},
+            env={**os.environ, "TMPDIR": scratch, "PYTHONDONTWRITEBYTECODE": "1"},
             timeout=600,
         )
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
