@@ -280,6 +280,7 @@ class Report:
     lost_reasons: dict[str, int]
     retries: int
     retried_sessions: int
+    most_retries: int
     seconds: float
     frame_p50: float
     frame_p99: float
@@ -293,7 +294,8 @@ class Report:
         """One line of figures."""
         return (
             f"{self.sessions:>6} sessions: served {self.served}, wrong {self.wrong}, lost "
-            f"{self.lost}; retries {self.retries} ({self.retried_sessions} sessions); "
+            f"{self.lost}; retries {self.retries} ({self.retried_sessions} sessions, at most "
+            f"{self.most_retries} one); "
             f"{self.seconds:.1f} s; frame p50 {self.frame_p50:.2f} s p99 {self.frame_p99:.2f} s "
             f"(reset p99 {self.reset_p99:.2f} s); session p50 {self.session_p50:.1f} s p99 "
             f"{self.session_p99:.1f} s; server {self.peak_mib:.0f} MiB at peak, "
@@ -352,7 +354,7 @@ def run(
     resets: list[float] = []
     session_seconds: list[float] = []
     reasons: dict[str, int] = {}
-    served = wrong = lost = retries_made = retried = 0
+    served = wrong = lost = retries_made = retried = most = 0
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             lost += 1
@@ -361,6 +363,7 @@ def run(
             continue
         retries_made += outcome.retries
         retried += outcome.retries > 0
+        most = max(most, outcome.retries)
         if outcome.lost is not None:
             lost += 1
             reason = outcome.lost[:80]
@@ -381,6 +384,7 @@ def run(
         lost_reasons=reasons,
         retries=retries_made,
         retried_sessions=retried,
+        most_retries=most,
         seconds=seconds,
         frame_p50=_percentile(latencies, 0.5),
         frame_p99=_percentile(latencies, 0.99),
@@ -427,13 +431,15 @@ def main() -> None:
             print(f"    lost {count}: {reason}", flush=True)
     if args.markdown:
         print(
-            "\n| sessions | served | wrong | lost | retries | wall | frame p50 | frame p99 "
+            "\n| sessions | served | wrong | lost | retries (most of one) | wall | frame p50 "
+            "| frame p99 "
             "| reset p99 | session p99 | server memory, peak |"
         )
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         for r in reports:
             print(
                 f"| {r.sessions:,} | {r.served:,} | {r.wrong} | {r.lost:,} | {r.retries:,} "
+                f"({r.most_retries}) "
                 f"| {r.seconds:.0f} s | {r.frame_p50:.2f} s | {r.frame_p99:.2f} s "
                 f"| {r.reset_p99:.2f} s | {r.session_p99:.1f} s | {r.peak_mib:,.0f} MiB |"
             )
