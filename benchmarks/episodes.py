@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import ray
-from seahaven_ray import Call, Episode, EpisodeResult, run_episodes, run_in_process
+from seahaven_ray import Episode, EpisodeResult, ToolCall, run_episodes, run_in_process
 
 import seahaven
 
@@ -41,7 +41,7 @@ SCRIPT = json.loads((ROOT / "examples" / "acme_episode.json").read_text(encoding
 
 def episodes(count: int, start: int) -> list[Episode]:
     """``count`` scripted acme episodes with distinct ids and seeds."""
-    calls = [Call.model_validate(call) for call in SCRIPT]
+    calls = [ToolCall.model_validate(call) for call in SCRIPT]
     return [
         Episode(
             episode_id=f"bench-{start + n}",

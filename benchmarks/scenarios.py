@@ -52,7 +52,7 @@ import seahaven
 from seahaven import grading
 from seahaven.evaluation import evaluate, solution_policy
 from seahaven.scenarios import Scenario, ScenarioSet, Trial, load_pack
-from seahaven.storage import runner_storage
+from seahaven.stores.storage import runner_storage
 
 CHECKS = grading.all_of(
     grading.changed(

@@ -54,7 +54,7 @@ from serving_load import (
 )
 
 import seahaven
-from seahaven.storage import runner_storage
+from seahaven.stores.storage import runner_storage
 
 FRAMES_PER_SESSION = CALLS_PER_SESSION + 2
 

@@ -38,7 +38,7 @@ from typing import Any
 from company_world import world
 
 import seahaven
-from seahaven.storage import runner_storage
+from seahaven.stores.storage import runner_storage
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT: list[dict[str, Any]] = json.loads(

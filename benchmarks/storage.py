@@ -42,7 +42,7 @@ from serving_load import start_server
 from websockets.asyncio.client import connect
 
 import seahaven
-from seahaven.storage import cached_image_bytes
+from seahaven.stores.storage import cached_image_bytes
 
 FIXTURE = "agency"
 STORAGES = ("memory", "disk")

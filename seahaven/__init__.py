@@ -7,15 +7,11 @@ an eval grades.
 
 from __future__ import annotations
 
-from seahaven import (
-    concurrency,
-    sandbox,
-    sql_tools,
-)
-from seahaven.changelog import CallRecord, LogRecord
-from seahaven.clock import Clock, ClockMode
-from seahaven.context import Ctx, InstanceInfo, WorldHandle, Worlds
-from seahaven.db import Db, Exec
+from seahaven import helpers, instances, sandbox, sql_tools
+from seahaven.calls import concurrency
+from seahaven.declaration.context import Ctx, InstanceInfo, WorldHandle, Worlds
+from seahaven.declaration.instance_options import InstanceOptions
+from seahaven.declaration.tool import Call, Tool
 from seahaven.errors import (
     ArgumentError,
     DbError,
@@ -25,14 +21,15 @@ from seahaven.errors import (
     WorldBug,
 )
 from seahaven.fixtures import Fixture
-from seahaven.hookspecs import hookimpl
-from seahaven.ids import Ids
 from seahaven.instance import Instance
-from seahaven.instance_options import InstanceOptions
-from seahaven.schema import sql_files
-from seahaven.snapshot_store import SnapshotRefused, SnapshotStore, UnknownSnapshot
-from seahaven.snapshots import Snapshot
-from seahaven.tool import Call, Tool
+from seahaven.instance.snapshot_store import SnapshotRefused, SnapshotStore, UnknownSnapshot
+from seahaven.instance.snapshots import Snapshot
+from seahaven.registry.hookspecs import hookimpl
+from seahaven.stores.changelog import CallRecord, LogRecord
+from seahaven.stores.clock import Clock, ClockMode
+from seahaven.stores.db import Db, Exec
+from seahaven.stores.ids import Ids
+from seahaven.stores.schema import sql_files
 from seahaven.version import VERSION as __version__
 from seahaven.world import World
 
@@ -66,26 +63,10 @@ __all__ = [
     "Worlds",
     "__version__",
     "concurrency",
+    "helpers",
     "hookimpl",
+    "instances",
     "sandbox",
     "sql_files",
     "sql_tools",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # A module that moved or was split, read as an attribute of the package: warn, give the new.
-    import importlib
-
-    from seahaven.moved import MOVED, SPLIT, alias_module
-
-    if f"{__name__}.{name}" in MOVED:
-        module = alias_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    if f"{__name__}.{name}" in SPLIT:
-        # The old module's own file gathers the names and warns.
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,8 @@
-"""Moved to ``seahaven.sql_tools``; importing this path warns and gives that module."""
+"""The agent's SQL tools at the path the reference documents: ``run_sql``, ``describe_schema``.
 
-from seahaven.moved import alias_module
+The same functions as ``seahaven.sql_tools``, which holds them.
+"""
 
-alias_module(__name__)
+from seahaven.sql_tools import describe_schema, run_sql
+
+__all__ = ["describe_schema", "run_sql"]

@@ -1,6 +1,6 @@
 """``seahaven.http``: a world's REST API and its test server, from the serving plugin.
 
-The module is ``seahaven_openenv.http`` (the ``seahaven-openenv`` distribution),
+The module is ``seahaven_openenv.web.http`` (the ``seahaven-openenv`` distribution),
 installed with ``pip install "seahaven[serve]"``; see ``seahaven.extras``.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from seahaven.extras import expose
+from seahaven.registry.extras import expose
 
 if TYPE_CHECKING:
-    from seahaven_openenv.http import *  # noqa: F403
+    from seahaven_openenv.web.http import *  # noqa: F403
 else:
     expose(__name__)

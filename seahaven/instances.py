@@ -1,5 +1,9 @@
-"""Moved to ``seahaven.concurrency``; importing this path warns and gives that module."""
+"""The process-wide call gate under the path the reference documents.
 
-from seahaven.moved import alias_module
+``default_concurrency``, ``concurrency`` and ``set_concurrency``, the same
+functions as ``seahaven.calls.concurrency``, which holds the gate.
+"""
 
-alias_module(__name__)
+from seahaven.calls.concurrency import concurrency, default_concurrency, set_concurrency
+
+__all__ = ["concurrency", "default_concurrency", "set_concurrency"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from seahaven.extras import expose
+from seahaven.registry.extras import expose
 
 if TYPE_CHECKING:
     from seahaven_mcp import *  # noqa: F403

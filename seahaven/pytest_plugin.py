@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from seahaven.declaration.world import World
 from seahaven.errors import SeahavenError
-from seahaven.instance import Instance
-from seahaven.world import World
+from seahaven.instance.instance import Instance
 
 __all__ = ["instance", "world"]
 
@@ -110,7 +110,7 @@ if hasattr(pytest, "Dir"):  # pytest 8 and later collect directories through thi
 @pytest.fixture(scope="session")
 def world(request: pytest.FixtureRequest) -> World:
     """The world under test, found once per session."""
-    from seahaven.discovery import find_world
+    from seahaven.registry.discovery import find_world
 
     explicit = request.config.getoption("seahaven_world")
     try:

@@ -17,10 +17,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from seahaven import sandbox
-from seahaven.context import Ctx
+import seahaven.sandbox as sandbox
+from seahaven.declaration.context import Ctx
+from seahaven.declaration.tool import Tool
 from seahaven.errors import WorldBug
-from seahaven.tool import Tool
 
 __all__ = ["describe_schema", "run_sql"]
 

@@ -38,11 +38,11 @@ from seahaven.errors import ArgumentError, DbError, ToolError, WorldBug
 from seahaven.fixtures.freezing import rebuild
 
 if TYPE_CHECKING:
-    from seahaven.context import Ctx
-    from seahaven.db import Db
+    from seahaven.declaration.context import Ctx
+    from seahaven.declaration.tool import Call
+    from seahaven.declaration.world import Handler, Middleware, World
     from seahaven.fixtures.sidecar import Fixture
-    from seahaven.tool import Call
-    from seahaven.world import Handler, Middleware, World
+    from seahaven.stores.db import Db
 
 __all__ = [
     "CursorError",

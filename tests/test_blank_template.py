@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven.schema import blank_image, describe
+from seahaven.stores.schema import blank_image, describe
 
 NOW = "2031-03-14T08:30:00.000Z"
 TABLE = "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT;"

@@ -11,13 +11,13 @@ import pytest
 from sample_worlds import add_jot, cafe_world, memo_world, till_world
 
 import seahaven
-from seahaven.arguments import (
+from seahaven.stores.arguments import (
     CALL_LOG_ARGUMENT_BYTES,
     CUT_KEY,
     MAX_KEPT_ERROR_CHARACTERS,
     REFUSED_ARGUMENT_BYTES,
 )
-from seahaven.names import CONTROL_TOOL_NAME
+from seahaven.stores.names import CONTROL_TOOL_NAME
 
 
 class NotFound(seahaven.ToolError):

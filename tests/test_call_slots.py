@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven import concurrency
+from seahaven.calls import concurrency
 
 TIMEOUT = 10.0
 
@@ -403,24 +403,6 @@ def test_no_thread_starves_when_many_share_few_slots(resize: Callable[[int], Non
     # like thousands to one.
     assert min(counts) > 0
     assert max(counts) <= 3 * min(counts), counts
-
-
-@pytest.mark.parametrize(
-    ("module", "old", "new"),
-    [
-        ("seahaven.concurrency", "FairGate", "CallSlots"),
-        ("seahaven.concurrency", "gate", "call_slots"),
-        ("seahaven.activation", "bypasses_gate", "takes_no_call_slot"),
-        ("seahaven.activation", "entered", "WorldCodeScope"),
-    ],
-)
-def test_each_old_name_warns_and_gives_the_new_object(module: str, old: str, new: str) -> None:
-    import importlib
-
-    imported = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=f"{module}.{new}"):
-        found = getattr(imported, old)
-    assert found is getattr(imported, new)
 
 
 def test_an_unknown_name_is_still_an_attribute_error() -> None:

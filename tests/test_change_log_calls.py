@@ -14,7 +14,7 @@ import pytest
 from sample_worlds import add_jot, memo_world
 
 import seahaven
-from seahaven.changelog import ChangeLog, LogRecord
+from seahaven.stores.changelog import ChangeLog, LogRecord
 
 
 def scanned(inst: seahaven.Instance, ordinal: int) -> list[LogRecord]:

@@ -23,7 +23,7 @@ from seahaven.check import CheckContext, Finding, Rule, collect_rules, exit_code
 from seahaven.check.locate import DISCOVERY_FIX
 from seahaven.check.plugin import BUILTIN_RULES, seahaven_cli
 from seahaven.cli import build_app
-from seahaven.plugins import PluginManager, make_plugin_manager
+from seahaven.registry.plugins import PluginManager, make_plugin_manager
 
 runner = CliRunner()
 _counter = itertools.count()
@@ -105,7 +105,7 @@ class Project:
 
     def world(self) -> seahaven.World:
         """Import the project's world, as a fixture generator would."""
-        from seahaven.discovery import import_world
+        from seahaven.registry.discovery import import_world
 
         sys.path.insert(0, str(self.root / "src"))
         return import_world(f"{self.package}:world")[0]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,8 +9,9 @@ import typer
 from typer.testing import CliRunner
 
 import seahaven
-from seahaven import cli, plugins
+from seahaven import cli
 from seahaven.cli.docs import docs_directory
+from seahaven.registry import plugins
 
 runner = CliRunner()
 
@@ -43,7 +42,7 @@ def test_help_lists_the_commands_in_their_order_with_whole_summaries() -> None:
     # Every command is listed, the built-in ones in their deliberate order (not by name).
     assert names == [name for name in COMMAND_ORDER if name in names]
     assert names.index("worlds") < names.index("episodes") < names.index("docs")
-    assert "episode" not in names  # the old name runs, warning, but is not listed
+    assert "episode" not in names  # the old name is gone
     assert "..." not in listing
     # A summary is its command's whole first paragraph, wrapped rather than cut.
     assert (
@@ -150,23 +149,9 @@ def test_main_reports_a_plugin_that_breaks_the_app_in_one_line(
 
 
 def test_find_world_is_reachable_from_the_cli_module() -> None:
-    from seahaven.discovery import find_world
+    from seahaven.registry.discovery import find_world
 
     assert cli.find_world is find_world
-
-
-def test_the_old_support_path_warns_and_hands_out_the_same_helpers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from seahaven.cli import support
-
-    monkeypatch.delitem(sys.modules, "seahaven.cli_support", raising=False)
-    with pytest.warns(DeprecationWarning, match=r"seahaven\.cli\.support"):
-        old = importlib.import_module("seahaven.cli_support")
-    # Every name the old path had; helpers added since are only in seahaven.cli.support.
-    assert set(old.__all__) <= set(support.__all__)
-    for name in old.__all__:
-        assert getattr(old, name) is getattr(support, name)
 
 
 def test_a_first_party_plugins_command_without_the_plugin_names_the_install(
@@ -177,7 +162,7 @@ def test_a_first_party_plugins_command_without_the_plugin_names_the_install(
     from typer.testing import CliRunner
 
     from seahaven.cli import build_app
-    from seahaven.plugins import make_plugin_manager
+    from seahaven.registry.plugins import make_plugin_manager
 
     real_find_spec = importlib.util.find_spec
     missing = {"seahaven_openenv", "seahaven_mcp", "seahaven_ray"}
@@ -203,7 +188,7 @@ def test_an_installed_plugin_that_lacks_a_command_says_to_upgrade() -> None:
     from typer.testing import CliRunner
 
     from seahaven.cli import build_app
-    from seahaven.plugins import make_plugin_manager
+    from seahaven.registry.plugins import make_plugin_manager
 
     # The plugins' packages are installed here, but no entry points are loaded.
     result = CliRunner().invoke(build_app(make_plugin_manager(entry_points=False)), ["mcp"])

@@ -21,7 +21,8 @@ import typer
 from typer.testing import CliRunner, Result
 from world_packages import fresh_module, write_world
 
-from seahaven import cli, plugins
+from seahaven import cli
+from seahaven.registry import plugins
 
 runner = CliRunner()
 NOW = "2026-06-01T09:00:00.000Z"
@@ -221,7 +222,7 @@ def test_check_says_when_all_is_clean() -> None:
 def test_worlds_list_with_no_worlds_says_how_to_install_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from seahaven import registry
+    import seahaven.registry.worlds as registry
 
     monkeypatch.setattr(registry.importlib_metadata, "entry_points", lambda **_: [])
     result = runner.invoke(

@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner, Result
 from world_packages import fresh_module, write_world
 
-from seahaven import cli, plugins
+from seahaven import cli
 from seahaven.cli.episode import summarise
+from seahaven.registry import plugins
 
 runner = CliRunner()
 
@@ -251,14 +252,11 @@ def test_the_storage_option_changes_nothing_the_document_holds(module: str, tmp_
 FIXED = ("--seed", "4", "--clock-mode", "fixed", "--now", "2026-06-01T09:00:00.000Z")
 
 
-def test_the_old_name_still_runs_a_script_and_warns_on_stderr(module: str) -> None:
+def test_the_old_name_is_gone(module: str) -> None:
     calls = script(("add_ledger_lines", {"id": "z", "body": "kept"}))
-    new = run("episodes", "run", f"{module}:world", *FIXED, stdin=calls)
     old = run("episode", f"{module}:world", *FIXED, stdin=calls)
-    assert new.exit_code == old.exit_code == 0, old.output
-    assert old.stdout == new.stdout
-    assert "seahaven episode is now seahaven episodes run" in old.stderr
-    assert "is now" not in new.stderr
+    assert old.exit_code == 2
+    assert "No such command 'episode'" in old.stderr
 
 
 def test_a_file_option_without_episodes_is_a_usage_error(module: str, tmp_path: Path) -> None:
@@ -296,7 +294,7 @@ def test_a_file_of_episodes_runs_in_process_without_the_ray_plugin(
 
 
 def test_ray_without_a_runner_names_the_extra_to_install(module: str, tmp_path: Path) -> None:
-    from seahaven.extras import EXTRAS
+    from seahaven.registry.extras import EXTRAS
 
     episodes = tmp_path / "in.jsonl"
     episodes.write_text('{"calls": []}\n')

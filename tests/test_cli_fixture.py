@@ -22,9 +22,10 @@ from typer.testing import CliRunner, Result
 from world_packages import NOW, composite, fresh_module, write_module, write_world
 
 import seahaven
-from seahaven import cli, fixtures, plugins
-from seahaven.discovery import import_world
+from seahaven import cli, fixtures
 from seahaven.fixtures import preparation
+from seahaven.registry import plugins
+from seahaven.registry.discovery import import_world
 
 runner = CliRunner()
 

@@ -12,7 +12,8 @@ import typer
 from typer.testing import CliRunner
 from world_packages import fresh_module, on_sys_path, write_dist_info
 
-from seahaven import cli, plugins, registry
+from seahaven import cli, registry
+from seahaven.registry import plugins
 from seahaven.scenarios import refresh_packs
 
 runner = CliRunner()

@@ -17,8 +17,9 @@ from typer.testing import CliRunner, Result
 from world_packages import fresh_module, write_world
 
 import seahaven
-from seahaven import cli, plugins
+from seahaven import cli
 from seahaven.check import run as run_check
+from seahaven.registry import plugins
 
 runner = CliRunner()
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -173,7 +174,7 @@ def two_worlds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.chdir(project)
     assert run("--version").exit_code == 0
-    from seahaven.discovery import find_world
+    from seahaven.registry.discovery import find_world
 
     for module_name, table in ((first, "apples"), (second, "pears")):
         world = find_world(f"{module_name}:world").world
@@ -213,7 +214,7 @@ def test_a_fixture_of_the_other_world_names_the_shared_directory(
     two_worlds: tuple[str, str, Path],
 ) -> None:
     first, _, _ = two_worlds
-    from seahaven.discovery import find_world
+    from seahaven.registry.discovery import find_world
 
     world = find_world(f"{first}:world").world
     with pytest.raises(seahaven.WorldBug, match=r"World\(fixtures_dir=\.\.\.\)"):
@@ -343,7 +344,7 @@ def test_worlds_list_json_gives_what_a_world_adds_as_data() -> None:
 def test_a_read_only_into_names_a_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str
 ) -> None:
-    from seahaven.discovery import find_world
+    from seahaven.registry.discovery import find_world
 
     world = find_world(f"{module}:world").world
     with world.instance(now=NOW, clock_mode="fixed") as inst:

@@ -25,8 +25,9 @@ from world_packages import (
 )
 
 import seahaven
-from seahaven import cli, plugins
-from seahaven.discovery import import_world
+from seahaven import cli
+from seahaven.registry import plugins
+from seahaven.registry.discovery import import_world
 
 runner = CliRunner()
 

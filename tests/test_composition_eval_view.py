@@ -8,7 +8,7 @@ import pytest
 from composition_worlds import CHARGES, STAFF, make_payments, make_world
 
 import seahaven
-from seahaven.composition import NodeReport
+from seahaven.declaration.composition import NodeReport
 
 
 def _company_with_tax() -> seahaven.World:

@@ -11,7 +11,7 @@ import pytest
 from composition_worlds import CHARGES, STAFF, add_echo_tools, make_payments, make_world
 
 import seahaven
-from seahaven.concurrency import concurrency, set_concurrency
+from seahaven.calls.concurrency import concurrency, set_concurrency
 
 STALE = "a world handle was used after the call it belongs to returned"
 

@@ -16,7 +16,7 @@ from composition_worlds import (
 )
 
 import seahaven
-from seahaven.composition import attach_limit
+from seahaven.declaration.composition import attach_limit
 
 HERE = Path(__file__).name
 

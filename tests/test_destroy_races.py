@@ -22,7 +22,7 @@ import pytest
 from sample_worlds import memo_world
 
 import seahaven
-import seahaven.concurrency
+import seahaven.calls.concurrency
 
 SCHEMA = "CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL) STRICT;"
 # Runs for many seconds unless something stops it.
@@ -160,7 +160,7 @@ def test_a_call_interrupted_while_it_was_finishing_still_lets_the_instance_go(
     # Ctrl-C can land between two lines of the code that ends a call; the instance must
     # still be destroyable (and its directory removed) from the same thread afterwards.
     import seahaven
-    from seahaven.dispatch import Calls
+    from seahaven.calls.dispatch import Calls
 
     world = seahaven.World(
         name="interrupted",
@@ -352,7 +352,7 @@ def test_interrupt_all_stops_a_runaway_setup_sql_and_leaves_nothing(
     maker = Reader(lambda: world.instance(setup_sql=endless))
     maker.start()
     # The main thread cannot see the setup connection; interrupt until the maker gives up.
-    interrupt_until_done(maker, seahaven.concurrency.interrupt_all)
+    interrupt_until_done(maker, seahaven.calls.concurrency.interrupt_all)
     assert not maker.is_alive(), "setup_sql ran on through interrupt_all()"
     assert isinstance(maker.raised, seahaven.WorldBug), maker.raised
     assert "setup_sql statement 1 of 1" in str(maker.raised)

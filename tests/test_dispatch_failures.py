@@ -17,9 +17,9 @@ import pytest
 from sample_worlds import memo_world
 
 import seahaven
-import seahaven.activation
-import seahaven.dispatch
-from seahaven.arguments import MAX_ARGUMENT_DEPTH
+import seahaven.calls.activation
+import seahaven.calls.dispatch
+from seahaven.stores.arguments import MAX_ARGUMENT_DEPTH
 
 
 def world_with(middleware: bool) -> seahaven.World:
@@ -131,15 +131,15 @@ def test_a_failure_making_the_call_record_changes_nothing(
     monkeypatch: pytest.MonkeyPatch, raised: type[BaseException]
 ) -> None:
     with world_with(False).instance() as inst:
-        real = seahaven.dispatch.CallRecord
+        real = seahaven.calls.dispatch.CallRecord
 
         def failing(tool: str, arguments: Any, actor: str = "agent") -> seahaven.CallRecord:
             raise raised()
 
-        monkeypatch.setattr(seahaven.dispatch, "CallRecord", failing)
+        monkeypatch.setattr(seahaven.calls.dispatch, "CallRecord", failing)
         with pytest.raises(raised):
             inst.call("jot", id="never")
-        monkeypatch.setattr(seahaven.dispatch, "CallRecord", real)
+        monkeypatch.setattr(seahaven.calls.dispatch, "CallRecord", real)
         assert inst.call_count == 0
         assert_whole(inst, 0)
 
@@ -150,15 +150,15 @@ def test_a_failure_opening_the_change_log_session_ends_the_call(
     monkeypatch: pytest.MonkeyPatch, raised: type[BaseException], middleware: bool
 ) -> None:
     with world_with(middleware).instance() as inst:
-        real = seahaven.activation.Activation.touch
+        real = seahaven.calls.activation.Activation.touch
 
-        def failing(self: seahaven.activation.Activation, runtime: Any) -> None:
+        def failing(self: seahaven.calls.activation.Activation, runtime: Any) -> None:
             raise raised()
 
-        monkeypatch.setattr(seahaven.activation.Activation, "touch", failing)
+        monkeypatch.setattr(seahaven.calls.activation.Activation, "touch", failing)
         with pytest.raises(raised):
             inst.call("jot", id="never")
-        monkeypatch.setattr(seahaven.activation.Activation, "touch", real)
+        monkeypatch.setattr(seahaven.calls.activation.Activation, "touch", real)
         assert stored_ids(inst) == []
         assert inst.call_log()[0].error is not None
         assert_whole(inst, 1)
@@ -170,17 +170,17 @@ def test_a_failure_rendering_the_records_takes_the_rows_back_out(
 ) -> None:
     with world_with(False).instance() as inst:
         inst.call("jot", id="kept")
-        real = seahaven.activation.render_changeset
+        real = seahaven.calls.activation.render_changeset
 
         def failing(*args: Any) -> Any:
             raise raised()
 
-        monkeypatch.setattr(seahaven.activation, "render_changeset", failing)
+        monkeypatch.setattr(seahaven.calls.activation, "render_changeset", failing)
         # An Exception becomes the framework's WorldBug; Ctrl-C stays Ctrl-C.
         expected = raised if not issubclass(raised, Exception) else seahaven.WorldBug
         with pytest.raises(expected):
             inst.call("jot", id="undone")
-        monkeypatch.setattr(seahaven.activation, "render_changeset", real)
+        monkeypatch.setattr(seahaven.calls.activation, "render_changeset", real)
         assert stored_ids(inst) == ["kept"]
         assert_whole(inst, 2)
 
@@ -205,7 +205,7 @@ def test_rows_that_can_be_neither_logged_nor_undone_make_the_instance_refuse_use
     def failing(*args: Any) -> Any:
         raise MemoryError()
 
-    monkeypatch.setattr(seahaven.activation, "render_changeset", failing)
+    monkeypatch.setattr(seahaven.calls.activation, "render_changeset", failing)
     monkeypatch.setattr(apsw, "Changeset", _Unappliable)
     with pytest.raises(seahaven.WorldBug, match="refuses further use: destroy it"):
         inst.call("jot", id="stuck")
@@ -224,10 +224,10 @@ def test_a_block_that_cannot_reopen_its_session_keeps_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with world_with(False).instance() as inst:
-        real = seahaven.activation.Activation.touch
+        real = seahaven.calls.activation.Activation.touch
         touched: list[Any] = []
 
-        def failing_on_reopen(self: seahaven.activation.Activation, runtime: Any) -> None:
+        def failing_on_reopen(self: seahaven.calls.activation.Activation, runtime: Any) -> None:
             # The call's own session opens; reopening the block's afterwards fails.
             if touched:
                 raise MemoryError()
@@ -239,10 +239,10 @@ def test_a_block_that_cannot_reopen_its_session_keeps_nothing(
             inst.bulk() as ctx,
         ):
             ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('before', 'g')")
-            monkeypatch.setattr(seahaven.activation.Activation, "touch", failing_on_reopen)
+            monkeypatch.setattr(seahaven.calls.activation.Activation, "touch", failing_on_reopen)
             with pytest.raises(MemoryError):
                 inst.call("jot", id="inside")
-            monkeypatch.setattr(seahaven.activation.Activation, "touch", real)
+            monkeypatch.setattr(seahaven.calls.activation.Activation, "touch", real)
             ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('later', 'g')")
         assert stored_ids(inst) == []
         assert logged_ids(inst) == []

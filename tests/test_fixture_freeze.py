@@ -16,9 +16,9 @@ import pytest
 
 import seahaven
 from seahaven import fixtures
-from seahaven.clock import is_canonical, parse_instant
 from seahaven.fixtures import sidecar as sidecars
 from seahaven.fixtures import verification
+from seahaven.stores.clock import is_canonical, parse_instant
 
 NOW = "2026-06-01T09:00:00.000Z"
 

@@ -11,7 +11,7 @@ import yaml
 
 import seahaven
 from seahaven import fixtures
-from seahaven.clock import is_canonical
+from seahaven.stores.clock import is_canonical
 
 NOW = "2026-06-01T09:00:00.000Z"
 V1_FIELDS = {

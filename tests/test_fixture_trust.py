@@ -20,9 +20,10 @@ import pytest
 import yaml
 
 import seahaven
-from seahaven import fixtures, workdir
+from seahaven import fixtures
 from seahaven.fixtures import sidecar as sidecars
 from seahaven.fixtures import verification
+from seahaven.stores import workdir
 
 NOW = "2026-06-01T09:00:00.000Z"
 

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import seahaven
-import seahaven.extras
+import seahaven.registry.extras
 
 PATHS = {
     "seahaven.inspect": ("seahaven_inspect", "seahaven-inspect", "inspect"),
@@ -25,7 +25,7 @@ PATHS = {
 
 @pytest.mark.parametrize("alias", sorted(PATHS))
 def test_the_extra_is_declared(alias: str) -> None:
-    extra = seahaven.extras.EXTRAS[alias]
+    extra = seahaven.registry.extras.EXTRAS[alias]
     assert (extra.package, extra.distribution, extra.extra) == PATHS[alias]
 
 

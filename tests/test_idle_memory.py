@@ -17,7 +17,7 @@ import apsw
 from composition_worlds import CHARGES, make_world
 
 import seahaven
-from seahaven.db import LOOKASIDE_SLOT_BYTES, LOOKASIDE_SLOTS, run_script
+from seahaven.stores.db import LOOKASIDE_SLOT_BYTES, LOOKASIDE_SLOTS, run_script
 
 
 def make_shop(work_dir: Path) -> seahaven.World:
@@ -111,10 +111,10 @@ _BYTES_PER_CONNECTION = textwrap.dedent(
     import apsw
     if sys.argv[1] == "opened-first":
         early = apsw.Connection(":memory:")
-    import seahaven.db
+    import seahaven.stores.db
     before = apsw.memory_used()
     conns = [apsw.Connection(":memory:") for _ in range(50)]
-    print(seahaven.db.SMALLER_LOOKASIDE, (apsw.memory_used() - before) // 50)
+    print(seahaven.stores.db.SMALLER_LOOKASIDE, (apsw.memory_used() - before) // 50)
     """
 )
 

@@ -10,7 +10,7 @@ import pytest
 from sample_worlds import cafe_world, memo_world, till_world
 
 import seahaven
-from seahaven import concurrency
+from seahaven.calls import concurrency
 
 # How long a thread may take to reach a point it is expected to reach. Only a
 # failing test ever waits this long.

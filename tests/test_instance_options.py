@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 import seahaven
 from seahaven.cli.support import instance_options
-from seahaven.instance_options import (
+from seahaven.declaration.instance_options import (
     InstanceOptions,
     check_instance_options,
     expected_type,

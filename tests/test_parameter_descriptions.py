@@ -17,8 +17,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 import seahaven
+from seahaven.declaration.tool_descriptions import docstring_arguments
 from seahaven.registry import registry
-from seahaven.tool_descriptions import docstring_arguments
 
 Code = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="A three-letter code, like OSL.")]
 

@@ -13,9 +13,8 @@ from typer.testing import CliRunner
 from world_packages import fresh_module, on_sys_path, write_dist_info, write_module, write_world
 
 import seahaven
-from seahaven import plugins
 from seahaven.cli import build_app
-from seahaven.registry import Registry
+from seahaven.registry import Registry, plugins
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-import seahaven.extras
+import seahaven.registry.extras
 
 
 def plugin_installed() -> bool:
@@ -63,7 +63,7 @@ def test_importing_seahaven_ray_does_not_import_ray() -> None:
 
 
 def test_the_extra_is_declared() -> None:
-    extra = seahaven.extras.EXTRAS["seahaven.ray"]
+    extra = seahaven.registry.extras.EXTRAS["seahaven.ray"]
     assert (extra.package, extra.distribution, extra.extra) == (
         "seahaven_ray",
         "seahaven-ray",

@@ -12,9 +12,9 @@ from world_packages import fresh_module, on_sys_path, write_dist_info, write_mod
 
 import seahaven
 from seahaven import registry as registry_module
-from seahaven.discovery import find_world, import_world
-from seahaven.plugins import PluginManager, make_plugin_manager
 from seahaven.registry import Registry, WorldSpec
+from seahaven.registry.discovery import find_world, import_world
+from seahaven.registry.plugins import PluginManager, make_plugin_manager
 
 
 @pytest.fixture

@@ -19,8 +19,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from seahaven import cli, plugins, scaffold
+from seahaven import cli
+from seahaven.cli import scaffold
 from seahaven.errors import ToolError, WorldBug
+from seahaven.registry import plugins
 
 runner = CliRunner()
 

@@ -20,7 +20,7 @@ import pytest
 from composition_worlds import CHARGES, NOW, make_payments, make_world
 
 import seahaven
-from seahaven.snapshots import StoreImage, restore_into
+from seahaven.instance.snapshots import StoreImage, restore_into
 
 ROOT = Path(__file__).resolve().parent.parent
 ACME_SCRIPT: list[dict[str, Any]] = json.loads(

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import seahaven
-from seahaven.state import document_json
+from seahaven.instance.state import document_json
 
 NOW = "2031-03-14T08:30:00.000Z"
 FORMATS = ["seahaven.state/1", "seahaven.state+last_step/1", "seahaven.state+calls/1"]

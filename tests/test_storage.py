@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven import storage as storage_module
+from seahaven.stores import storage as storage_module
 
 NOW = "2026-06-01T09:00:00.000Z"
 

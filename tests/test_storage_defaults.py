@@ -18,13 +18,14 @@ from storage_worlds import make_depot, where_pack, where_scenario
 from typer.testing import CliRunner
 
 import seahaven
-from seahaven import cli, plugins
-from seahaven import storage as storage_module
+from seahaven import cli
 from seahaven.episodes import Episode, run_episode
+from seahaven.episodes.trl import environment
 from seahaven.evaluation import evaluate, in_process, run_trial
 from seahaven.evaluation.run import LocalSession
+from seahaven.registry import plugins
 from seahaven.scenarios import Trial
-from seahaven.trl import environment
+from seahaven.stores import storage as storage_module
 
 
 @pytest.fixture

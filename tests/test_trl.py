@@ -29,15 +29,15 @@ import pytest
 
 import seahaven
 from seahaven import grading
-from seahaven.discovery import find_world
-from seahaven.scenarios import Scenario, ScenarioSet, Start, ToolCall
-from seahaven.trl import (
+from seahaven.episodes.trl import (
     ScenarioEnv,
     close,
     dataset_rows,
     environment,
     system_prompt,
 )
+from seahaven.registry.discovery import find_world
+from seahaven.scenarios import Scenario, ScenarioSet, Start, ToolCall
 
 CI = os.environ.get("CI", "").lower() == "true"
 SHIPPED_WORLDS = ("payments", "chat", "company")
@@ -599,7 +599,7 @@ def test_dataset_rows_hold_a_chat_prompt_and_the_scenario() -> None:
 
 def test_importing_the_adapter_imports_neither_trl_nor_transformers() -> None:
     code = (
-        "import sys, seahaven.trl\n"
+        "import sys, seahaven.episodes.trl\n"
         "print(sorted(m for m in ('trl', 'transformers', 'torch') if m in sys.modules))"
     )
     finished = subprocess.run(

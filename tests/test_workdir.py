@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import seahaven
-import seahaven.workdir
+import seahaven.stores.workdir
 
 # Every test here is about the directory and files an instance on disk keeps.
 pytestmark = pytest.mark.usefixtures("on_disk")
@@ -200,13 +200,13 @@ def hand_to_another_user(path: Path, monkeypatch: pytest.MonkeyPatch, how: str) 
             pytest.skip("only root can give a directory to another user")
         os.chown(path, stranger, stranger, follow_symlinks=False)
         return
-    real = seahaven.workdir.owner_of
+    real = seahaven.stores.workdir.owner_of
     faked = path.lstat().st_ino
 
     def owner(status: os.stat_result) -> int:
         return stranger if status.st_ino == faked else real(status)
 
-    monkeypatch.setattr(seahaven.workdir, "owner_of", owner)
+    monkeypatch.setattr(seahaven.stores.workdir, "owner_of", owner)
 
 
 @pytest.mark.parametrize("how", ["chown", "seam"])
@@ -220,7 +220,7 @@ def test_a_default_directory_another_user_owns_is_refused(
     planted = {
         "top": top,
         "world": top / name,
-        "process": top / name / seahaven.workdir.process_mark(),
+        "process": top / name / seahaven.stores.workdir.process_mark(),
     }[level]
     planted.mkdir(parents=True, mode=0o700)
     hand_to_another_user(planted, monkeypatch, how)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import seahaven
-from seahaven.state import BUILTIN_FORMATS
+from seahaven.instance.state import BUILTIN_FORMATS
 
 NOTES_SCHEMA = "CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT;"
 

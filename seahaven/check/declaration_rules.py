@@ -9,12 +9,12 @@ from pathlib import Path
 
 from seahaven.check.model import CheckContext, Finding, Rule
 from seahaven.check.surface_rules import declaration_location
-from seahaven.composition import SealError
+from seahaven.declaration.composition import SealError
 
 __all__ = ["RULES"]
 
 # Where the framework's container class can be imported from.
-_WORLDS = frozenset({"seahaven.Worlds", "seahaven.context.Worlds"})
+_WORLDS = frozenset({"seahaven.Worlds", "seahaven.declaration.context.Worlds"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seahaven.check.model import CheckContext, Finding, Rule
-from seahaven.clock import is_canonical
-from seahaven.composition import ROOT_PATH, Composition, Node
+from seahaven.declaration.composition import ROOT_PATH, Composition, Node
 from seahaven.errors import WorldBug
 from seahaven.fixtures.preparation import schema_problems, shape_problems
 from seahaven.fixtures.sidecar import SIDECAR, Fixture, load
 from seahaven.fixtures.verification import COMPANION_SUFFIXES, refuse_links, verify_file
+from seahaven.stores.clock import is_canonical
 
 __all__ = ["RULES"]
 

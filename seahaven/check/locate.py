@@ -21,17 +21,17 @@ import apsw
 
 from seahaven.check.model import Finding
 from seahaven.check.package import WorldPackage
-from seahaven.discovery import (
+from seahaven.declaration.world import World
+from seahaven.errors import WorldBug
+from seahaven.registry.discovery import (
     declared_worlds,
     find_world,
     nearest_pyproject,
     project_package,
 )
-from seahaven.errors import WorldBug
-from seahaven.world import World
 
 if TYPE_CHECKING:
-    from seahaven.registry import Registry
+    from seahaven.registry.worlds import Registry
 
 __all__ = ["Located", "locate", "package_of"]
 
@@ -40,7 +40,11 @@ DISCOVERY_FIX = "give the package a world, or point at the one it has"
 _SEAHAVEN_DIR = Path(__file__).resolve().parent.parent
 # The framework modules that wrap a failed import in a WorldBug of their own.
 _WRAPPERS = frozenset(
-    {_SEAHAVEN_DIR / "discovery.py", _SEAHAVEN_DIR / "registry.py", _SEAHAVEN_DIR / "targets.py"}
+    {
+        _SEAHAVEN_DIR / "registry" / "discovery.py",
+        _SEAHAVEN_DIR / "registry" / "worlds.py",
+        _SEAHAVEN_DIR / "registry" / "targets.py",
+    }
 )
 
 
@@ -131,7 +135,7 @@ def _intended_module(explicit: str | None, pyproject: Path | None) -> str | None
         if ":" in explicit:
             return explicit.partition(":")[0] or None
         try:
-            from seahaven.registry import registry
+            from seahaven.registry.worlds import registry
 
             spec = registry().get(explicit)
         except Exception:
@@ -189,7 +193,7 @@ def _raised_in(error: BaseException) -> Path | None:
 def _schema_error(error: BaseException) -> apsw.Error | None:
     """SQLite's refusal, when the world failed to build because its schema does not execute."""
     cause = error.__cause__
-    from_schema = _raised_in(error) == _SEAHAVEN_DIR / "schema.py"
+    from_schema = _raised_in(error) == _SEAHAVEN_DIR / "stores" / "schema.py"
     if isinstance(error, WorldBug) and isinstance(cause, apsw.Error) and from_schema:
         return cause
     return None

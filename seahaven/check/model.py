@@ -21,8 +21,8 @@ from seahaven.check.source import SourceModule, parse_package
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
-    from seahaven.composition import Composition
-    from seahaven.world import World
+    from seahaven.declaration.composition import Composition
+    from seahaven.declaration.world import World
 
 __all__ = ["CheckContext", "Finding", "Rule", "Severity", "WorldPackage"]
 

@@ -20,7 +20,7 @@ from seahaven.check.runner import exit_code, render, run
 from seahaven.check.schema_rules import RULES as SCHEMA_RULES
 from seahaven.check.surface_rules import RULES as SURFACE_RULES
 from seahaven.cli.support import WorldArgument, WorldOption, failures, one_world, session
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 
 __all__ = ["BUILTIN_RULES", "check_command", "seahaven_cli", "seahaven_lint_rules"]
 

@@ -20,7 +20,7 @@ from seahaven.check.model import CheckContext, Finding, Rule
 from seahaven.errors import WorldBug
 
 if TYPE_CHECKING:
-    from seahaven.registry import Registry
+    from seahaven.registry.worlds import Registry
 
 __all__ = ["collect_rules", "exit_code", "render", "run"]
 
@@ -40,7 +40,7 @@ def run(
     where a registered name is looked up.
     """
     if manager is None:
-        from seahaven.plugins import plugin_manager
+        from seahaven.registry.plugins import plugin_manager
 
         manager = plugin_manager()
     rules = collect_rules(manager)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from seahaven.check import sqltext
-from seahaven.clock import Clock, StatementClock, ms_to_datetime
-from seahaven.db import run_script
-from seahaven.ids import sql_random
-from seahaven.schema import TableInfo, describe
+import seahaven.check.sqltext as sqltext
+from seahaven.stores.clock import Clock, StatementClock, ms_to_datetime
+from seahaven.stores.db import run_script
+from seahaven.stores.ids import sql_random
+from seahaven.stores.schema import TableInfo, describe
 
 if TYPE_CHECKING:
     from seahaven.check.package import WorldPackage

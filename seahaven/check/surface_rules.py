@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from seahaven.check.model import CheckContext, Finding, Rule
-from seahaven.composition import SurfaceEntry
-from seahaven.world import AddedWorld, World
+from seahaven.declaration.composition import DeclaredAddition, SurfaceEntry
+from seahaven.declaration.world import World
 
 __all__ = ["RULES", "declaration_location", "source_location"]
 
@@ -31,7 +31,7 @@ def source_location(fn: Callable[..., Any]) -> tuple[Path, int | None] | None:
     return Path(filename).resolve(), line
 
 
-def declaration_location(added: AddedWorld) -> tuple[Path, int | None]:
+def declaration_location(added: DeclaredAddition) -> tuple[Path, int | None]:
     """The file and line of an ``add_world`` call, from its recorded origin."""
     filename, _, line = added.origin.rpartition(":")
     if not filename:

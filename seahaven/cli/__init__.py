@@ -23,9 +23,9 @@ import typer
 from typer.core import TyperGroup
 
 from seahaven.cli.support import EXIT_READER_GONE, CliSession, fail, one_line, stop_writing
-from seahaven.discovery import find_world
-from seahaven.extras import EXTRAS, Extra
-from seahaven.plugins import PluginManager, plugin_manager
+from seahaven.registry.discovery import find_world
+from seahaven.registry.extras import EXTRAS, Extra
+from seahaven.registry.plugins import PluginManager, plugin_manager
 from seahaven.version import VERSION
 
 __all__ = ["build_app", "find_world", "main"]

@@ -13,7 +13,7 @@ import typer
 
 from seahaven.cli.support import failures
 from seahaven.errors import WorldBug
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 
 __all__ = ["docs_directory", "seahaven_cli"]
 

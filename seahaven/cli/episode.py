@@ -33,14 +33,14 @@ from seahaven.cli.support import (
     session,
     split_world,
 )
-from seahaven.clock import CLOCK_MODES
 from seahaven.errors import SeahavenError, ToolError
 from seahaven.scenarios.model import read_calls
-from seahaven.storage import runner_storage
+from seahaven.stores.clock import CLOCK_MODES
+from seahaven.stores.storage import runner_storage
 
 if TYPE_CHECKING:
-    from seahaven.clock import ClockMode
-    from seahaven.world import World
+    from seahaven.declaration.world import World
+    from seahaven.stores.clock import ClockMode
 
 __all__ = [
     "SCRIPT_OPTIONS",

@@ -9,8 +9,7 @@ Everything that can be checked is checked before the first episode runs: the
 episode file line by line, the world, every fixture the file names, and that
 ``--out`` can be written. The file runs in this process, or, with ``--ray
 ADDRESS``, on the runner a plugin gives through the
-``seahaven_episode_file_runner`` hook (the Ray plugin's). ``seahaven episode``
-is the old name of the scripted form, kept one release as a hidden alias.
+``seahaven_episode_file_runner`` hook (the Ray plugin's).
 """
 
 from __future__ import annotations
@@ -43,11 +42,12 @@ from seahaven.cli.support import (
     one_world,
     session,
 )
-from seahaven.episode_files import EpisodeFileError, read_done, read_episodes
-from seahaven.episodes import Episode, EpisodeResult, WorldLoader, run_in_process
-from seahaven.extras import EXTRAS
-from seahaven.hookspecs import hookimpl
-from seahaven.world import World
+from seahaven.declaration.world import World
+from seahaven.episodes.files import EpisodeFileError, read_done, read_episodes
+from seahaven.episodes.model import Episode, EpisodeResult
+from seahaven.episodes.run import WorldLoader, run_in_process
+from seahaven.registry.extras import EXTRAS
+from seahaven.registry.hookspecs import hookimpl
 
 __all__ = ["episodes_app", "run", "run_file", "seahaven_cli"]
 
@@ -189,13 +189,6 @@ def run(
     ] = None,
 ) -> None:
     """Run a scripted episode, or (with --episodes) every episode of a file."""
-    if ctx.info_name == "episode":
-        # The command's old name, registered hidden for one release.
-        typer.echo(
-            "warning: seahaven episode is now seahaven episodes run; use that name (the old "
-            "one goes in the next release)",
-            err=True,
-        )
     if episodes_path is None:
         stray = _given(ctx, FILE_OPTIONS)
         if stray:
@@ -404,6 +397,5 @@ def _close(results: Iterator[EpisodeResult]) -> None:
 
 @hookimpl
 def seahaven_cli(app: typer.Typer) -> None:
-    """Add ``seahaven episodes run``, and ``seahaven episode``, its old name, hidden."""
+    """Add ``seahaven episodes run``."""
     app.add_typer(episodes_app, name="episodes")
-    app.command("episode", cls=WorldFirstCommand, hidden=True)(run)

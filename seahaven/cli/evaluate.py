@@ -45,8 +45,8 @@ from seahaven.cli.user_options import (
     model_user,
     stray_user_options,
 )
-from seahaven.extras import expose
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.extras import expose
+from seahaven.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.evaluation import TrialResult, TrialRunner

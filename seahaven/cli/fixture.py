@@ -29,7 +29,6 @@ from seahaven.cli.support import (
     session,
     split_world,
 )
-from seahaven.discovery import add_import_roots, nearest_pyproject
 from seahaven.errors import SeahavenError, ToolError, WorldBug
 from seahaven.fixtures.listing import (
     fixture_directory,
@@ -45,14 +44,15 @@ from seahaven.fixtures.preparation import (
 )
 from seahaven.fixtures.sidecar import load
 from seahaven.fixtures.verification import verify_file
-from seahaven.hookspecs import hookimpl
-from seahaven.names import check_fixture_id
-from seahaven.targets import import_target, split_target
+from seahaven.registry.discovery import add_import_roots, nearest_pyproject
+from seahaven.registry.hookspecs import hookimpl
+from seahaven.registry.targets import import_target, split_target
+from seahaven.stores.names import check_fixture_id
 
 if TYPE_CHECKING:
-    from seahaven.composition import Composition
+    from seahaven.declaration.composition import Composition
+    from seahaven.declaration.world import World
     from seahaven.fixtures.sidecar import Fixture
-    from seahaven.world import World
 
 __all__ = ["seahaven_cli"]
 

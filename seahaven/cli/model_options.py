@@ -141,7 +141,7 @@ class RunOptions:
 
 def agents_plugin(option: str) -> Any:
     """``seahaven.agents``, which ``option`` needs; one line naming the install if absent."""
-    from seahaven.extras import expose
+    from seahaven.registry.extras import expose
 
     try:
         return expose("seahaven.agents")

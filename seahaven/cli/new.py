@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from seahaven.cli.support import failures
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 
 __all__ = ["new", "seahaven_cli"]
 
@@ -33,7 +33,7 @@ def new(
     ] = None,
 ) -> None:
     """Scaffold a world: a package with a table, two tools, a test, a generator and a server app."""
-    from seahaven.scaffold import name_problem, render
+    from seahaven.cli.scaffold import name_problem, render
 
     # A name spelled so that it cannot be a world is the command line's fault (exit 2); one
     # this machine cannot take (it would shadow a module, its directory exists) is exit 1.

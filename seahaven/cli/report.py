@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from seahaven.cli.support import failures
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 
 __all__ = ["report_command", "seahaven_cli", "write_page"]
 

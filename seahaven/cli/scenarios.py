@@ -32,7 +32,7 @@ from seahaven.cli.user_options import (
     simulator_totals,
     stray_user_options,
 )
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.evaluation import ScenarioReport

@@ -27,16 +27,16 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO
 import typer
 from typer.core import TyperArgument, TyperCommand
 
-from seahaven.clock import CLOCK_MODES, check_clock_mode, parse_instant
+from seahaven.declaration.instance_options import check_instance_options
+from seahaven.declaration.world import INSTANCE_OPTIONS
 from seahaven.errors import SeahavenError, ToolError, WorldBug
-from seahaven.instance_options import check_instance_options
-from seahaven.storage import INSTANCE_STORAGE, RUNNER_STORAGE, STORAGE_VARIABLE
-from seahaven.world import INSTANCE_OPTIONS
+from seahaven.stores.clock import CLOCK_MODES, check_clock_mode, parse_instant
+from seahaven.stores.storage import INSTANCE_STORAGE, RUNNER_STORAGE, STORAGE_VARIABLE
 
 if TYPE_CHECKING:
-    from seahaven.discovery import FoundWorld
-    from seahaven.plugins import PluginManager
-    from seahaven.registry import Registry
+    from seahaven.registry.discovery import FoundWorld
+    from seahaven.registry.plugins import PluginManager
+    from seahaven.registry.worlds import Registry
 
 __all__ = [
     "EXIT_READER_GONE",
@@ -191,7 +191,8 @@ class CliSession:
     def registry(self) -> Registry:
         """The registry of this manager's plugins and the installed distributions."""
         if self._registry is None:
-            from seahaven import plugins, registry
+            import seahaven.registry.plugins as plugins
+            import seahaven.registry.worlds as registry
 
             if self.manager is plugins.plugin_manager():
                 self._registry = registry.registry()
@@ -201,7 +202,7 @@ class CliSession:
 
     def find_world(self, explicit: str | None, *, start: Path | None = None) -> FoundWorld:
         """A world by registered name or ``module:attr``, else the project convention."""
-        from seahaven.discovery import find_world
+        from seahaven.registry.discovery import find_world
 
         # The registry is only consulted, and so only built, for a bare name.
         named = explicit is not None and ":" not in explicit
@@ -213,7 +214,7 @@ def session(ctx: typer.Context) -> CliSession:
     found = ctx.find_object(CliSession)
     if found is not None:
         return found
-    from seahaven.plugins import plugin_manager
+    from seahaven.registry.plugins import plugin_manager
 
     return CliSession(plugin_manager())
 

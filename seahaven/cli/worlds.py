@@ -25,14 +25,14 @@ from seahaven.cli.support import (
     one_world,
     session,
 )
-from seahaven.composition import ROOT_PATH
+from seahaven.declaration.composition import ROOT_PATH
 from seahaven.errors import SeahavenError
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from seahaven.composition import Composition, Node, SurfaceEntry
-    from seahaven.registry import WorldSpec
-    from seahaven.world import World
+    from seahaven.declaration.composition import Composition, Node, SurfaceEntry
+    from seahaven.declaration.world import World
+    from seahaven.registry.worlds import WorldSpec
 
 __all__ = ["added_worlds", "seahaven_cli"]
 

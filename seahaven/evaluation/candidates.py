@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seahaven.grading.episode import quote_name
-from seahaven.instance import Instance
+from seahaven.instance.instance import Instance
 
 __all__ = [
     "DESTRUCTIVE_VERBS",

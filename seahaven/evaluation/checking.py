@@ -19,6 +19,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from seahaven.declaration.composition import DeclaredWorld
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.findings import Finding
 from seahaven.evaluation.mutants import kind_of
@@ -31,7 +33,6 @@ from seahaven.grading.net_change import MatchesSolution
 from seahaven.scenarios.checks import agent_surface, not_served, people_problems
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
-from seahaven.world import World
 
 __all__ = ["ScenarioReport", "check_pack", "check_scenario", "surviving_kinds"]
 
@@ -112,7 +113,7 @@ def _static_problems(scenario: Scenario, world: World) -> Iterator[str]:
 
 
 def _reference_problems(
-    reference: Reference, tools: set[str], stores: dict[str, World], world: str
+    reference: Reference, tools: set[str], stores: dict[str, DeclaredWorld], world: str
 ) -> Iterator[str]:
     if reference.tool is not None and reference.tool not in tools:
         yield f"the grader names tool {reference.tool!r}, which world {world!r} does not serve"

@@ -24,15 +24,15 @@ import random
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from seahaven.changelog import LogRecord
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.candidates import StartRows, ToolShape, arguments_for
 from seahaven.evaluation.stage import Outcome, Stage, Workbench
 from seahaven.grading.fold import NetChange, row_id
-from seahaven.instance import Instance
+from seahaven.instance.instance import Instance
+from seahaven.instance.snapshots import Snapshot
 from seahaven.scenarios.model import Start, ToolCall
-from seahaven.snapshots import Snapshot
-from seahaven.world import World
+from seahaven.stores.changelog import LogRecord
 
 __all__ = [
     "MAX_PROBE_CALLS",

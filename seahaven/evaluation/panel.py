@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from seahaven.declaration.world import World
 from seahaven.evaluation.candidates import StartRows, ToolShape, arguments_for, tool_shapes
 from seahaven.evaluation.conversations import conversation_mutants, polite_message
 from seahaven.evaluation.extras import extra_kind, names_word, probe_start, start_key, tables_of
@@ -42,10 +43,9 @@ from seahaven.grading.fold import Changes, NetChange
 from seahaven.grading.grade import Grade
 from seahaven.grading.net_change import MatchesSolution
 from seahaven.grading.values import canonical, show
+from seahaven.instance.snapshots import Snapshot
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
 from seahaven.scenarios.users import MESSAGE_USER_TOOL
-from seahaven.snapshots import Snapshot
-from seahaven.world import World
 
 __all__ = ["MAX_EXTRA_PLAYS", "MAX_MUTANTS", "PanelReport", "run_panel"]
 

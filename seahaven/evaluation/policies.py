@@ -29,10 +29,10 @@ from pydantic_core import to_jsonable_python
 from seahaven.errors import ToolError, WorldBug
 from seahaven.evaluation.results import TrialError
 from seahaven.evaluation.transcripts import Transcript
+from seahaven.registry.targets import import_target
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.trial import Trial
 from seahaven.scenarios.users import MESSAGE_USER_TOOL, UserPlayer
-from seahaven.targets import import_target
 
 __all__ = [
     "LocalSession",

@@ -30,12 +30,12 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.policies import Policy, close_policy_async, is_async_policy
 from seahaven.evaluation.results import TrialResult
 from seahaven.evaluation.trials import TrialSpec, run_trial_async
 from seahaven.evaluation.users import UserSource, close_user_async
-from seahaven.world import World
 
 __all__ = ["check_concurrency", "check_trial_timeout", "run_concurrently"]
 

@@ -15,12 +15,14 @@ again; the new line supersedes it.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic_core import to_jsonable_python
 
 from seahaven.errors import WorldBug
 
@@ -34,6 +36,7 @@ __all__ = [
     "TrialResult",
     "check_resumable",
     "latest",
+    "transcript_line",
 ]
 
 # The kinds of failure that are the agent's: its trial is scored (a failed episode). Every
@@ -278,3 +281,46 @@ def check_resumable(
 
 def _users(who: str | None) -> str:
     return "the scenarios' own users" if who is None else repr(who)
+
+
+def transcript_line(result: TrialResult, transcript: Transcript, tags: Sequence[str]) -> str:
+    """The transcripts file's line for ``result``: its transcript joined to its outcome."""
+    data = {
+        "pack": result.pack,
+        "pack_version": result.pack_version,
+        "scenario": result.scenario,
+        "scenario_hash": result.scenario_hash,
+        "trial": result.trial,
+        "seed": result.seed,
+        "policy": result.policy,
+        "tags": list(tags),
+        "tools": transcript.tools,
+        "events": transcript.events,
+        "usage": transcript.usage or None,
+        "score": result.score,
+        "passed": result.passed,
+        "checks": result.checks,
+        "changes": transcript.changes(),
+        "ended_by": result.ended_by,
+        "answer": result.answer,
+        "calls": result.calls,
+        "error": None if result.error is None else result.error.model_dump(),
+        "errored": result.errored,
+        "seconds": result.seconds,
+        # The simulated user's side, apart from the agent's (see the module).
+        "user": result.user,
+        "conversation": result.conversation,
+        "user_tokens": result.user_tokens,
+        "user_usage": transcript.user_usage or None,
+        "state_sha256": result.state_sha256,
+    }
+    return json.dumps(data, ensure_ascii=False, default=_fallback) + "\n"
+
+
+def _fallback(value: Any) -> Any:
+    # A tool result the session already made JSON data; anything else (a policy's own note
+    # holding an object) is written as pydantic would, or by its repr.
+    try:
+        return to_jsonable_python(value)
+    except Exception:
+        return repr(value)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from seahaven.declaration.world import World
 from seahaven.errors import SeahavenError, WorldBug
 from seahaven.evaluation.policies import (
     LocalSession,
@@ -33,14 +34,19 @@ from seahaven.evaluation.policies import (
 )
 from seahaven.evaluation.pool import check_concurrency, check_trial_timeout, run_concurrently
 from seahaven.evaluation.processes import check_workers, run_in_processes
-from seahaven.evaluation.results import ResultsFile, TrialResult, check_resumable, latest
+from seahaven.evaluation.results import (
+    ResultsFile,
+    TrialResult,
+    check_resumable,
+    latest,
+    transcript_line,
+)
 from seahaven.evaluation.summary import Summary, summarize
-from seahaven.evaluation.transcripts import TranscriptsFile, transcript_line
+from seahaven.evaluation.transcripts import TranscriptsFile
 from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
 from seahaven.evaluation.users import UserSource, check_user_source, close_user, describe_user
 from seahaven.scenarios.pack import ScenarioSet
-from seahaven.storage import check_storage
-from seahaven.world import World
+from seahaven.stores.storage import check_storage
 
 __all__ = [
     "DEFAULT_CONCURRENCY",

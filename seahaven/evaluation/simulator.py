@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from seahaven.declaration.world import World
 from seahaven.errors import ToolError, WorldBug
 from seahaven.evaluation.policies import TrialFailure
 from seahaven.evaluation.trials import TrialSpec, trial_seed
@@ -41,7 +42,6 @@ from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
 from seahaven.scenarios.users import MESSAGE_USER_TOOL, UserPlayer
-from seahaven.world import World
 
 __all__ = [
     "DEPARTURE_KINDS",

@@ -24,19 +24,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from seahaven.changelog import LogRecord
+from seahaven.declaration.world import World
 from seahaven.errors import ArgumentError, ToolError, WorldBug
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
-from seahaven.instance import Instance
-from seahaven.names import EVENT_PREFIX
+from seahaven.instance.instance import Instance
+from seahaven.instance.snapshots import Snapshot, restore_into
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario, ToolCall
 from seahaven.scenarios.people import has_people
 from seahaven.scenarios.play import Play
 from seahaven.scenarios.trial import replay_solution
-from seahaven.snapshots import Snapshot, restore_into
-from seahaven.world import World
+from seahaven.stores.changelog import LogRecord
+from seahaven.stores.names import EVENT_PREFIX
 
 __all__ = ["Outcome", "Played", "Stage", "Workbench"]
 

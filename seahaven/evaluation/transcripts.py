@@ -51,8 +51,7 @@ from seahaven.errors import WorldBug
 from seahaven.grading import fold
 
 if TYPE_CHECKING:
-    from seahaven.changelog import LogRecord
-    from seahaven.evaluation.results import TrialResult
+    from seahaven.stores.changelog import LogRecord
 
 __all__ = [
     "SPEAKERS",
@@ -62,7 +61,6 @@ __all__ = [
     "conversation",
     "default_transcripts_path",
     "read_transcripts",
-    "transcript_line",
 ]
 
 # The token counts a model call reports, and the counts a transcript adds up.
@@ -287,49 +285,6 @@ def conversation(events: Sequence[Mapping[str, Any]], index: int) -> list[Any]:
             messages.append(earlier.get("history", earlier.get("reply")))
         messages.extend(event.get("messages") or ())
     return messages
-
-
-def transcript_line(result: TrialResult, transcript: Transcript, tags: Sequence[str]) -> str:
-    """The transcripts file's line for ``result``: its transcript joined to its outcome."""
-    data = {
-        "pack": result.pack,
-        "pack_version": result.pack_version,
-        "scenario": result.scenario,
-        "scenario_hash": result.scenario_hash,
-        "trial": result.trial,
-        "seed": result.seed,
-        "policy": result.policy,
-        "tags": list(tags),
-        "tools": transcript.tools,
-        "events": transcript.events,
-        "usage": transcript.usage or None,
-        "score": result.score,
-        "passed": result.passed,
-        "checks": result.checks,
-        "changes": transcript.changes(),
-        "ended_by": result.ended_by,
-        "answer": result.answer,
-        "calls": result.calls,
-        "error": None if result.error is None else result.error.model_dump(),
-        "errored": result.errored,
-        "seconds": result.seconds,
-        # The simulated user's side, apart from the agent's (see the module).
-        "user": result.user,
-        "conversation": result.conversation,
-        "user_tokens": result.user_tokens,
-        "user_usage": transcript.user_usage or None,
-        "state_sha256": result.state_sha256,
-    }
-    return json.dumps(data, ensure_ascii=False, default=_fallback) + "\n"
-
-
-def _fallback(value: Any) -> Any:
-    # A tool result the session already made JSON data; anything else (a policy's own note
-    # holding an object) is written as pydantic would, or by its repr.
-    try:
-        return to_jsonable_python(value)
-    except Exception:
-        return repr(value)
 
 
 def default_transcripts_path(out: Path | str) -> Path:

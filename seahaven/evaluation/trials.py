@@ -17,9 +17,9 @@ import hashlib
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from typing import Any
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.policies import (
     LocalSession,
@@ -30,11 +30,10 @@ from seahaven.evaluation.policies import (
 )
 from seahaven.evaluation.results import TrialError, TrialResult
 from seahaven.evaluation.transcripts import Transcript
+from seahaven.evaluation.trial_spec import TrialSpec
 from seahaven.evaluation.users import UserSource, describe_user
-from seahaven.scenarios.model import Scenario
 from seahaven.scenarios.pack import ScenarioSet
 from seahaven.scenarios.trial import Trial
-from seahaven.world import World
 
 __all__ = ["TrialSpec", "plan", "run_trial", "run_trial_async", "trial_seed"]
 
@@ -46,49 +45,6 @@ def trial_seed(pack: str, scenario_id: str, trial: int) -> int:
     """The seed of one trial: the same for the same pack, scenario and trial, everywhere."""
     text = f"seahaven trial\x00{pack}\x00{scenario_id}\x00{trial}".encode()
     return int.from_bytes(hashlib.sha256(text).digest()[:4], "big")
-
-
-@dataclass(frozen=True, slots=True)
-class TrialSpec:
-    """One trial to run: the pack, the scenario, the trial number and its seed."""
-
-    pack: ScenarioSet
-    scenario: Scenario
-    trial: int
-    seed: int
-
-    @property
-    def key(self) -> tuple[str, int]:
-        """The trial this is: the scenario and the trial number."""
-        return (self.scenario.id, self.trial)
-
-    @property
-    def episode_id(self) -> str:
-        """The episode id a runner gives the trial's state document: ``pack/scenario/trial``."""
-        return f"{self.pack.name}/{self.scenario.id}/{self.trial}"
-
-    @property
-    def policy_document(self) -> str | None:
-        """The pack's policy document (the rules its agent works under), when it has one."""
-        # Read tolerantly: a pack object of an older release has no such attribute.
-        document = getattr(self.pack, "policy", None)
-        return document if isinstance(document, str) and document.strip() else None
-
-    def result(self, **outcome: Any) -> TrialResult:
-        """This trial's result: the spec's pack, scenario, trial and seed, and ``outcome``.
-
-        ``outcome`` is every other field of ``TrialResult`` (world, score, passed, ...); a
-        runner fills in what it learned and the identifying fields come from here, once.
-        """
-        return TrialResult(
-            pack=self.pack.name,
-            pack_version=self.pack.version,
-            scenario=self.scenario.id,
-            scenario_hash=self.scenario.hash,
-            trial=self.trial,
-            seed=self.seed,
-            **outcome,
-        )
 
 
 def plan(

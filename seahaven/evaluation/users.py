@@ -28,7 +28,7 @@ from seahaven.scenarios.users import UserPlayer
 
 if TYPE_CHECKING:
     from seahaven.evaluation.transcripts import Transcript
-    from seahaven.evaluation.trials import TrialSpec
+    from seahaven.evaluation.trial_spec import TrialSpec
 
 __all__ = ["UserSource", "check_user_source", "close_user", "close_user_async", "describe_user"]
 

@@ -41,13 +41,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.evaluation.policies import Policy, close_policy_async, is_async_policy, load_policy
 from seahaven.evaluation.results import TrialError, TrialResult
 from seahaven.evaluation.trials import TrialSpec, run_trial_async
 from seahaven.evaluation.users import UserSource, close_user, close_user_async
 from seahaven.scenarios.pack import ScenarioSet
-from seahaven.world import World
 
 __all__ = [
     "PackShipment",
@@ -165,7 +165,7 @@ def registered_name(
     other side (``registered_world``), so it must be the world registered under its
     name. Raises ``WorldBug`` naming the fixes otherwise, ``otherwise`` among them.
     """
-    from seahaven.registry import registry
+    from seahaven.registry.worlds import registry
 
     try:
         registered: World | None = registry().load(world.name)
@@ -183,7 +183,7 @@ def registered_name(
 
 def registered_world(name: str) -> World:
     """The world registered as ``name`` here: how a pickled pack's worlds are found again."""
-    from seahaven.registry import registry
+    from seahaven.registry.worlds import registry
 
     return registry().load(name)
 

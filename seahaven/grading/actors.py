@@ -18,7 +18,7 @@ from typing import Any
 
 from seahaven.errors import WorldBug
 from seahaven.grading.fold import NetChange
-from seahaven.names import AGENT, EVENT_PREFIX, check_actor
+from seahaven.stores.names import AGENT, EVENT_PREFIX, check_actor
 
 __all__ = ["ANY_EVENT", "ActorFilter", "actor_filter", "call_actor"]
 

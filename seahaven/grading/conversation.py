@@ -28,7 +28,7 @@ from seahaven.grading.base import Grader, Reference
 from seahaven.grading.episode import Episode
 from seahaven.grading.grade import Check, Grade
 from seahaven.grading.values import show
-from seahaven.names import AGENT
+from seahaven.stores.names import AGENT
 
 __all__ = ["AGENT_SPEAKER", "USER_SPEAKER", "ToldUser", "UserEnded", "fold_text"]
 

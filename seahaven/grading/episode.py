@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from seahaven.changelog import LogRecord
-from seahaven.db import Db
 from seahaven.errors import WorldBug
 from seahaven.grading.fold import Changes, fold
+from seahaven.stores.changelog import LogRecord
+from seahaven.stores.db import Db
 
 if TYPE_CHECKING:
-    from seahaven.instance import Instance
+    from seahaven.instance.instance import Instance
 
 __all__ = ["Episode", "quote_name", "quote_table"]
 

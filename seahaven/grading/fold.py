@@ -16,9 +16,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from seahaven.changelog import LogRecord, json_value
 from seahaven.grading.values import canonical
-from seahaven.names import AGENT, SETUP
+from seahaven.stores.changelog import LogRecord, json_value
+from seahaven.stores.names import AGENT, SETUP
 
 __all__ = ["Changes", "NetChange", "fold", "row_id"]
 

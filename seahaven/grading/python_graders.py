@@ -15,7 +15,7 @@ from seahaven.errors import WorldBug
 from seahaven.grading.base import Grader
 from seahaven.grading.episode import Episode
 from seahaven.grading.grade import Check, Grade
-from seahaven.targets import import_target
+from seahaven.registry.targets import import_target
 
 # --- graders written in Python ----------------------------------------------------------------
 

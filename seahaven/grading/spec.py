@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import seahaven.grading.conversation as conversation
+import seahaven.grading.graders as g
 from seahaven.errors import WorldBug
-from seahaven.grading import conversation
-from seahaven.grading import graders as g
 from seahaven.grading.refusal import Refused
 
 __all__ = ["KINDS", "as_grader", "grader_from_spec"]

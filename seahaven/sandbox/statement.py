@@ -22,14 +22,14 @@ from typing import Any, Literal
 
 import apsw
 
-from seahaven.changelog import json_value
-from seahaven.db import INTERRUPTED, Db, db_error, is_closing, run_cleanup, value_error
+import seahaven.sandbox.limits as limits
 from seahaven.errors import DbError, WorldBug
-from seahaven.sandbox import limits
 from seahaven.sandbox.connection_catalog import Catalog, catalog
 from seahaven.sandbox.limits import Deadline, check_limits
 from seahaven.sandbox.policy import Authorizer, Refused
 from seahaven.sandbox.wording import StatementFailed, agent_error
+from seahaven.stores.changelog import json_value
+from seahaven.stores.db import INTERRUPTED, Db, db_error, is_closing, run_cleanup, value_error
 
 __all__ = ["SqlResult", "execute", "run_statement", "split_statements"]
 
@@ -106,7 +106,7 @@ def split_statements(sql: str) -> list[str]:
 
 
 def _has_content(statement: str) -> bool:
-    from seahaven.schema import normalise_sql
+    from seahaven.stores.schema import normalise_sql
 
     return normalise_sql(statement).strip(" ;") != ""
 

@@ -12,10 +12,10 @@ from typing import Literal
 
 import apsw
 
-from seahaven.db import DESTROYED_WHILE_RUNNING, INTERRUPTED, db_error
+import seahaven.sandbox.limits as limits
 from seahaven.errors import DbError, WorldBug
-from seahaven.sandbox import limits
 from seahaven.sandbox.policy import Authorizer, Refused
+from seahaven.stores.db import DESTROYED_WHILE_RUNNING, INTERRUPTED, db_error
 
 __all__ = ["FailureKind", "StatementFailed", "agent_error"]
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Set
 from typing import TYPE_CHECKING
 
 from seahaven.errors import WorldBug
+from seahaven.registry.targets import import_target
 from seahaven.scenarios.users import MESSAGE_USER_TOOL
-from seahaven.targets import import_target
 
 if TYPE_CHECKING:
     from seahaven.scenarios.model import Scenario

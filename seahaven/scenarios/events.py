@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from seahaven.clock import format_instant, parse_instant
 from seahaven.errors import ToolError, WorldBug
-from seahaven.names import EVENT_PREFIX, check_scenario_name
-from seahaven.targets import import_target, split_target
+from seahaven.registry.targets import import_target, split_target
+from seahaven.stores.clock import format_instant, parse_instant
+from seahaven.stores.names import EVENT_PREFIX, check_scenario_name
 
 if TYPE_CHECKING:
-    from seahaven.instance import Instance
+    from seahaven.instance.instance import Instance
 
 __all__ = ["Event", "EventRunner", "event_offset_ms"]
 

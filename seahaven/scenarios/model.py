@@ -28,15 +28,15 @@ from pydantic import (
     model_validator,
 )
 
-from seahaven.clock import check_clock_mode, format_instant, parse_instant
+from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
 from seahaven.grading import Grader
 from seahaven.grading.spec import as_grader
-from seahaven.names import check_scenario_name
 from seahaven.scenarios.calls import ToolCall
 from seahaven.scenarios.events import Event
 from seahaven.scenarios.users import MESSAGE_USER_TOOL, User
-from seahaven.world import World
+from seahaven.stores.clock import check_clock_mode, format_instant, parse_instant
+from seahaven.stores.names import check_scenario_name
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -342,7 +342,7 @@ class Scenario(BaseModel):
         """The ``World`` this scenario runs on, found by name if it was given one."""
         if isinstance(self.world, World):
             return self.world
-        from seahaven.discovery import find_world
+        from seahaven.registry.discovery import find_world
 
         try:
             return find_world(self.world).world

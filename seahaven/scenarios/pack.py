@@ -31,8 +31,8 @@ from typing import Any
 import yaml
 
 from seahaven.errors import WorldBug
-from seahaven.names import check_scenario_name
 from seahaven.scenarios.model import Scenario, scenario_from_data
+from seahaven.stores.names import check_scenario_name
 
 __all__ = ["PACK_FILE", "ScenarioSet"]
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_jsonable_python
 
 from seahaven.errors import ToolError, UnknownTool, WorldBug
-from seahaven.names import USER
 from seahaven.scenarios.events import EventRunner
 from seahaven.scenarios.users import (
     MESSAGE_USER_TOOL,
@@ -30,9 +29,10 @@ from seahaven.scenarios.users import (
     message_user_listing,
     player_for,
 )
+from seahaven.stores.names import USER
 
 if TYPE_CHECKING:
-    from seahaven.instance import Instance
+    from seahaven.instance.instance import Instance
     from seahaven.scenarios.model import Scenario
 
 __all__ = ["Cast", "has_people"]

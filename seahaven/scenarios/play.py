@@ -30,10 +30,10 @@ from seahaven.scenarios.people import Cast, has_people
 from seahaven.scenarios.users import UserPlayer
 
 if TYPE_CHECKING:
-    from seahaven.db import Db
     from seahaven.grading.fold import Changes
-    from seahaven.instance import Instance
+    from seahaven.instance.instance import Instance
     from seahaven.scenarios.model import Scenario
+    from seahaven.stores.db import Db
 
 __all__ = ["MAX_ANSWER_LENGTH", "EpisodeOver", "Play", "submit_listing", "submitted_answer"]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import importlib_metadata
 
 from seahaven.errors import WorldBug
+from seahaven.registry.targets import import_target
 from seahaven.scenarios.model import Scenario
 from seahaven.scenarios.pack import PACK_FILE, ScenarioSet
-from seahaven.targets import import_target
 
 __all__ = [
     "SCENARIOS_GROUP",

@@ -23,21 +23,21 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from seahaven.db import Db
+from seahaven.declaration.world import World
 from seahaven.errors import ToolError, WorldBug
 from seahaven.grading import Grader
 from seahaven.grading.episode import Episode
 from seahaven.grading.fold import Changes, fold
 from seahaven.grading.grade import Grade
 from seahaven.grading.net_change import MatchesSolution
-from seahaven.instance import Instance
+from seahaven.instance.instance import Instance
+from seahaven.instance.snapshots import Snapshot, restore_into
 from seahaven.scenarios.model import SUBMIT_TOOL, Scenario
 from seahaven.scenarios.people import Cast
 from seahaven.scenarios.play import MAX_ANSWER_LENGTH, EpisodeOver, Play, submit_listing
 from seahaven.scenarios.users import UserPlayer
-from seahaven.snapshots import Snapshot, restore_into
-from seahaven.storage import runner_storage
-from seahaven.world import World
+from seahaven.stores.db import Db
+from seahaven.stores.storage import runner_storage
 
 __all__ = [
     "MAX_ANSWER_LENGTH",
@@ -470,7 +470,7 @@ _shelf: OrderedDict[tuple[int, str, bool], list[Instance]] = OrderedDict()
 _shelf_lock = threading.Lock()
 
 
-def _shelf_key(world: World, clock_mode: str, control_tools: bool) -> tuple[int, str, bool]:
+def _shelf_key(world: object, clock_mode: str, control_tools: bool) -> tuple[int, str, bool]:
     return (id(world), clock_mode, control_tools)
 
 

@@ -33,8 +33,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from seahaven.errors import ArgumentError, ToolError, WorldBug
+from seahaven.registry.targets import import_target, split_target
 from seahaven.scenarios.calls import ToolCall
-from seahaven.targets import import_target, split_target
 
 __all__ = [
     "MAX_MESSAGE_LENGTH",

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from seahaven_openenv import card
+from seahaven_openenv.web import card
 
 WORLD_MODULE = """
 import seahaven

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from seahaven_openenv.descriptors import RESERVED_DESCRIPTORS
+from seahaven_openenv.sessions.descriptors import RESERVED_DESCRIPTORS
 from test_serve_command import serving
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect

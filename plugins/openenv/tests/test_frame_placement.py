@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 from conftest import instance_dirs, spin
 from fastapi import FastAPI
-from seahaven_openenv.session_pool import SessionPool as Hub
+from seahaven_openenv.sessions.session_pool import SessionPool as Hub
 
-from seahaven.concurrency import concurrency, set_concurrency
+from seahaven.calls.concurrency import concurrency, set_concurrency
 
 
 def test_quick_work_stays_on_the_event_loop(served, wire) -> None:

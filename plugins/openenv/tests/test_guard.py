@@ -17,7 +17,7 @@ import payments_world
 import pytest
 from conftest import Serve
 from openenv import GenericEnvClient
-from seahaven_openenv.guard import Guard, bound_hosts
+from seahaven_openenv.front.guard import Guard, bound_hosts
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 

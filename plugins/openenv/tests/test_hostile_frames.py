@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from conftest import Wire
 from openenv.core.env_server.types import WSErrorResponse
-from seahaven_openenv import frames
-from seahaven_openenv.frames import FrameError
+from seahaven_openenv.wire import frames
+from seahaven_openenv.wire.frames import FrameError
 
 LONG = 1_000_000
 # An answer that repeats none of a long input fits in this, whatever the input.

@@ -475,10 +475,10 @@ def test_server_options_world_instance_would_refuse_are_refused_before_serving(
 
 
 def test_the_alias_is_the_plugins_module() -> None:
-    import seahaven_openenv.http
+    import seahaven_openenv.web.http
 
-    assert seahaven.http is seahaven_openenv.http
-    assert seahaven.http.HttpHandler is seahaven_openenv.http.HttpHandler
+    assert seahaven.http is seahaven_openenv.web.http
+    assert seahaven.http.HttpHandler is seahaven_openenv.web.http.HttpHandler
 
 
 # --- what the server refuses before the handler runs ---------------------------------------------

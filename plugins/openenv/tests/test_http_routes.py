@@ -20,7 +20,7 @@ from openenv.core.env_server.types import (
     HealthResponse,
     ServerCapacityStatus,
 )
-from seahaven_openenv import runner
+from seahaven_openenv.front import runner
 from websockets.exceptions import ConnectionClosed
 
 import seahaven

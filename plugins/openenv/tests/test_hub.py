@@ -27,7 +27,8 @@ import yaml
 from seahaven_openenv import hub
 from typer.testing import CliRunner
 
-from seahaven import cli, scaffold
+from seahaven import cli
+from seahaven.cli import scaffold
 
 runner = CliRunner()
 HUB_WRITES = {*hub.HUB_FILES, "README.md"}

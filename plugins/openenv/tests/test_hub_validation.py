@@ -37,7 +37,8 @@ from openenv.validation.providers import ExecResult, StartupError
 from openenv.validation.types import ProviderCapability
 from typer.testing import CliRunner
 
-from seahaven import cli, scaffold
+from seahaven import cli
+from seahaven.cli import scaffold
 
 _names = itertools.count()
 

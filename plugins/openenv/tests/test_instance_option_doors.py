@@ -18,21 +18,16 @@ import httpx
 import pytest
 import typer
 from pydantic import ValidationError
-from seahaven_openenv.models import schemas
-from seahaven_openenv.server import schema_document
-from seahaven_openenv.session import (
-    RESET_KEYS,
-    RESET_TYPES,
-    FrameError,
-    WorldService,
-    reset_schema,
-)
+from seahaven_openenv.clients.models import schemas
+from seahaven_openenv.sessions.reset_data import RESET_KEYS, RESET_TYPES, reset_schema
+from seahaven_openenv.sessions.session import FrameError, WorldService
+from seahaven_openenv.web.routes import schema_document
 from shelf import handle, make_shelf
 
 import seahaven
 import seahaven.http
 from seahaven.cli.support import instance_options
-from seahaven.instance_options import InstanceOptions, option_problems
+from seahaven.declaration.instance_options import InstanceOptions, option_problems
 from seahaven.world import INSTANCE_OPTIONS
 
 # A bad option at every door, and the model's words for it.
@@ -136,14 +131,14 @@ def test_seahaven_mcp_serve_refuses_before_it_serves(shelf: seahaven.World) -> N
 def test_a_ray_episode_refuses_a_bad_option_in_the_models_words(
     options: dict[str, Any], says: str
 ) -> None:
-    from seahaven_ray.episodes import Episode
+    from seahaven.episodes import Episode
 
     with pytest.raises(ValidationError, match=re.escape(says)):
         Episode.model_validate({"episode_id": "e", "world": "w", "calls": [], **options})
 
 
 def test_a_ray_episode_gives_its_instance_options() -> None:
-    from seahaven_ray.episodes import EPISODE_OPTION_FIELDS, Episode
+    from seahaven.episodes import EPISODE_OPTION_FIELDS, Episode
 
     assert set(EPISODE_OPTION_FIELDS) <= set(INSTANCE_OPTIONS)
     episode = Episode(episode_id="e", world="w", calls=[], seed=4, clock_mode="tick")

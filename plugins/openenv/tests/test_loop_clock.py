@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import spin
-from seahaven_openenv.loop_clock import (
+from seahaven_openenv.sessions.loop_clock import (
     LoopReading,
     LoopTime,
     loop_time,

@@ -16,7 +16,7 @@ import payments_world
 import pytest
 from conftest import wait_until
 from openenv import GenericEnvClient
-from seahaven_openenv.session import FrameError, WorldService
+from seahaven_openenv.sessions.session import FrameError, WorldService
 from test_serve_command import serving as serving_command
 
 import seahaven

@@ -34,8 +34,8 @@ from openenv.core.harness import (
 )
 from openenv.core.harness.collect import CollectRunner, RolloutSerializer
 from openenv.core.llm_client import LLMResponse, ToolCall
-from seahaven_openenv import runner
-from seahaven_openenv.models import SeahavenObservation, SeahavenState
+from seahaven_openenv.clients.models import SeahavenObservation, SeahavenState
+from seahaven_openenv.front import runner
 
 import seahaven
 from seahaven.openenv import ScenarioSessions, SeahavenEnv

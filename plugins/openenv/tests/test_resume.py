@@ -18,7 +18,8 @@ import pytest
 from conftest import wait_until
 from openenv import GenericEnvClient
 from relay import Relay
-from seahaven_openenv import plugin, resume
+from seahaven_openenv import plugin
+from seahaven_openenv.sessions import resume
 from websockets.sync.client import connect
 
 import seahaven

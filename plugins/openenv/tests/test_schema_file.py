@@ -16,8 +16,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from seahaven_openenv import models
-from seahaven_openenv.routes import schema_document
+from seahaven_openenv.clients import models
+from seahaven_openenv.web.routes import schema_document
 
 
 def test_the_shipped_schema_is_what_the_models_build() -> None:
@@ -31,7 +31,9 @@ def test_the_check_names_a_stale_file(tmp_path: Path, monkeypatch, capsys) -> No
     stale.write_text("{}\n")
     monkeypatch.setattr(models, "SCHEMA_FILE", stale)
     assert models.main(["--check"]) == 1
-    assert "is out of date; run python -m seahaven_openenv.models" in capsys.readouterr().out
+    assert (
+        "is out of date; run python -m seahaven_openenv.clients.models" in capsys.readouterr().out
+    )
     assert models.main([]) == 0
     assert stale.read_text() == models.schemas_text()
 

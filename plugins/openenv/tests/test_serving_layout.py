@@ -1,4 +1,4 @@
-"""The serving plugin laid out by concern: old paths and names warn and give the new objects."""
+"""The serving plugin laid out by concern: each module imports first, and none in a cycle."""
 
 from __future__ import annotations
 
@@ -11,81 +11,66 @@ from pathlib import Path
 
 import pytest
 import seahaven_openenv
-from seahaven_openenv import (
-    close_codes,
-    connection,
-    frames,
-    inbox,
-    routes,
-    server,
-    session,
-    session_pool,
-)
-from seahaven_openenv.http import launch, messages
-from seahaven_openenv.http import server as http_app
+from seahaven_openenv.sessions import session
+from seahaven_openenv.web.http import messages
+from seahaven_openenv.web.http import server as http_app
+from seahaven_openenv.wire import frames
 
 PACKAGE = Path(seahaven_openenv.__file__).parent
 
 # The modules the split made, each of which must import first in a fresh interpreter.
 NEW_MODULES = [
-    "seahaven_openenv.frames",
-    "seahaven_openenv.close_codes",
-    "seahaven_openenv.inbox",
-    "seahaven_openenv.accept_failures",
-    "seahaven_openenv.session_pool",
-    "seahaven_openenv.work",
-    "seahaven_openenv.fork",
-    "seahaven_openenv.connection",
-    "seahaven_openenv.routes",
-    "seahaven_openenv.server",
-    "seahaven_openenv.http",
-    "seahaven_openenv.http.messages",
-    "seahaven_openenv.http.server",
-    "seahaven_openenv.http.launch",
+    "seahaven_openenv.wire.frames",
+    "seahaven_openenv.wire.close_codes",
+    "seahaven_openenv.wire.inbox",
+    "seahaven_openenv.sessions.accept_failures",
+    "seahaven_openenv.sessions.session_pool",
+    "seahaven_openenv.sessions.work",
+    "seahaven_openenv.sessions.fork",
+    "seahaven_openenv.front.connection",
+    "seahaven_openenv.web.routes",
+    "seahaven_openenv.web.server",
+    "seahaven_openenv.web.http",
+    "seahaven_openenv.web.http.messages",
+    "seahaven_openenv.web.http.server",
+    "seahaven_openenv.web.http.launch",
+    "seahaven_openenv.sessions.reset_data",
+    "seahaven_openenv.sessions.outcomes",
+    "seahaven_openenv.sessions.resume",
+    "seahaven_openenv.front.routing",
+    "seahaven_openenv.front.handoff",
+    "seahaven_openenv.front.workers",
+    "seahaven_openenv.clients.errors",
+    "seahaven_openenv.hub",
 ]
-
-SERVER_MOVES = {
-    "Hub": (session_pool, "SessionPool"),
-    "Inbox": (inbox, "Inbox"),
-    "serve_connection": (connection, "serve_connection"),
-    "AnswerHead": (routes, "AnswerHead"),
-    "MAX_MCP_BODY_BYTES": (routes, "MAX_MCP_BODY_BYTES"),
-    "index_router": (routes, "index_router"),
-    "listed_fixtures": (routes, "listed_fixtures"),
-    "schema_document": (routes, "schema_document"),
-    "world_router": (routes, "world_router"),
-    "worlds_listing": (routes, "worlds_listing"),
-    "worlds_router": (routes, "worlds_router"),
-    "CLOSE_REAPED": (close_codes, "CLOSE_REAPED"),
-    "FrameError": (frames, "FrameError"),
-}
-
-
-@pytest.mark.parametrize("old", sorted(SERVER_MOVES))
-def test_a_name_moved_out_of_server_warns_and_gives_the_new_object(old: str) -> None:
-    module, new = SERVER_MOVES[old]
-    with pytest.warns(DeprecationWarning, match=rf"{module.__name__}\.{new}"):
-        found = getattr(server, old)
-    assert found is getattr(module, new)
-
-
-def test_hub_is_the_session_pool_under_its_old_name_in_its_new_module() -> None:
-    with pytest.warns(DeprecationWarning, match="SessionPool"):
-        assert session_pool.Hub is session_pool.SessionPool  # type: ignore[attr-defined]
 
 
 def test_the_app_factory_imports_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        from seahaven_openenv.server import app, app_for_worlds, capacity_for
+        from seahaven_openenv.web.server import app, app_for_worlds, capacity_for
 
     assert app is seahaven_openenv.app and app_for_worlds is seahaven_openenv.app_for_worlds
     assert callable(capacity_for)
 
 
-def test_an_unknown_name_of_server_is_an_attribute_error() -> None:
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("seahaven_openenv.web.server", "Hub"),
+        ("seahaven_openenv.web.server", "serve_connection"),
+        ("seahaven_openenv.web.server", "FrameError"),
+        ("seahaven_openenv.sessions.session_pool", "Hub"),
+    ],
+)
+def test_the_old_names_kept_for_one_release_are_gone(module: str, name: str) -> None:
     with pytest.raises(AttributeError):
-        server.nothing_of_the_kind  # noqa: B018
+        getattr(importlib.import_module(module), name)
+
+
+def test_the_old_http_server_path_is_gone() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("seahaven_openenv.http_server")
 
 
 def test_frame_error_lives_in_frames_and_session_gives_the_same_class() -> None:
@@ -102,23 +87,8 @@ def test_read_frame_reads_a_typed_frame_and_the_old_readers_agree() -> None:
     assert refused.value.code == "UNKNOWN_TYPE" and refused.value.request_id == "a"
 
 
-def test_http_server_warns_on_import_and_gives_the_new_objects() -> None:
-    sys.modules.pop("seahaven_openenv.http_server", None)
-    with pytest.warns(DeprecationWarning, match=r"seahaven_openenv\.http\.server"):
-        old = importlib.import_module("seahaven_openenv.http_server")
-    assert old.HttpWorldApp is http_app.HttpWorldApp
-    assert old.RESET_OPTION_KEYS is http_app.RESET_OPTION_KEYS
-    assert old.check_reset_options is http_app.check_reset_options
-    assert old.RunningHttpServer is launch.RunningHttpServer
-    assert old.serve_forever is launch.serve_forever
-    assert old.run_in_background is launch.run_in_background
-    assert old.command_line is launch.command_line
-    with pytest.raises(AttributeError):
-        old.nothing_of_the_kind  # noqa: B018
-
-
 def test_the_http_package_keeps_its_public_face() -> None:
-    import seahaven_openenv.http as package
+    import seahaven_openenv.web.http as package
 
     import seahaven.http
 

@@ -20,7 +20,7 @@ from test_serve_command import serving as serving_command
 from websockets.sync.client import connect
 
 import seahaven
-from seahaven.concurrency import concurrency, set_concurrency
+from seahaven.calls.concurrency import concurrency, set_concurrency
 from seahaven.sandbox import SETUP_SQL_SECONDS
 
 RUNAWAY = (

@@ -2,7 +2,7 @@
 
 Importing anything under ``openenv.core`` the usual way imports OpenEnv's HTTP
 server, fastmcp and gradio (about ten seconds). The client and the models take
-OpenEnv's client modules alone (``seahaven_openenv.lean_openenv``), and the
+OpenEnv's client modules alone (``seahaven_openenv.clients.lean_openenv``), and the
 server imports no OpenEnv at all. Each check runs in a fresh interpreter and
 reads ``sys.modules``: a behaviour, not a timing (benchmarks/startup.py times it).
 """
@@ -37,7 +37,7 @@ def loaded_after(code: str) -> list[str]:
         "from seahaven.openenv import SeahavenClient",
         "from seahaven.openenv import SeahavenClient, SeahavenState, SeahavenObservation",
         "from seahaven.openenv import trial_runner, RemoteSession",
-        "import seahaven_openenv.remote, seahaven_openenv.client, seahaven_openenv.models",
+        "from seahaven_openenv.clients import client, models, remote",
     ],
     ids=["package", "client", "models", "remote-eval", "modules"],
 )
@@ -56,7 +56,7 @@ def test_openenv_in_full_still_imports_after_the_client() -> None:
     # and every class is the one object either way.
     code = """
 from seahaven.openenv import SeahavenClient, SeahavenObservation
-from seahaven_openenv import lean_openenv
+from seahaven_openenv.clients import lean_openenv
 import openenv.core, openenv.core.env_server as env_server
 from openenv.core import GenericEnvClient, EnvClient
 from openenv.core.env_server import CallToolAction, create_app, WSErrorResponse
@@ -74,7 +74,7 @@ assert env_server.Observation is lean_openenv.Observation
 def test_two_threads_asking_for_a_deferred_name_both_get_it() -> None:
     code = """
 import threading
-from seahaven_openenv import lean_openenv
+from seahaven_openenv.clients import lean_openenv
 import openenv.core, openenv.core.env_server as env_server
 found = {}
 def ask(package, name):

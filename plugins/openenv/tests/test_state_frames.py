@@ -10,8 +10,8 @@ import payments_world
 import pytest
 from beacon import make_beacon
 from conftest import Records
-from seahaven_openenv import frames
-from seahaven_openenv.session import FrameError, WorldService
+from seahaven_openenv.sessions.session import FrameError, WorldService
+from seahaven_openenv.wire import frames
 
 import seahaven
 

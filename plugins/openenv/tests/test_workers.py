@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 from conftest import allow_open_files, post_mcp
 from openenv.core.mcp_client import MCPToolClient
-from seahaven_openenv import pool, runner, workers
+from seahaven_openenv.front import routing, runner
+from seahaven_openenv.sessions import pool
 from websockets.sync.client import connect
 
 from seahaven.openenv import SeahavenClient, SessionLost
@@ -397,21 +398,21 @@ def test_a_request_that_never_arrives_whole_is_refused_in_time(tmp_path: Path) -
 def test_route_of_reads_the_session_a_request_names() -> None:
     named = pool.prefix_for(1, 3) + "abc_DEF-123"
     ws = f"GET /ws?session_id={named}&resume=tok HTTP/1.1\r\nHost: x\r\n\r\n".encode()
-    assert workers.route_of(ws) == (True, named)
+    assert routing.route_of(ws) == (True, named)
     resumed = f"GET /worlds/a/ws?resume={named} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
-    assert workers.route_of(resumed) == (True, named)
+    assert routing.route_of(resumed) == (True, named)
     kept = pool.prefix_for(0, 2) + "snap-0123abcd"
     snapshot = f"GET /ws?snapshot={kept} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
-    assert workers.route_of(snapshot) == (True, kept)
-    assert workers.route_of(b"GET /ws?session_id=unprefixed HTTP/1.1\r\n\r\n") == (True, None)
-    assert workers.route_of(b"GET /ws HTTP/1.1\r\nHost: x") == (False, None)
+    assert routing.route_of(snapshot) == (True, kept)
+    assert routing.route_of(b"GET /ws?session_id=unprefixed HTTP/1.1\r\n\r\n") == (True, None)
+    assert routing.route_of(b"GET /ws HTTP/1.1\r\nHost: x") == (False, None)
     body = json.dumps({"method": "tools/list", "params": {"session_id": named}}).encode()
     head = f"POST /mcp HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n".encode()
-    assert workers.route_of(head + body) == (True, named)
+    assert routing.route_of(head + body) == (True, named)
     # The body has not all arrived: the front looks again before it routes.
-    assert workers.route_of(head + body[:5]) == (False, None)
-    assert workers.route_of(head + b"not json" + body[8:]) == (True, None)
-    assert workers.route_of(b"GET /health HTTP/1.1\r\n\r\n") == (True, None)
+    assert routing.route_of(head + body[:5]) == (False, None)
+    assert routing.route_of(head + b"not json" + body[8:]) == (True, None)
+    assert routing.route_of(b"GET /health HTTP/1.1\r\n\r\n") == (True, None)
 
 
 def test_a_dropped_connection_resumes_on_the_worker_that_holds_its_session(

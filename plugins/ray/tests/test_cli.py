@@ -16,7 +16,7 @@ from conftest import need_ray
 from episode_cases import ACME_SCRIPT
 
 from seahaven.cli import main
-from seahaven.extras import EXTRAS
+from seahaven.registry.extras import EXTRAS
 
 CALLS = [*ACME_SCRIPT[:3], {"tool": "no_such_tool", "arguments": {}}]
 

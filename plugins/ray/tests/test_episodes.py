@@ -251,14 +251,11 @@ def test_the_principal_helper_names_a_member_of_staff() -> None:
     assert result.calls[0].result["role"] == "finance"
 
 
-def test_the_old_name_of_a_scripted_call_still_works_with_a_warning_naming_the_new() -> None:
+def test_a_scripted_call_is_the_cores_tool_call_and_its_old_name_is_gone() -> None:
     import seahaven_ray
 
     from seahaven.scenarios import ToolCall as CoreToolCall
 
     assert ToolCall is CoreToolCall
-    with pytest.warns(DeprecationWarning, match="seahaven_ray.ToolCall"):
-        old = seahaven_ray.Call
-    assert old is ToolCall
-    with pytest.raises(AttributeError, match="no attribute 'Kall'"):
-        _ = seahaven_ray.Kall
+    with pytest.raises(AttributeError, match="'Call'"):
+        _ = seahaven_ray.Call  # type: ignore[attr-defined]

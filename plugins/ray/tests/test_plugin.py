@@ -6,7 +6,7 @@ import importlib_metadata
 import pytest
 
 from seahaven.cli import main
-from seahaven.plugins import make_plugin_manager
+from seahaven.registry.plugins import make_plugin_manager
 
 
 def test_the_entry_point_registers_the_plugin() -> None:
@@ -37,20 +37,3 @@ def test_the_plugin_gives_the_episode_file_runner_and_no_command_of_its_own() ->
     assert callable(runner)
     # The command is the core's: the plugin only runs the file elsewhere.
     assert not hasattr(seahaven_ray.plugin, "seahaven_cli")
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        ("seahaven_ray.episodes", "seahaven.episodes"),
-        ("seahaven_ray.files", "seahaven.episode_files"),
-    ],
-)
-def test_each_moved_module_path_warns_and_gives_the_core_module(old: str, new: str) -> None:
-    import importlib
-    import sys
-
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=new):
-        moved = importlib.import_module(old)
-    assert moved is importlib.import_module(new)

@@ -68,7 +68,8 @@ def test_the_pack_is_published_by_name_with_the_benchmarks_tasks_and_splits(
 def test_scenarios_show_prints_the_packs_policy_with_the_scenario(pack: ScenarioSet) -> None:
     from typer.testing import CliRunner
 
-    from seahaven import cli, plugins
+    from seahaven import cli
+    from seahaven.registry import plugins
 
     shown = CliRunner().invoke(
         cli.build_app(plugins.make_plugin_manager()),

@@ -19,7 +19,7 @@ from inspect_ai.solver import Solver
 
 from seahaven.errors import WorldBug
 from seahaven.scenarios import ScenarioSet, load_pack
-from seahaven.storage import check_storage
+from seahaven.stores.storage import check_storage
 from seahaven_inspect.agent import seahaven_agent
 from seahaven_inspect.episodes import bind_trial, release_trial
 from seahaven_inspect.samples import dataset

@@ -17,8 +17,8 @@ from typing import Any
 
 from mcp import types
 
+from seahaven.calls.tool_results import error_result, value_result
 from seahaven.errors import ToolError, WorldBug
-from seahaven.tool_results import error_result, value_result
 
 __all__ = ["call_result", "error_call_result", "run_call"]
 

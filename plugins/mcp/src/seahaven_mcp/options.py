@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from seahaven.declaration.instance_options import check_instance_options, instance_option_names
 from seahaven.errors import WorldBug
-from seahaven.instance_options import check_instance_options, instance_option_names
 
 __all__ = ["CONVENIENCE_KEYS", "RESET_KEYS", "check_reset_options"]
 

@@ -25,7 +25,7 @@ from seahaven.cli.support import (
     one_world,
     session,
 )
-from seahaven.hookspecs import hookimpl
+from seahaven.registry.hookspecs import hookimpl
 from seahaven_mcp.options import check_reset_options
 
 __all__ = ["ScenarioOption", "mcp_command", "seahaven_cli"]

@@ -38,7 +38,7 @@ from mcp.server.lowlevel import Server
 import seahaven
 from seahaven.errors import WorldBug
 from seahaven.scenarios import Trial, find_scenario
-from seahaven.storage import runner_storage
+from seahaven.stores.storage import runner_storage
 from seahaven_mcp.bound import build_bound_server
 from seahaven_mcp.calls import call_result, run_call
 from seahaven_mcp.options import CONVENIENCE_KEYS, RESET_KEYS, check_reset_options

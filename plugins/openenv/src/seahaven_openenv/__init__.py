@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from seahaven_openenv import serve
-    from seahaven_openenv.client import AtCapacity, SeahavenClient, ServerError, SessionLost
-    from seahaven_openenv.environment import SeahavenEnv
-    from seahaven_openenv.harness import ScenarioSessions
-    from seahaven_openenv.models import (
+    from seahaven_openenv.clients.client import SeahavenClient
+    from seahaven_openenv.clients.environment import SeahavenEnv
+    from seahaven_openenv.clients.errors import AtCapacity, ServerError, SessionLost
+    from seahaven_openenv.clients.harness import ScenarioSessions
+    from seahaven_openenv.clients.models import (
         CallToolAction,
         FileRef,
         FixtureRef,
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
         SeahavenState,
         WorldRef,
     )
-    from seahaven_openenv.remote import RemoteSession, trial_runner
-    from seahaven_openenv.server import app, app_for_worlds
+    from seahaven_openenv.clients.remote import RemoteSession, trial_runner
+    from seahaven_openenv.web.server import app, app_for_worlds
 
 __all__ = [
     "AtCapacity",
@@ -59,25 +60,25 @@ __all__ = [
 # server (FastAPI, uvicorn) is imported by what serves, and the client (OpenEnv's models,
 # websockets) by what connects, neither by the other.
 _LAZY = {
-    "app": "seahaven_openenv.server",
-    "app_for_worlds": "seahaven_openenv.server",
-    "SeahavenClient": "seahaven_openenv.client",
-    "SessionLost": "seahaven_openenv.client",
-    "AtCapacity": "seahaven_openenv.client",
-    "ServerError": "seahaven_openenv.client",
-    "SeahavenEnv": "seahaven_openenv.environment",
-    "RemoteSession": "seahaven_openenv.remote",
-    "ScenarioSessions": "seahaven_openenv.harness",
-    "trial_runner": "seahaven_openenv.remote",
-    "CallToolAction": "seahaven_openenv.models",
-    "FileRef": "seahaven_openenv.models",
-    "FixtureRef": "seahaven_openenv.models",
-    "ListToolsAction": "seahaven_openenv.models",
-    "ListToolsObservation": "seahaven_openenv.models",
-    "NodeRef": "seahaven_openenv.models",
-    "SeahavenObservation": "seahaven_openenv.models",
-    "SeahavenState": "seahaven_openenv.models",
-    "WorldRef": "seahaven_openenv.models",
+    "app": "seahaven_openenv.web.server",
+    "app_for_worlds": "seahaven_openenv.web.server",
+    "SeahavenClient": "seahaven_openenv.clients.client",
+    "SessionLost": "seahaven_openenv.clients.errors",
+    "AtCapacity": "seahaven_openenv.clients.errors",
+    "ServerError": "seahaven_openenv.clients.errors",
+    "SeahavenEnv": "seahaven_openenv.clients.environment",
+    "RemoteSession": "seahaven_openenv.clients.remote",
+    "ScenarioSessions": "seahaven_openenv.clients.harness",
+    "trial_runner": "seahaven_openenv.clients.remote",
+    "CallToolAction": "seahaven_openenv.clients.models",
+    "FileRef": "seahaven_openenv.clients.models",
+    "FixtureRef": "seahaven_openenv.clients.models",
+    "ListToolsAction": "seahaven_openenv.clients.models",
+    "ListToolsObservation": "seahaven_openenv.clients.models",
+    "NodeRef": "seahaven_openenv.clients.models",
+    "SeahavenObservation": "seahaven_openenv.clients.models",
+    "SeahavenState": "seahaven_openenv.clients.models",
+    "WorldRef": "seahaven_openenv.clients.models",
 }
 
 

@@ -22,11 +22,11 @@ from seahaven.cli.support import (
     session,
     several_worlds,
 )
-from seahaven.hookspecs import hookimpl
-from seahaven.storage import STORAGE_VARIABLE, check_storage
-from seahaven_openenv.guard import AllowHostOption, AllowOriginOption
+from seahaven.registry.hookspecs import hookimpl
+from seahaven.stores.storage import STORAGE_VARIABLE, check_storage
+from seahaven_openenv.front.guard import AllowHostOption, AllowOriginOption
 
-# ``seahaven_openenv.resume.DEFAULT_RESUME_GRACE_SECONDS``, written out so that the command
+# ``seahaven_openenv.sessions.resume.DEFAULT_RESUME_GRACE_SECONDS``, written out so that the command
 # line imports no server module (a test holds the two equal).
 RESUME_GRACE_SECONDS = 30.0
 

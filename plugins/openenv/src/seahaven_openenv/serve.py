@@ -1,4 +1,4 @@
-"""Run the server: uvicorn, one worker, one event loop, the app of ``seahaven_openenv.server``.
+"""Run the server: uvicorn, one worker, one event loop, the app of ``seahaven_openenv.web.server``.
 
 ``serve(world, ...)`` is what ``seahaven serve`` runs. It prints where it
 listens once the socket is bound, so ``--port 0`` (any free port) is usable:
@@ -21,14 +21,15 @@ import uvicorn
 from fastapi import FastAPI
 
 import seahaven
-from seahaven.concurrency import set_concurrency
+from seahaven.calls.concurrency import set_concurrency
 from seahaven.errors import WorldBug
 from seahaven.scenarios import ScenarioSet
-from seahaven_openenv import admission, runner, snapframes
-from seahaven_openenv.guard import bound_hosts
-from seahaven_openenv.resume import DEFAULT_RESUME_GRACE_SECONDS
-from seahaven_openenv.server import app_for_worlds
-from seahaven_openenv.session_pool import SessionPool
+from seahaven_openenv.front import runner
+from seahaven_openenv.front.guard import bound_hosts
+from seahaven_openenv.sessions import admission, snapframes
+from seahaven_openenv.sessions.resume import DEFAULT_RESUME_GRACE_SECONDS
+from seahaven_openenv.sessions.session_pool import SessionPool
+from seahaven_openenv.web.server import app_for_worlds
 
 # Allocations between two collections of the youngest generation (Python's default is 700).
 GC_FIRST_THRESHOLD = 20_000
@@ -135,7 +136,7 @@ class ServerSettings(TypedDict, total=False):
     #: Task API, and ``reset(split=..., index=...)``.
     scenarios: Sequence[ScenarioSet | str]
     #: How many server processes share the port (``1``: this process alone, no front process;
-    #: more is ``serve``'s alone: see ``seahaven_openenv.workers``).
+    #: more is ``serve``'s alone: see ``seahaven_openenv.front.workers``).
     workers: int
     #: The most snapshots kept at once (64); older ones are evicted past it.
     snapshot_limit: int
@@ -221,9 +222,9 @@ def _serve_with_workers(
     out: TextIO | None,
     settings: ServerSettings,
 ) -> None:
-    """``serve`` with several processes behind a front process (``seahaven_openenv.workers``)."""
-    from seahaven_openenv.tasks import packs_for
-    from seahaven_openenv.workers import serve_workers
+    """``serve`` with several processes behind a front process (``front.workers``)."""
+    from seahaven_openenv.front.workers import serve_workers
+    from seahaven_openenv.wire.tasks import packs_for
 
     chosen = [worlds] if isinstance(worlds, seahaven.World) else list(worlds)
     host = settings.get("host", "127.0.0.1")

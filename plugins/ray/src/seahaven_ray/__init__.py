@@ -17,7 +17,6 @@ Importing this package does not import Ray; running on Ray does.
 
 from __future__ import annotations
 
-from seahaven.episode_files import EpisodeFileError, read_done, read_episodes
 from seahaven.episodes import (
     CallError,
     CallOutcome,
@@ -31,6 +30,7 @@ from seahaven.episodes import (
     run_episode,
     run_in_process,
 )
+from seahaven.episodes.files import EpisodeFileError, read_done, read_episodes
 from seahaven_ray.cluster import (
     ACTOR_NAME_PREFIX,
     TRIAL_ACTOR_PREFIX,
@@ -66,19 +66,3 @@ __all__ = [
     "run_in_process",
     "trial_runner",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # ``Call`` was this package's name for a scripted call until it became the core's
-    # ``seahaven.scenarios.ToolCall``; the old name works for one more release.
-    if name == "Call":
-        import warnings
-
-        warnings.warn(
-            "seahaven_ray.Call is now seahaven_ray.ToolCall (the same class as "
-            "seahaven.scenarios.ToolCall); import that name instead",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return ToolCall
-    raise AttributeError(f"module 'seahaven_ray' has no attribute {name!r}")

@@ -9,7 +9,7 @@ from seahaven import hookimpl
 
 if TYPE_CHECKING:
     from seahaven.episodes import Episode, EpisodeResult
-    from seahaven.hookspecs import EpisodeFileRunner
+    from seahaven.registry.hookspecs import EpisodeFileRunner
 
 __all__ = ["seahaven_episode_file_runner"]
 

@@ -64,7 +64,7 @@ from seahaven.evaluation import (
     registered_world,
 )
 from seahaven.scenarios import ScenarioSet
-from seahaven.storage import check_storage
+from seahaven.stores.storage import check_storage
 from seahaven_ray.cluster import (
     TRIAL_ACTOR_PREFIX,
     FailureKind,

@@ -10,13 +10,14 @@
 //
 // This module is the page: the tool list and panels, the episode form and the session's life.
 // It imports the shared state (app.js), the DOM helpers (dom.js), the socket (socket.js), the
-// schema forms (schema_form.js) and the state view (state_view.js).
+// schema forms (schema_form.js, reset_fields.js) and the state view (state_view.js).
 
 import { app, BUILT_IN_FORMATS, CALLS_FORMAT } from "./app.js";
 import { $, h, jsonView, replace, shown } from "./dom.js";
 import { Connection, getJson, Lost, socketUrl } from "./socket.js";
 import { renderScenarioChoices, syncScenarioForm } from "./scenario_view.js";
-import { readResetFields, renderResetFields, ToolForm } from "./schema_form.js";
+import { readResetFields, renderResetFields } from "./reset_fields.js";
+import { ToolForm } from "./schema_form.js";
 import { download, refreshState, renderState } from "./state_view.js";
 
 // --- the tool list and a tool's panel -------------------------------------------------------

@@ -9,7 +9,7 @@
 
 import { app } from "./app.js";
 import { $, h, replace } from "./dom.js";
-import { resetId } from "./schema_form.js";
+import { resetId } from "./reset_fields.js";
 
 // The reset keys a scenario sets itself (the server refuses them beside one).
 const START_KEYS = ["fixture", "now", "clock_mode", "startup", "setup_sql"];

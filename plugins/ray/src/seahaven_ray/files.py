@@ -1,5 +1,0 @@
-"""Moved to ``seahaven.episode_files``; importing this path warns and gives that module."""
-
-from seahaven.moved import alias_module
-
-alias_module(__name__)

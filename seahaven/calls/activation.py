@@ -1,0 +1,312 @@
+"""Activations: one stretch of work on an instance, and the thread's place in world code.
+
+An *activation* is one stretch of work on an instance: an agent's call (with
+every nested call it makes), a ``bulk()`` block, or instance startup. World
+handles live exactly as long as their activation. While an activation records,
+every node it touches has an SQLite session open, and at the end of each call
+the sessions are rendered into change-log records carrying that call's
+ordinal. Which thread is inside world code (and how deep) is kept here too, so
+the instance can refuse what world code may not do.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+import apsw
+
+from seahaven.declaration.context import Ctx, Worlds
+from seahaven.declaration.tool import Call
+from seahaven.errors import WorldBug
+from seahaven.stores.changelog import LogRecord, render_changeset, sort_key
+from seahaven.stores.names import AGENT
+
+if TYPE_CHECKING:
+    from seahaven.calls.runtime import NodeRuntime
+
+__all__ = [
+    "Activation",
+    "NestedCalls",
+    "ThreadState",
+    "WorldCodeScope",
+    "in_call",
+    "in_world_code",
+    "takes_no_call_slot",
+    "thread_state",
+]
+
+
+class NestedCalls(Protocol):
+    """The owner of an instance's calls, as an activation reaches it (``Calls``).
+
+    A protocol, so the activation names nothing of dispatch's: it is handed its
+    owner, and reaches it only for a handle's nested call.
+    """
+
+    def call_nested(
+        self,
+        runtime: NodeRuntime,
+        activation: Activation,
+        target: Any,
+        args: tuple[Any, ...],
+        arguments: dict[str, Any],
+    ) -> Any:
+        """Run a tool of ``runtime``'s subtree inside ``activation``."""
+        ...
+
+
+class ThreadState(threading.local):
+    """Per thread: how deep in tool calls, and how many ``bulk()`` blocks, we are."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.bulk = 0
+
+
+_local = ThreadState()
+
+
+def thread_state() -> ThreadState:
+    """This thread's ``depth`` (calls it is inside) and ``bulk`` (``bulk()`` blocks it is in)."""
+    return _local
+
+
+def in_call() -> bool:
+    """Whether this thread is inside a tool call, a middleware or a startup hook."""
+    return _local.depth > 0
+
+
+def in_world_code() -> bool:
+    """Whether this thread is inside a call, a middleware, a startup hook or a ``bulk()`` block."""
+    return _local.depth > 0 or _local.bulk > 0
+
+
+def takes_no_call_slot() -> bool:
+    """Whether a call made now takes no call slot: nested calls and those inside ``bulk()``."""
+    return in_world_code()
+
+
+class WorldCodeScope:
+    """Mark this thread as inside world code (or a ``bulk()`` block) for a ``with`` block."""
+
+    __slots__ = ("_bulk",)
+
+    def __init__(self, *, bulk: bool = False) -> None:
+        self._bulk = bulk
+
+    def __enter__(self) -> None:
+        if self._bulk:
+            _local.bulk += 1
+        else:
+            _local.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bulk:
+            _local.bulk -= 1
+        else:
+            _local.depth -= 1
+
+
+class Activation:
+    """One activation of an instance, and the sessions and records it holds."""
+
+    __slots__ = (
+        "_worlds",
+        "actor",
+        "alive",
+        "calls",
+        "diverged",
+        "ordinal",
+        "recording",
+        "records",
+        "sessions",
+        "texts",
+        "thread",
+        "unrecorded",
+    )
+
+    def __init__(self, calls: NestedCalls, *, recording: bool, actor: str = AGENT) -> None:
+        # The owner of the instance's calls, which runs the nested calls this activation makes.
+        self.calls = calls
+        self.thread = threading.get_ident()
+        self.alive = True
+        self.recording = recording
+        # node index -> (runtime, session), for the segment being recorded now.
+        self.sessions: dict[int, tuple[NodeRuntime, apsw.Session]] = {}
+        self.ordinal: int | None = None
+        # Who the segment being recorded now is by: its records carry it, as they carry ordinal.
+        self.actor = actor
+        self.records: list[LogRecord] = []
+        # Each record's JSON text, in step with ``records``.
+        self.texts: list[str] = []
+        self._worlds: dict[int, Worlds] = {}
+        # Why the stores now hold a change the log cannot show, once that has happened.
+        self.diverged: str | None = None
+        # Why some writes of this activation would go unrecorded (a session not reopened).
+        self.unrecorded: str | None = None
+
+    def touch(self, runtime: NodeRuntime) -> None:
+        """Make sure ``runtime``'s writes in this activation are recorded."""
+        if self.recording and runtime.index not in self.sessions:
+            session = apsw.Session(runtime.conn, "main")
+            try:
+                if runtime.table_filter is not None:
+                    session.table_filter(runtime.table_filter)
+                session.attach()
+            except BaseException:
+                session.close()
+                raise
+            self.sessions[runtime.index] = (runtime, session)
+
+    def flush(self) -> list[NodeRuntime]:
+        """Render the open sessions into records under the current ordinal, and close them.
+
+        Returns the nodes whose sessions were closed, so a caller can reopen them.
+        Whatever interrupts it (an unrenderable value, ``MemoryError``, Ctrl-C), every
+        session is closed and what was written is taken back out, or, when that
+        cannot be done, ``diverged`` says so.
+        """
+        sessions = self.sessions
+        if not sessions:
+            return []
+        if len(sessions) == 1:
+            # One store that recorded nothing, a read's usual end: close it and be done.
+            for runtime, session in sessions.values():
+                try:
+                    empty = session.is_empty
+                except BaseException:
+                    empty = False  # the general loop below meets it again and says so
+                if empty:
+                    session.close()
+                    sessions.clear()
+                    return [runtime]
+        touched = [runtime for runtime, _ in self.sessions.values()]
+        taken: list[tuple[NodeRuntime, bytes]] = []
+        unread: list[str] = []
+        failure: BaseException | None = None
+        for runtime, session in self.sessions.values():
+            try:
+                # A session that recorded nothing (a call that only read) has no changeset
+                # worth preparing: SQLite answers this without looking at a table.
+                changeset = b"" if session.is_empty else session.changeset()
+            except BaseException as error:
+                failure = failure or error
+                unread.append(runtime.path)
+                continue
+            finally:
+                session.close()
+            if changeset:
+                taken.append((runtime, changeset))
+        self.sessions.clear()
+        rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
+        try:
+            if failure is not None:
+                raise failure
+            # Records are kept by store, table and key (``sort_key``): stores in path
+            # order, then each store's own records sorted, which is the same order
+            # without a key worked out for a store's only record.
+            for runtime, changeset in sorted(taken, key=_by_path) if len(taken) > 1 else taken:
+                part = render_changeset(
+                    runtime.path,
+                    changeset,
+                    self.ordinal,
+                    runtime.describe_table,
+                    runtime.shapes,
+                    self.actor,
+                )
+                if len(part) > 1:
+                    part.sort(key=_sort_key)
+                rendered.extend(part)
+        except BaseException as error:
+            # The rows are written but cannot be logged: take them back out, so the
+            # instance never holds a change its state document does not show.
+            problem = self._unrecordable(taken, unread, error)
+            if isinstance(error, Exception):
+                raise problem from error
+            raise
+        if rendered:
+            self.records.extend([record for record, _, _ in rendered])
+            self.texts.extend([text for _, text, _ in rendered])
+        return touched
+
+    def _unrecordable(
+        self, taken: list[tuple[NodeRuntime, bytes]], unread: list[str], error: BaseException
+    ) -> WorldBug:
+        """Undo the changes ``taken`` records, and say why they could not be logged."""
+        why = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        stores = ", ".join([runtime.path for runtime, _ in taken] + unread)
+        try:
+            for runtime, changeset in reversed(taken):
+                apsw.Changeset.apply(
+                    apsw.Changeset.invert(changeset),
+                    runtime.conn,
+                    conflict=lambda _reason, _change: apsw.SQLITE_CHANGESET_ABORT,
+                )
+        except apsw.Error as undo_error:
+            self.diverged = (
+                f"what was written to {stores} could not be recorded ({why}) nor undone "
+                f"({type(undo_error).__name__}: {undo_error})"
+            )
+        if unread:
+            # A session whose changes could not be read cannot be undone either.
+            self.diverged = f"what was written to {', '.join(unread)} could not be read ({why})"
+        if self.diverged is not None:
+            return WorldBug(
+                f"{self.diverged}; this instance no longer matches its state document, so it "
+                "refuses further use: destroy it"
+            )
+        return WorldBug(
+            f"the change log cannot record what was written to {stores} ({why}), so it was "
+            "undone; store text as valid UTF-8, or bytes as a BLOB"
+        )
+
+    def discard(self) -> None:
+        """Close the open sessions without rendering them."""
+        for _, session in self.sessions.values():
+            session.close()
+        self.sessions.clear()
+
+    def end(self) -> None:
+        """This activation is over: every handle made in it is now stale."""
+        self.discard()
+        self.alive = False
+        # Each ``Worlds`` refers back to this activation: drop them, so an ended
+        # activation is freed without waiting for the cycle collector.
+        self._worlds.clear()
+
+    def worlds(self, runtime: NodeRuntime) -> Worlds:
+        """The ``ctx.worlds`` container of ``runtime`` for this activation."""
+        worlds = self._worlds.get(runtime.index)
+        if worlds is None:
+            worlds = self._worlds[runtime.index] = Worlds(runtime, self)
+        return worlds
+
+    def call(
+        self, runtime: NodeRuntime, target: Any, args: tuple[Any, ...], arguments: dict[str, Any]
+    ) -> Any:
+        """``handle.call``: run a tool of ``runtime``'s subtree inside this activation."""
+        return self.calls.call_nested(runtime, self, target, args, arguments)
+
+    def ctx(self, runtime: NodeRuntime, call: Call | None) -> Ctx[Any]:
+        """The context a layer of ``runtime``'s world receives."""
+        worlds = self._worlds.get(runtime.index)
+        if worlds is None:
+            worlds = self._worlds[runtime.index] = Worlds(runtime, self)
+        return Ctx(
+            runtime.db,
+            runtime.clock,
+            runtime.ids,
+            runtime.state,
+            call,
+            runtime.info,
+            worlds,
+        )
+
+
+def _by_path(taken: tuple[NodeRuntime, bytes]) -> str:
+    return taken[0].path
+
+
+def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
+    return sort_key(item[0], item[2])

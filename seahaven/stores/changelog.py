@@ -1,0 +1,390 @@
+"""The change log and the call log.
+
+SQLite's session extension records what each call changed, one session per
+node per call. When the call commits, its changesets are rendered into
+``LogRecord``s, sorted, and kept; the state document then only copies them.
+``CallRecord`` is one dispatched call, whatever it raised. Both say who acted
+(``actor``): the agent, a simulated user, an event, or the harness's setup.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, NamedTuple
+
+import apsw
+from pydantic_core import to_jsonable_python
+
+from seahaven.errors import ArgumentError, ToolError
+from seahaven.stores.arguments import (
+    CALL_LOG_ARGUMENT_BYTES,
+    REFUSED_ARGUMENT_BYTES,
+    kept_arguments,
+    kept_error,
+)
+from seahaven.stores.names import AGENT, SETUP, USER
+from seahaven.stores.schema import TableInfo
+
+__all__ = [
+    "CallRecord",
+    "ChangeLog",
+    "LogRecord",
+    "Shape",
+    "json_text",
+    "json_value",
+    "published",
+    "render_changeset",
+    "sort_key",
+]
+
+Op = Literal["insert", "update", "delete"]
+_OPS: dict[str, Op] = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
+# Typed as an object: the stubs type a changed value as an instance of no_change, the sentinel
+# being the class itself, which a strict identity check would call non-overlapping.
+_NO_CHANGE: object = apsw.no_change
+
+
+def json_value(value: Any) -> Any:
+    """A SQLite value as JSON: BLOB as base64 text, an infinite REAL as null."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    if kind is float:
+        return None if math.isinf(value) else value
+    if kind is bytes:
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _sort_part(value: Any) -> tuple[int, Any]:
+    # SQLite's own order between storage classes; a blob by its base64 text.
+    if value is None:
+        return (0, 0)
+    kind = type(value)
+    if kind is int or kind is float:
+        return (1, value)
+    if kind is str:
+        return (2, value)
+    return (3, base64.b64encode(value).decode("ascii"))
+
+
+class LogRecord(NamedTuple):
+    """One row changed by one call (or by ``inst.bulk()``, with ``i`` of ``None``).
+
+    ``actor`` says who made the change (``seahaven.names.ACTORS``): ``agent``
+    for a call made the ordinary way, ``user`` or ``event:<name>`` for one made
+    under ``inst.acting_as(...)``, ``setup`` for a ``bulk()`` block's own
+    writes. A record belongs to its instance and cannot be edited; ``to_dict``
+    hands out a copy in the published shape.
+    """
+
+    i: int | None
+    world: str
+    table: str
+    op: Op
+    key: dict[str, Any]
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    actor: str = AGENT
+
+    def to_dict(self) -> dict[str, Any]:
+        """The published shape an eval reads, with ``i`` first and ``actor`` last."""
+        i, world, table, op, key, before, after, actor = self
+        return {
+            "i": i,
+            "world": world,
+            "table": table,
+            "op": op,
+            "key": dict(key),
+            "before": dict(before) if before is not None else None,
+            "after": dict(after) if after is not None else None,
+            "actor": actor,
+        }
+
+
+_new_record = tuple.__new__
+
+
+def published(records: Iterable[LogRecord]) -> list[dict[str, Any]]:
+    """Each record's ``to_dict()``, built in one loop without a method call per record."""
+    return [
+        {
+            "i": i,
+            "world": world,
+            "table": table,
+            "op": op,
+            "key": key.copy(),
+            "before": None if before is None else before.copy(),
+            "after": None if after is None else after.copy(),
+            "actor": actor,
+        }
+        for i, world, table, op, key, before, after, actor in records
+    ]
+
+
+# JSON text of a string, escaped as ``json.dumps(..., ensure_ascii=False)`` escapes it.
+_encode_text: Callable[[str], str] = json.encoder.encode_basestring
+_int_text = int.__repr__
+_float_text = float.__repr__
+# The end of a record's JSON text for the actors most records have, worked out once.
+_ACTOR_CLOSINGS = {actor: ',"actor":' + _encode_text(actor) + "}" for actor in (AGENT, USER, SETUP)}
+# The SQLite values that are their own JSON value, and whose text needs no base64 or inf check.
+_PLAIN = frozenset({int, str, type(None)})
+
+
+def json_text(value: Any) -> str:
+    """A SQLite value as ``json.dumps(json_value(value), ensure_ascii=False)`` writes it."""
+    kind = type(value)
+    if kind is int:
+        return _int_text(value)
+    if kind is str:
+        return _encode_text(value)
+    if value is None:
+        return "null"
+    if kind is float:
+        return "null" if math.isinf(value) else _float_text(value)
+    if kind is bytes:
+        return '"' + base64.b64encode(value).decode("ascii") + '"'
+    return json.dumps(value, ensure_ascii=False)
+
+
+class Shape:
+    """What rendering one table's changes needs, worked out once per table and store."""
+
+    __slots__ = ("columns", "key_columns", "names", "prefixes")
+
+    def __init__(self, path: str, name: str, table: TableInfo) -> None:
+        self.columns = table.columns
+        self.key_columns = table.primary_key
+        # Each column's name as a JSON object key, with its colon.
+        self.names = tuple(_encode_text(column) + ":" for column in table.columns)
+        where = f'"world":{_encode_text(path)},"table":{_encode_text(name)},"op":'
+        self.prefixes = {op: f'{where}"{op}","key":{{' for op in ("insert", "update", "delete")}
+
+
+def _object_text(names: tuple[str, ...], indexes: Any, row: Any) -> str:
+    return "{" + ",".join([names[index] + json_text(row[index]) for index in indexes]) + "}"
+
+
+def sort_key(record: LogRecord, raw_key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The order records of one call are kept in: by store, table, then key as SQLite orders it."""
+    return (record.world, record.table, tuple(map(_sort_part, raw_key)))
+
+
+def render_changeset(
+    path: str,
+    changeset: bytes,
+    ordinal: int | None,
+    describe_table: Callable[[str], TableInfo],
+    shapes: dict[str, Shape],
+    actor: str = AGENT,
+) -> list[tuple[LogRecord, str, tuple[Any, ...]]]:
+    """Turn one node's changeset into records, each with its JSON text and its raw key.
+
+    The JSON text is the record's ``to_dict()`` as ``json.dumps(...,
+    separators=(",", ":"), ensure_ascii=False)`` writes it, so the state
+    document's JSON is assembled from the texts and never re-encoded. The raw
+    key (the key's SQLite values) is what ``sort_key`` orders by. ``shapes``
+    is the store's own cache of each table's ``Shape``, filled as tables appear.
+    ``actor`` is who made the changes, written on every record.
+    """
+    rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
+    opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
+    # The actor closes every record's text: a key added after the ones the format always had.
+    closing = _ACTOR_CLOSINGS.get(actor) or ',"actor":' + _encode_text(actor) + "}"
+    for change in apsw.Changeset.iter(changeset):
+        name = change.name
+        shape = shapes.get(name)
+        if shape is None:
+            shape = shapes[name] = Shape(path, name, describe_table(name))
+        columns, names = shape.columns, shape.names
+        key_columns = shape.key_columns or tuple(sorted(change.pk_columns))
+        op = _OPS[change.op]
+        if op == "update":
+            old, new = change.old, change.new
+            assert old is not None and new is not None
+            source = old
+            changed = [
+                index
+                for index, value in enumerate(new)
+                if value is not _NO_CHANGE and index not in key_columns
+            ]
+            before = {columns[index]: json_value(old[index]) for index in changed}
+            after = {columns[index]: json_value(new[index]) for index in changed}
+            changes = (
+                ',"before":'
+                + _object_text(names, changed, old)
+                + ',"after":'
+                + _object_text(names, changed, new)
+            )
+        else:
+            row = change.new if op == "insert" else change.old
+            assert row is not None
+            source = row
+            if _PLAIN.issuperset(map(type, row)):
+                # Integers, text and NULL, the common row, are their own JSON values.
+                whole = dict(zip(columns, row, strict=True))
+                pairs = zip(names, row, strict=True)
+                text = (
+                    "{"
+                    + ",".join(
+                        [
+                            column
+                            + (
+                                _encode_text(value)
+                                if type(value) is str
+                                else "null"
+                                if value is None
+                                else _int_text(value)
+                            )
+                            for column, value in pairs
+                        ]
+                    )
+                    + "}"
+                )
+            else:
+                values = [json_value(value) for value in row]
+                whole = dict(zip(columns, values, strict=True))
+                # A JSON value's text is the SQLite value's: json_text renders both alike.
+                pairs = zip(names, values, strict=True)
+                text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
+            if op == "insert":
+                before, after = None, whole
+                changes = ',"before":null,"after":' + text
+            else:
+                before, after = whole, None
+                changes = ',"before":' + text + ',"after":null'
+        if len(key_columns) == 1:
+            index = key_columns[0]
+            raw_key: tuple[Any, ...] = (source[index],)
+            key = {columns[index]: json_value(raw_key[0])}
+            key_text = names[index] + json_text(raw_key[0])
+        else:
+            raw_key = tuple([source[index] for index in key_columns])
+            key = {
+                columns[index]: json_value(value)
+                for index, value in zip(key_columns, raw_key, strict=True)
+            }
+            key_text = ",".join(
+                [
+                    names[index] + json_text(value)
+                    for index, value in zip(key_columns, raw_key, strict=True)
+                ]
+            )
+        record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after, actor))
+        rendered.append(
+            (record, opening + shape.prefixes[op] + key_text + "}" + changes + closing, raw_key)
+        )
+    return rendered
+
+
+class CallRecord:
+    """One call dispatched to an instance: what was asked, and what it raised.
+
+    ``arguments`` is a copy taken when the call was made, each argument whole
+    up to ``seahaven.arguments.CALL_LOG_ARGUMENT_BYTES`` of JSON text (and
+    ``REFUSED_ARGUMENT_BYTES`` once the arguments were refused); one past that
+    is kept as ``{"seahaven_cut": "<what it was>"}``, and ``cut`` says so.
+    ``actor`` is who made the call: ``agent`` unless it was made under
+    ``inst.acting_as(...)``.
+    """
+
+    __slots__ = ("actor", "arguments", "cut", "error", "tool", "tool_error")
+
+    def __init__(self, tool: str, arguments: Mapping[str, Any], actor: str = AGENT) -> None:
+        self.tool = tool
+        self.actor = actor
+        self.arguments: dict[str, Any]
+        self.cut: bool
+        self.arguments, self.cut = kept_arguments(arguments, CALL_LOG_ARGUMENT_BYTES)
+        self.error: str | None = None
+        self.tool_error = False
+
+    def record_failure(self, error: BaseException) -> None:
+        """Note what the call raised: a ``ToolError``'s message, or else the error's text.
+
+        Arguments that were refused are kept only up to ``REFUSED_ARGUMENT_BYTES``.
+        """
+        self.tool_error = isinstance(error, ToolError)
+        self.error = kept_error(
+            error.message if isinstance(error, ToolError) else (str(error) or type(error).__name__)
+        )
+        if isinstance(error, ArgumentError) and self.arguments:
+            self.arguments, cut = kept_arguments(self.arguments, REFUSED_ARGUMENT_BYTES)
+            self.cut = self.cut or cut
+
+    def to_dict(self) -> dict[str, Any]:
+        """The published shape: a ``ToolError``'s message as written, anything else hidden."""
+        if self.error is None:
+            error = None
+        elif self.tool_error:
+            error = self.error
+        else:
+            error = "internal error"
+        return {
+            "tool": self.tool,
+            "arguments": to_jsonable_python(self.arguments, fallback=repr),
+            "error": error,
+            "actor": self.actor,
+        }
+
+    def __repr__(self) -> str:
+        if self.actor != AGENT:
+            return f"CallRecord(tool={self.tool!r}, error={self.error!r}, actor={self.actor!r})"
+        return f"CallRecord(tool={self.tool!r}, error={self.error!r})"
+
+
+class ChangeLog:
+    """An instance's change log: each record with its JSON text, and where each call's records are.
+
+    Records are appended a call (or a ``bulk()`` block) at a time. Each call's
+    records are found by its ordinal without scanning, so reading the last
+    call costs the size of that call, not of the log; the JSON texts sit beside
+    the records, so the state document's text is a join.
+    """
+
+    __slots__ = ("_calls", "records", "texts")
+
+    def __init__(self) -> None:
+        self.records: list[LogRecord] = []
+        """Every record, oldest first. The framework's to append to through ``extend``."""
+        self.texts: list[str] = []
+        """Each record's JSON text, in step with ``records``."""
+        # ordinal -> (first index, index past the last) of that call's records.
+        self._calls: dict[int, tuple[int, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def extend(self, records: list[LogRecord], texts: list[str]) -> None:
+        """Append one stretch of work's records; a call's records arrive together, in one run."""
+        start = len(self.records)
+        self.records.extend(records)
+        self.texts.extend(texts)
+        calls = self._calls
+        previous: int | None = None
+        for position, record in enumerate(records, start):
+            ordinal = record.i
+            if ordinal is not None and ordinal != previous:
+                calls[ordinal] = (position, position + 1)
+            elif ordinal is not None:
+                calls[ordinal] = (calls[ordinal][0], position + 1)
+            previous = ordinal
+
+    def extend_call(self, ordinal: int, records: list[LogRecord], texts: list[str]) -> None:
+        """Append the records of call ``ordinal`` alone (each record's ``i`` is ``ordinal``)."""
+        start = len(self.records)
+        self.records.extend(records)
+        self.texts.extend(texts)
+        self._calls[ordinal] = (start, start + len(records))
+
+    def of_call(self, ordinal: int) -> tuple[list[LogRecord], list[str]]:
+        """The records call ``ordinal`` made, and their texts (empty when it made none)."""
+        span = self._calls.get(ordinal)
+        if span is None:
+            return [], []
+        start, end = span
+        return self.records[start:end], self.texts[start:end]
