@@ -385,8 +385,8 @@ def test_by_default_a_crowd_past_capacity_waits_rather_than_being_refused(
     """The default queue holds a crowd (it once refused all but 100, each to come back later)."""
     import inspect
 
-    from seahaven_openenv.sessions import admission
     from seahaven_openenv.plugin import serve_command
+    from seahaven_openenv.sessions import admission
 
     defaults = inspect.signature(serve_command).parameters
     assert defaults["admission_queue"].default == admission.DEFAULT_ADMISSION_QUEUE
