@@ -135,6 +135,10 @@ def create_instance(
                 connections=instance.connections,
             )
         _run_startup(instance, composition, caller_startup)
+        # An instance is idle until its first call: the pages its making read are given back
+        # (most of what a store's connection holds), and the first call reads what it needs.
+        for runtime in instance.calls.runtimes:
+            runtime.conn.release_memory()
     except BaseException:
         instance.destroy()
         raise

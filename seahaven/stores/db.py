@@ -36,6 +36,33 @@ __all__ = [
     "use_shared_journal",
 ]
 
+# SQLite gives each connection a lookaside buffer for its small allocations, by default 1,200
+# bytes x 40 slots (47 KiB); an idle instance holds one per store. 20 slots is what a call's
+# statements use with few misses (a one-row write: 4 allocations a call missing it, against
+# none), so every connection the process opens afterwards gets that: half the buffer.
+LOOKASIDE_SLOT_BYTES = 1200
+LOOKASIDE_SLOTS = 20
+
+
+def _use_smaller_lookaside() -> bool:
+    """Set the lookaside size for the process's connections, if none is open yet.
+
+    SQLite takes the setting only while it is shut down, and shutting it down
+    with a connection open is not allowed, so a process that opened one before
+    importing seahaven keeps SQLite's default. Answers whether it was set.
+    """
+    if apsw.connections():
+        return False
+    apsw.shutdown()
+    try:
+        apsw.config(apsw.SQLITE_CONFIG_LOOKASIDE, LOOKASIDE_SLOT_BYTES, LOOKASIDE_SLOTS)
+    finally:
+        apsw.initialize()
+    return True
+
+
+SMALLER_LOOKASIDE = _use_smaller_lookaside()
+
 
 class Exec(NamedTuple):
     """What ``Db.execute`` reports: rows changed by the statement, and the last inserted rowid."""
@@ -384,9 +411,12 @@ def run_script(conn: apsw.Connection, sql: str) -> None:
     """Run every statement of ``sql``.
 
     APSW runs a script lazily: it stops after a statement that returns rows
-    until the cursor is read, so a script is always read to the end.
+    until the cursor is read, so a script is always read to the end. Its
+    statements stay out of the connection's statement cache: a script runs once
+    or rarely (a schema, pragmas, a rollback), and each cached statement is a few
+    KiB every idle instance would hold.
     """
-    for _ in conn.execute(sql):
+    for _ in conn.execute(sql, can_cache=False):
         pass
 
 
@@ -446,7 +476,7 @@ def open_connection(
         conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
         if not readonly and not defer_journal:
             use_memory_journal(conn)
-        conn.execute("PRAGMA foreign_keys=ON")
+        run_script(conn, "PRAGMA foreign_keys=ON")
         StatementClock(clock).install(conn)
         sql_random(conn, seed, purpose)
     except BaseException:

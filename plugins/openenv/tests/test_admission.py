@@ -377,3 +377,31 @@ def test_under_two_workers_a_seat_freed_in_one_goes_to_a_connection_waiting_in_e
         assert json.loads(second.recv(timeout=60))["type"] == "observation"
         second.send(json.dumps({"type": "close"}))
         wait_until(lambda: server.get("/capacity")["active_sessions"] == 0, timeout=60)
+
+
+def test_by_default_a_crowd_past_capacity_waits_rather_than_being_refused(
+    serving: Serve, wire: Any, beacon_world: seahaven.World
+) -> None:
+    """The default queue holds a crowd (it once refused all but 100, each to come back later)."""
+    import inspect
+
+    from seahaven_openenv.plugin import serve_command
+    from seahaven_openenv.sessions import admission
+
+    defaults = inspect.signature(serve_command).parameters
+    assert defaults["admission_queue"].default == admission.DEFAULT_ADMISSION_QUEUE
+    assert defaults["admission_wait"].default == admission.DEFAULT_ADMISSION_WAIT_SECONDS
+    # A reset admitted after the longest wait is still answered within 30 s.
+    assert admission.DEFAULT_ADMISSION_WAIT_SECONDS < 30
+    server = serving(beacon_world, max_concurrent_envs=1)
+    assert server.hub.admission.queue == admission.DEFAULT_ADMISSION_QUEUE >= 1000
+    holder = wire(server)
+    holder.reset()
+    crowd = [wire(server) for _ in range(150)]
+    for index, waiter in enumerate(crowd):
+        waiter.send({"type": "reset", "data": {"episode_id": f"w{index}"}, "id": index})
+    wait_until(queued(server, 150))
+    holder.send({"type": "close"})
+    reply = crowd[0].receive()
+    assert reply["type"] == "observation" and reply["id"] == 0, reply
+    assert server.hub.admission.waiting == 149

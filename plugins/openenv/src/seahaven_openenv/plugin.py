@@ -173,7 +173,7 @@ def serve_command(
             help="How many new connections may wait for a seat once the server is at capacity, "
             "first come first served; 0 refuses them at once.",
         ),
-    ] = 100,
+    ] = 8192,
     admission_wait: Annotated[
         float,
         typer.Option(
@@ -183,7 +183,7 @@ def serve_command(
             help="How long a new connection waits for a seat before it is refused with "
             "CAPACITY_REACHED and a retry time.",
         ),
-    ] = 30,
+    ] = 20,
     retry_after: Annotated[
         int,
         typer.Option(

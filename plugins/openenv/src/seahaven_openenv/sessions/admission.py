@@ -37,11 +37,15 @@ __all__ = [
     "Admission",
 ]
 
-#: How many new connections may wait for a seat at once (per worker).
-DEFAULT_ADMISSION_QUEUE = 100
+#: How many new connections may wait for a seat at once (per worker). A waiting connection
+#: holds a socket and its first frames; one refused comes back after ``retry_after`` for a new
+#: handshake, so a short queue under a crowd spends the server on handshakes (16,384 sessions
+#: at a 500-session capacity: benchmarks/many_sessions.py, docs/performance.md).
+DEFAULT_ADMISSION_QUEUE = 8192
 #: How long a new connection waits for a seat before it is refused. Under OpenEnv's
-#: 60-second message timeout, so a stock client hears the refusal rather than timing out.
-DEFAULT_ADMISSION_WAIT_SECONDS = 30.0
+#: 60-second message timeout, so a stock client hears the refusal rather than timing out, and
+#: with the reset that then gets its seat under 30 s.
+DEFAULT_ADMISSION_WAIT_SECONDS = 20.0
 #: The seconds a refusal tells the client to wait before it tries again.
 DEFAULT_RETRY_AFTER_SECONDS = 5
 #: How often a non-empty queue looks at the seats again: sessions end on paths that do not
