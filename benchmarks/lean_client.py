@@ -28,7 +28,8 @@ from urllib.parse import urlsplit
 
 from websockets.speedups import apply_mask
 
-_TEXT, _CLOSE, _PING, _PONG = 0x1, 0x8, 0x9, 0xA
+#: The WebSocket opcodes a client of these benchmarks sends or reads.
+TEXT, CLOSE, PING, PONG = 0x1, 0x8, 0x9, 0xA
 
 
 def frame(opcode: int, payload: bytes) -> bytes:
@@ -42,6 +43,29 @@ def frame(opcode: int, payload: bytes) -> bytes:
         head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
     mask = os.urandom(4)
     return head + mask + apply_mask(payload, mask)
+
+
+def take_frame(buffer: bytearray) -> tuple[int, bytes] | None:
+    """The first whole frame in ``buffer``, removed from it: its first byte and its payload.
+
+    ``None`` while the frame has not all arrived; the buffer is then left as it was.
+    """
+    if len(buffer) < 2:
+        return None
+    length, offset = buffer[1] & 0x7F, 2
+    if length == 126:
+        if len(buffer) < 4:
+            return None
+        (length,), offset = struct.unpack_from("!H", buffer, 2), 4
+    elif length == 127:
+        if len(buffer) < 10:
+            return None
+        (length,), offset = struct.unpack_from("!Q", buffer, 2), 10
+    if len(buffer) < offset + length:
+        return None
+    first, payload = buffer[0], bytes(buffer[offset : offset + length])
+    del buffer[: offset + length]
+    return first, payload
 
 
 def _opening(host: str, port: int, path: str) -> bytes:
@@ -68,7 +92,7 @@ class LeanSocket:
 
     async def send(self, text: str) -> None:
         """Send one text frame."""
-        self._writer.write(frame(_TEXT, text.encode()))
+        self._writer.write(frame(TEXT, text.encode()))
         await self._writer.drain()
 
     async def recv(self) -> str:
@@ -82,10 +106,10 @@ class LeanSocket:
             elif length == 127:
                 (length,) = struct.unpack("!Q", await self._reader.readexactly(8))
             payload = await self._reader.readexactly(length) if length else b""
-            if opcode == _PING:
-                self._writer.write(frame(_PONG, payload))
+            if opcode == PING:
+                self._writer.write(frame(PONG, payload))
                 continue
-            if opcode == _CLOSE:
+            if opcode == CLOSE:
                 raise ConnectionError(f"the server closed the connection: {payload!r}")
             parts.append(payload)
             if first & 0x80:
@@ -94,7 +118,7 @@ class LeanSocket:
     async def close(self) -> None:
         """Send a close frame and close the stream."""
         try:
-            self._writer.write(frame(_CLOSE, struct.pack("!H", 1000)))
+            self._writer.write(frame(CLOSE, struct.pack("!H", 1000)))
             await self._writer.drain()
         finally:
             self._writer.close()
@@ -119,7 +143,7 @@ async def connect(url: str) -> AsyncIterator[LeanSocket]:
 
 # A session's script: yields frames to send, is sent each reply parsed, returns its problems.
 Script = Generator[dict[str, Any], dict[str, Any], list[str]]
-CLOSE_FRAME = frame(_CLOSE, struct.pack("!H", 1000))
+CLOSE_FRAME = frame(CLOSE, struct.pack("!H", 1000))
 
 
 class _Played(asyncio.Protocol):
@@ -169,27 +193,14 @@ class _Played(asyncio.Protocol):
 
     def _read_frames(self) -> None:
         buffer = self.buffer
-        while len(buffer) >= 2:
-            first, second = buffer[0], buffer[1]
-            length, offset = second & 0x7F, 2
-            if length == 126:
-                if len(buffer) < 4:
-                    return
-                (length,), offset = struct.unpack_from("!H", buffer, 2), 4
-            elif length == 127:
-                if len(buffer) < 10:
-                    return
-                (length,), offset = struct.unpack_from("!Q", buffer, 2), 10
-            if len(buffer) < offset + length:
-                return
-            payload = bytes(buffer[offset : offset + length])
-            del buffer[: offset + length]
+        while (taken := take_frame(buffer)) is not None:
+            first, payload = taken
             opcode = first & 0x0F
-            if opcode == _PING:
+            if opcode == PING:
                 assert self.transport is not None
-                self.transport.write(frame(_PONG, payload))
+                self.transport.write(frame(PONG, payload))
                 continue
-            if opcode == _CLOSE:
+            if opcode == CLOSE:
                 raise ConnectionError(f"the server closed the connection: {payload!r}")
             self.parts.append(payload)
             if first & 0x80:
@@ -203,11 +214,11 @@ class _Played(asyncio.Protocol):
         assert self.transport is not None
         self.kind = outgoing["type"]
         self.sent_at = time.perf_counter()
-        self.transport.write(frame(_TEXT, json.dumps(outgoing).encode()))
+        self.transport.write(frame(TEXT, json.dumps(outgoing).encode()))
 
     def _finish(self, problems: list[str]) -> None:
         assert self.transport is not None
-        self.transport.write(frame(_TEXT, self.close_text) + CLOSE_FRAME)
+        self.transport.write(frame(TEXT, self.close_text) + CLOSE_FRAME)
         self.transport.close()
         if not self.done.done():
             self.done.set_result((self.latencies, self.kinds, problems))

@@ -41,27 +41,14 @@ from pathlib import Path
 from typing import Any, cast
 
 import serving_load
-from websockets.speedups import apply_mask
+from lean_client import CLOSE, PING, PONG, TEXT, frame, take_frame
 
 FIXTURE = "small_shop"
-_TEXT, _CLOSE, _PING, _PONG = 0x1, 0x8, 0x9, 0xA
 # A session's episode: yields frames, is sent each parsed reply, returns what was wrong.
 Script = Generator[dict[str, Any], dict[str, Any], list[str]]
 
 
-def _frame(opcode: int, payload: bytes) -> bytes:
-    length = len(payload)
-    if length < 126:
-        head = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
-    elif length < 1 << 16:
-        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
-    else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
-    mask = os.urandom(4)
-    return head + mask + apply_mask(payload, mask)
-
-
-_CLOSE_FRAMES = _frame(_TEXT, b'{"type": "close"}') + _frame(_CLOSE, struct.pack("!H", 1000))
+_CLOSE_FRAMES = frame(TEXT, b'{"type": "close"}') + frame(CLOSE, struct.pack("!H", 1000))
 
 
 def _call(name: str, /, **arguments: Any) -> dict[str, Any]:
@@ -158,26 +145,14 @@ class _Session(asyncio.Protocol):
 
     def _read(self) -> None:
         buffer = self.buffer
-        while len(buffer) >= 2:
-            first, length, offset = buffer[0], buffer[1] & 0x7F, 2
-            if length == 126:
-                if len(buffer) < 4:
-                    return
-                (length,), offset = struct.unpack_from("!H", buffer, 2), 4
-            elif length == 127:
-                if len(buffer) < 10:
-                    return
-                (length,), offset = struct.unpack_from("!Q", buffer, 2), 10
-            if len(buffer) < offset + length:
-                return
-            payload = bytes(buffer[offset : offset + length])
-            del buffer[: offset + length]
+        while (taken := take_frame(buffer)) is not None:
+            first, payload = taken
             opcode = first & 0x0F
-            if opcode == _PING:
+            if opcode == PING:
                 assert self.transport is not None
-                self.transport.write(_frame(_PONG, payload))
+                self.transport.write(frame(PONG, payload))
                 continue
-            if opcode == _CLOSE:
+            if opcode == CLOSE:
                 raise ConnectionError(f"the server closed the connection: {payload!r}")
             reply = json.loads(payload)
             data = reply.get("data") if isinstance(reply, dict) else None
@@ -190,7 +165,7 @@ class _Session(asyncio.Protocol):
     def _send(self, outgoing: dict[str, Any]) -> None:
         assert self.transport is not None
         self.sent_at = time.perf_counter()
-        self.transport.write(_frame(_TEXT, json.dumps(outgoing).encode()))
+        self.transport.write(frame(TEXT, json.dumps(outgoing).encode()))
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.done.done():
