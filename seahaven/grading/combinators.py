@@ -16,50 +16,47 @@ from seahaven.grading.python_graders import as_grader
 # --- combining --------------------------------------------------------------------------------
 
 
-class AllOf(Grader):
+class _Combined(Grader):
+    """Parts graded together; a subclass says how their scores and verdicts combine."""
+
+    def __init__(self, parts: Iterable[Any]) -> None:
+        self._parts = tuple(
+            as_grader(part, f"{self.kind}[{index}]") for index, part in enumerate(parts)
+        )
+        if not self._parts:
+            raise WorldBug(f"{self.kind} needs at least one grader")
+
+    def parts(self) -> tuple[Grader, ...]:
+        return self._parts
+
+    def spec(self) -> Any:
+        return {self.kind: [part.spec() for part in self._parts]}
+
+    def grade(self, episode: Episode) -> Grade:
+        grades = [part.grade(episode) for part in self._parts]
+        score, passed = self._combine([grade.score for grade in grades], [g.passed for g in grades])
+        return Grade.combine(score, passed, grades)
+
+    def _combine(self, scores: list[float], verdicts: list[bool]) -> tuple[float, bool]:
+        raise NotImplementedError
+
+
+class AllOf(_Combined):
     """Every part must pass; the score is the lowest part's."""
 
     kind = "all_of"
 
-    def __init__(self, parts: Iterable[Any]) -> None:
-        self._parts = tuple(as_grader(part, f"all_of[{index}]") for index, part in enumerate(parts))
-        if not self._parts:
-            raise WorldBug("all_of needs at least one grader")
-
-    def parts(self) -> tuple[Grader, ...]:
-        return self._parts
-
-    def spec(self) -> Any:
-        return {self.kind: [part.spec() for part in self._parts]}
-
-    def grade(self, episode: Episode) -> Grade:
-        grades = [part.grade(episode) for part in self._parts]
-        return Grade.combine(
-            min(grade.score for grade in grades), all(grade.passed for grade in grades), grades
-        )
+    def _combine(self, scores: list[float], verdicts: list[bool]) -> tuple[float, bool]:
+        return min(scores), all(verdicts)
 
 
-class AnyOf(Grader):
+class AnyOf(_Combined):
     """Some part must pass; the score is the highest part's."""
 
     kind = "any_of"
 
-    def __init__(self, parts: Iterable[Any]) -> None:
-        self._parts = tuple(as_grader(part, f"any_of[{index}]") for index, part in enumerate(parts))
-        if not self._parts:
-            raise WorldBug("any_of needs at least one grader")
-
-    def parts(self) -> tuple[Grader, ...]:
-        return self._parts
-
-    def spec(self) -> Any:
-        return {self.kind: [part.spec() for part in self._parts]}
-
-    def grade(self, episode: Episode) -> Grade:
-        grades = [part.grade(episode) for part in self._parts]
-        return Grade.combine(
-            max(grade.score for grade in grades), any(grade.passed for grade in grades), grades
-        )
+    def _combine(self, scores: list[float], verdicts: list[bool]) -> tuple[float, bool]:
+        return max(scores), any(verdicts)
 
 
 class Weighted(Grader):
