@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -126,6 +127,12 @@ def chosen(
     ]
 
 
+def _children_cpu() -> float:
+    """User and system seconds of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main(argv: list[str]) -> int:
     failed = []
     took = []
@@ -141,13 +148,18 @@ def main(argv: list[str]) -> int:
             flush=True,
         )
         started = time.monotonic()
+        cpu_before = _children_cpu()
         result = subprocess.run(
             # -rs: every skip is listed with its reason, so a run shows what it left out.
             [sys.executable, "-m", "pytest", "-rs", *targets, *arguments],
             cwd=directory,
             check=False,
         )
-        took.append(f"{label} {time.monotonic() - started:.0f} s")
+        # The CPU time beside the wall time shows which sessions wait more than they work.
+        took.append(
+            f"{label} {time.monotonic() - started:.0f} s "
+            f"({_children_cpu() - cpu_before:.0f} s CPU)"
+        )
         if result.returncode != 0:
             failed.append(label)
     # What each session took, in one line: the figures docs/testing.md keeps the budget with.
