@@ -2,9 +2,10 @@
 
 ``transformers.utils.get_json_schema`` is what TRL turns each environment method
 into a tool schema with; it imports without torch, and it is a test dependency,
-so under ``CI=true`` its absence fails these tests. TRL itself is not in the
-test environment (see ``test_trl_takes_the_class``, which runs its trainer
-where trl and torch are installed). The other rollouts follow
+so under ``CI=true`` its absence fails these tests. ``test_trl_takes_the_class``
+runs TRL's own trainer: the test command installs trl and a CPU build of torch
+into the 3.11 environment for it (``scripts/_trainer.sh``), so under ``CI=true``
+it fails rather than skips where they are missing; it runs once a run. The other rollouts follow
 ``GRPOTrainer``'s environment path: the factory called with no arguments, tools
 listed with ``inspect.getmembers(type(env), inspect.isfunction)`` and called
 by ``__name__`` with the model's arguments as keywords, results turned to
@@ -609,18 +610,18 @@ def test_importing_the_adapter_imports_neither_trl_nor_transformers() -> None:
 
 
 def _trainer_or_skip() -> Any:
-    try:
-        import trl
-    except ImportError:
-        pytest.skip(
-            "trl is not installed: it requires accelerate, which requires torch, and the test "
-            "environment installs neither (trl's environment path lives in GRPOTrainer)"
-        )
+    """TRL's GRPOConfig and GRPOTrainer; a skip where they are missing, a failure under CI."""
     try:
         import torch  # noqa: F401
         from trl import GRPOConfig, GRPOTrainer
     except (ImportError, RuntimeError) as error:
-        pytest.skip(f"trl {trl.__version__} imports, but its GRPOTrainer needs torch: {error}")
+        reason = (
+            f"TRL's GRPOTrainer cannot be imported ({error}): the test command installs trl "
+            "and torch into .venv (scripts/_trainer.sh)"
+        )
+        if CI:
+            pytest.fail(reason)
+        pytest.skip(reason)
     return GRPOConfig, GRPOTrainer
 
 
@@ -655,14 +656,16 @@ MEMO_PACK = ScenarioSet(
 )
 
 
+@pytest.mark.once_per_run
 def test_trl_takes_the_class() -> None:
-    """One GRPO step of TRL's own trainer over the class, where trl and torch are installed.
+    """One GRPO step of TRL's own trainer over the class.
 
-    trl 1.16 requires accelerate, which requires torch; the project's test
-    environment installs neither (a CPU build of torch is hundreds of
-    megabytes), so in CI this test is skipped, saying so. ``import trl`` alone
-    works without torch, but ``GRPOTrainer``, where the environment path lives,
-    imports torch at once. Where both are installed, a tiny random model (no
+    trl requires accelerate, which requires torch, and ``GRPOTrainer``, where
+    the environment path lives, imports torch at once. The test command puts
+    both into the 3.11 environment only (a CPU build of torch is on this
+    machine's disk for 3.11; on the other interpreters pip would download a
+    CUDA build of several gigabytes), so the test is ``once_per_run``: the
+    other interpreters' passes leave it out. A tiny random model (no
     download) with a tokenizer trained here on TRL's Qwen3 chat template plays a
     scripted completion: it files memo m1 and submits, which solves one
     scenario and fails the other, and the trainer's rewards say so.
