@@ -6,7 +6,7 @@ pytest session from that directory (where the pytest plugin's `world` fixture
 finds a world by convention). Exits non-zero if any session fails. Extra
 arguments are passed to every pytest session.
 
-Three environment variables shape a run (docs/testing.md, "The project's own suite"):
+Four environment variables shape a run (docs/testing.md, "The project's own suite"):
 
 - `SEAHAVEN_TEST_WORKERS=N` (N > 1) spreads each session over N processes with
   pytest-xdist, a test file per process at a time (`--dist loadfile`), in the order the
@@ -22,6 +22,9 @@ Three environment variables shape a run (docs/testing.md, "The project's own sui
   says which it leaves out. The tox environments share the plugins' sessions out between
   them, so every plugin runs on 3.11 and on one other interpreter, and the framework and
   the worlds on all three.
+- `SEAHAVEN_TEST_SHARD=K/N` runs part K of N of the framework's test files, shared out by
+  size so each part holds about as many bytes of tests. The tox environments of 3.12 and
+  3.13 take one part each, so every framework test runs on 3.11 and on one of the two.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKERS_VARIABLE = "SEAHAVEN_TEST_WORKERS"
 SKIP_ONCE_VARIABLE = "SEAHAVEN_SKIP_ONCE_PER_RUN"
 SESSIONS_VARIABLE = "SEAHAVEN_TEST_SESSIONS"
+SHARD_VARIABLE = "SEAHAVEN_TEST_SHARD"
 ONCE_PER_RUN = "once_per_run"
 
 
@@ -105,6 +109,44 @@ def session_arguments(
     return arguments + argv
 
 
+def shard(environ: dict[str, str]) -> tuple[int, int] | None:
+    """The part ``(K, N)`` the variable names, or None when it is unset or empty."""
+    value = environ.get(SHARD_VARIABLE, "").strip()
+    if not value:
+        return None
+    part, _, parts = value.partition("/")
+    try:
+        chosen_part, count = int(part), int(parts)
+    except ValueError:
+        chosen_part = count = 0
+    if not 1 <= chosen_part <= count:
+        raise SystemExit(f"{SHARD_VARIABLE} is K/N with 1 <= K <= N, such as 1/2, not {value!r}")
+    return chosen_part, count
+
+
+def shared_out(files: list[Path], part: int, parts: int) -> list[Path]:
+    """Part ``part`` (from 1) of ``parts`` of ``files``: largest first, each to the lightest.
+
+    Every file lands in exactly one part, the same one on every machine (ties go by path).
+    """
+    loads = [0] * parts
+    owned: list[list[Path]] = [[] for _ in range(parts)]
+    for path in sorted(files, key=lambda path: (-path.stat().st_size, path.as_posix())):
+        lightest = loads.index(min(loads))
+        loads[lightest] += path.stat().st_size
+        owned[lightest].append(path)
+    return sorted(owned[part - 1])
+
+
+def framework_targets(environ: dict[str, str]) -> list[str] | None:
+    """The framework session's test files when the run is sharded, else None (all of ``tests``)."""
+    chosen_shard = shard(environ)
+    if chosen_shard is None:
+        return None
+    files = sorted((ROOT / "tests").glob("test_*.py"))
+    return [path.relative_to(ROOT).as_posix() for path in shared_out(files, *chosen_shard)]
+
+
 def chosen(
     found: list[tuple[str, Path, list[str]]], environ: dict[str, str]
 ) -> list[tuple[str, Path, list[str]]]:
@@ -141,10 +183,15 @@ def main(argv: list[str]) -> int:
     left = [label for label, _, _ in every if all(label != other for other, _, _ in run)]
     if left:
         print(f"{SESSIONS_VARIABLE} leaves out: {', '.join(left)}", flush=True)
+    sharded = framework_targets(dict(os.environ))
     for label, directory, targets in run:
+        if label == "framework" and sharded is not None:
+            print(f"{SHARD_VARIABLE}: {len(sharded)} of the framework's test files", flush=True)
+            targets = sharded
         arguments = session_arguments(argv, dict(os.environ), may_spread=spread(directory))
         print(
-            f"\n=== {label}: pytest {' '.join(targets)} (in {directory.relative_to(ROOT) or '.'})",
+            f"\n=== {label}: pytest {' '.join(targets) if len(targets) < 4 else 'tests (a part)'}"
+            f" (in {directory.relative_to(ROOT) or '.'})",
             flush=True,
         )
         started = time.monotonic()
@@ -157,8 +204,7 @@ def main(argv: list[str]) -> int:
         )
         # The CPU time beside the wall time shows which sessions wait more than they work.
         took.append(
-            f"{label} {time.monotonic() - started:.0f} s "
-            f"({_children_cpu() - cpu_before:.0f} s CPU)"
+            f"{label} {time.monotonic() - started:.0f} s ({_children_cpu() - cpu_before:.0f} s CPU)"
         )
         if result.returncode != 0:
             failed.append(label)

@@ -243,3 +243,50 @@ def test_the_other_interpreters_run_the_framework_and_worlds_and_a_plugin_each()
     assert plugins["py312"] != plugins["py313"]
     script = (REPOSITORY / "scripts" / "test").read_text(encoding="utf-8")
     assert runner.SESSIONS_VARIABLE not in script
+
+
+def test_a_shard_names_its_part_and_a_malformed_one_is_refused() -> None:
+    assert runner.shard({}) is None and runner.shard({runner.SHARD_VARIABLE: " "}) is None
+    assert runner.shard({runner.SHARD_VARIABLE: "2/3"}) == (2, 3)
+    for wrong in ("0/2", "3/2", "half", "1/", "/2", "1/0"):
+        with pytest.raises(SystemExit, match="SEAHAVEN_TEST_SHARD is K/N with 1 <= K <= N"):
+            runner.shard({runner.SHARD_VARIABLE: wrong})
+
+
+def test_the_parts_of_a_shard_hold_every_file_once_and_about_as_many_bytes(
+    tmp_path: Path,
+) -> None:
+    sizes = [9000, 7000, 5000, 3000, 3000, 2000, 1000, 500, 10]
+    files = []
+    for index, size in enumerate(sizes):
+        path = tmp_path / f"test_{index}.py"
+        path.write_bytes(b"#" * size)
+        files.append(path)
+    parts = [runner.shared_out(files, part, 3) for part in (1, 2, 3)]
+    assert sorted(path for part in parts for path in part) == sorted(files)
+    loads = [sum(path.stat().st_size for path in part) for part in parts]
+    # Greedy by size: no part is heavier than another by more than its largest file.
+    assert max(loads) - min(loads) <= max(sizes)
+    assert runner.shared_out(list(reversed(files)), 2, 3) == parts[1]  # the order given is moot
+
+
+def test_the_other_interpreters_share_the_frameworks_files_between_them() -> None:
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(REPOSITORY / "tox.ini", encoding="utf-8")
+    shards = []
+    for environment in ("py312", "py313"):
+        lines = tox.get(f"testenv:{environment}", "set_env").strip().splitlines()
+        variables = dict(tuple(part.strip() for part in line.split("=", 1)) for line in lines)
+        shards.append(
+            runner.framework_targets({runner.SHARD_VARIABLE: variables[runner.SHARD_VARIABLE]})
+        )
+    every = sorted(
+        path.relative_to(REPOSITORY).as_posix() for path in (REPOSITORY / "tests").glob("test_*.py")
+    )
+    assert shards[0] and shards[1] and not set(shards[0]) & set(shards[1])
+    assert sorted(shards[0] + shards[1]) == every
+    # The 3.11 pass runs the whole suite: the script sets no shard.
+    assert runner.framework_targets({}) is None
+    assert runner.SHARD_VARIABLE not in (REPOSITORY / "scripts" / "test").read_text(
+        encoding="utf-8"
+    )
