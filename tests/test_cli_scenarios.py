@@ -110,6 +110,27 @@ def test_list_shows_installed_packs_then_a_packs_scenarios(pack_name: str) -> No
     assert rows[0]["splits"] == ["train"] and rows[0]["solved"] is True
 
 
+def test_list_keeps_the_scenarios_with_every_tag_given() -> None:
+    rows = json.loads(runner.invoke(app(), ["scenarios", "list", "company", "--json"]).stdout)
+    tagged = [row["id"] for row in rows if {"access", "trap"} <= set(row["tags"])]
+    assert tagged and len(tagged) < len(rows)
+    both = runner.invoke(
+        app(), ["scenarios", "list", "company", "--tag", "access", "--tag", "trap"]
+    )
+    assert both.exit_code == 0, both.output
+    assert [line.split()[0] for line in both.stdout.splitlines()] == tagged
+    one = json.loads(
+        runner.invoke(app(), ["scenarios", "list", "company", "--tag", "access", "--json"]).stdout
+    )
+    assert [row["id"] for row in one] == [row["id"] for row in rows if "access" in row["tags"]]
+    unknown = runner.invoke(app(), ["scenarios", "list", "company", "--tag", "no-such-tag"])
+    assert unknown.exit_code == 1
+    assert "no scenario of pack 'company' has the tag 'no-such-tag'; its tags: " in unknown.stderr
+    assert "access" in unknown.stderr.split("its tags: ")[1]
+    packless = runner.invoke(app(), ["scenarios", "list", "--tag", "access"])
+    assert packless.exit_code != 0 and "--tag needs a PACK" in packless.stderr
+
+
 def test_show_prints_a_scenario_whole(pack_name: str) -> None:
     shown = runner.invoke(app(), ["scenarios", "show", f"{pack_name}/ship-o1", "--json"])
     assert shown.exit_code == 0, shown.output

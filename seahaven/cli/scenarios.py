@@ -93,6 +93,14 @@ def list_scenarios(
         str | None,
         typer.Option("--split", metavar="SPLIT", help="Only the scenarios of this split."),
     ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            metavar="TAG",
+            help="Only the scenarios that have this tag (repeatable: every tag given).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List the installed packs, or the scenarios of one pack."""
@@ -100,8 +108,9 @@ def list_scenarios(
 
     with failures():
         if pack_name is None:
-            if split is not None:
-                fail("--split needs a PACK: seahaven scenarios list PACK --split NAME")
+            if split is not None or tag:
+                option = "--split" if split is not None else "--tag"
+                fail(f"{option} needs a PACK: seahaven scenarios list PACK {option} NAME")
             rows: list[dict[str, Any]] = []
             problems: list[str] = []
             for spec in pack_specs():
@@ -142,6 +151,16 @@ def list_scenarios(
             return
         pack = pack_argument(pack_name)
         scenarios = pack.split(split)
+        if tag:
+            known = {name for scenario in scenarios for name in scenario.tags}
+            unknown = [name for name in tag if name not in known]
+            if unknown:
+                where = f"split {split!r} of pack {pack.name!r}" if split else f"pack {pack.name!r}"
+                fail(
+                    f"no scenario of {where} has the tag {unknown[0]!r}; its tags: "
+                    + (", ".join(sorted(known)) or "none")
+                )
+            scenarios = [item for item in scenarios if set(tag) <= set(item.tags)]
         rows = [_scenario_row(pack, scenario) for scenario in scenarios]
         if as_json:
             typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
