@@ -175,8 +175,8 @@ def main(argv: list[str]) -> int:
     for side in sides:
         side.close()
     print(
-        f"calls ({arguments.storage}): {arguments.count} of each a round, medians of {arguments.rounds} rounds; "
-        f"load average {os.getloadavg()[0]:.2f}"
+        f"calls ({arguments.storage}): {arguments.count} of each a round, "
+        f"medians of {arguments.rounds} rounds; load average {os.getloadavg()[0]:.2f}"
     )
     medians = {
         name: {case: statistics.median(values) for case, values in cases.items()}
