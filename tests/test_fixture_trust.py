@@ -200,6 +200,77 @@ def test_a_rollback_journal_beside_a_state_file_is_refused(tmp_path: Path, conte
         pass
 
 
+# Creation remembers what passed for one sealing of a world: a fixture that passed once and is then
+# swapped for a link, or whose file is rewritten in place, is refused all the same.
+
+
+def test_a_fixture_directory_swapped_for_a_link_after_a_first_instance_is_refused(
+    tmp_path: Path,
+) -> None:
+    world = make_world(tmp_path)
+    fixture = freeze_rows(world, "books")
+    with world.instance("books"):
+        pass
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(str(fixture.directory), str(elsewhere))
+    (tmp_path / "fixtures" / "books").symlink_to(elsewhere, target_is_directory=True)
+
+    with pytest.raises(seahaven.WorldBug, match=r"fixture 'books'.* is a symbolic link"):
+        world.instance("books")
+    assert no_instance_left(tmp_path)
+
+
+def test_a_sidecar_swapped_for_a_link_after_a_first_instance_is_refused(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+    fixture = freeze_rows(world, "books")
+    with world.instance("books"):
+        pass
+    sidecar = fixture.directory / sidecars.SIDECAR
+    kept = tmp_path / "kept.yaml"
+    shutil.copyfile(sidecar, kept)
+    sidecar.unlink()
+    sidecar.symlink_to(kept)
+
+    with pytest.raises(seahaven.WorldBug, match=r"fixture\.yaml is a symbolic link"):
+        world.instance("books")
+    assert no_instance_left(tmp_path)
+
+
+@pytest.mark.parametrize("storage", ["memory", "disk"])
+def test_a_state_file_rewritten_after_a_first_instance_is_refused(
+    tmp_path: Path, storage: str
+) -> None:
+    world = make_world(tmp_path)
+    fixture = freeze_rows(world, "books")
+    with world.instance("books", storage=storage):
+        pass
+    fixture.state_path.chmod(0o644)
+    with open(fixture.state_path, "r+b") as handle:
+        handle.seek(-100, os.SEEK_END)
+        handle.write(b"\x01")
+
+    with pytest.raises(seahaven.WorldBug, match="does not match its file_sha256"):
+        world.instance("books", storage=storage)
+    assert no_instance_left(tmp_path)
+
+
+def test_a_state_file_swapped_for_a_link_after_a_first_instance_is_refused(
+    tmp_path: Path,
+) -> None:
+    world = make_world(tmp_path)
+    fixture = freeze_rows(world, "books")
+    with world.instance("books"):
+        pass
+    kept = tmp_path / "kept.sqlite"
+    shutil.copyfile(fixture.state_path, kept)
+    fixture.state_path.unlink()
+    fixture.state_path.symlink_to(kept)
+
+    with pytest.raises(seahaven.WorldBug, match="is a symbolic link"):
+        world.instance("books")
+    assert no_instance_left(tmp_path)
+
+
 # --- 13: the advice names a fix that works --------------------------------------------------------
 
 
