@@ -1,0 +1,194 @@
+"""Realistic episodes a second: the airline pack's gold actions, replayed, one state read each.
+
+Each episode is what a harness runs for one task of the ``airline`` pack (issue
+34's world: tau2-bench's airline database as fixture ``initial``, about 12,000
+rows): a fresh instance of the fixture in memory (a runner's default), the
+task's gold tool calls, and one ``state()`` at the end. A round runs every task
+once; the figure is episodes a second over the round, the median of the rounds.
+
+With ``--against DIR`` (a checkout of other Seahaven code, such as a ``git
+worktree`` of an older commit) the same rounds also run with that checkout's
+``seahaven`` package first on the path, in a process of its own, alternating
+with this code's process round by round so both see the same machine noise;
+the ratio is this code's rate over that one's. Nothing asserts. Run it with
+
+    .venv/bin/python benchmarks/airline_episodes.py --rounds 7
+    git worktree add --detach /tmp/old 3641c8b
+    .venv/bin/python benchmarks/airline_episodes.py --against /tmp/old --rounds 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+# The calls a replay leaves out: the agent's messages and the end of the conversation.
+NOT_TOOLS = ("message_user", "submit")
+
+
+def gold_calls() -> list[list[tuple[str, dict[str, Any]]]]:
+    """Each airline task's gold tool calls, in order, read through this code's pack loader."""
+    from seahaven.scenarios import load_pack
+
+    return [
+        [
+            (step.tool, dict(step.arguments))
+            for step in scenario.solution or ()
+            if step.tool not in NOT_TOOLS
+        ]
+        for scenario in load_pack("airline")
+    ]
+
+
+def _load_checkout(checkout: Path) -> None:
+    """Import ``seahaven`` from ``checkout`` ahead of the installed (editable) one."""
+    import importlib.util
+
+    package = checkout / "seahaven"
+    spec = importlib.util.spec_from_file_location(
+        "seahaven", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["seahaven"] = module
+    spec.loader.exec_module(module)
+
+
+def _episode(world: Any, steps: list[tuple[str, dict[str, Any]]]) -> int:
+    """One episode: a fresh in-memory instance, the gold calls, one state read."""
+    import seahaven
+
+    with world.instance("initial", storage="memory") as inst:
+        for tool, arguments in steps:
+            with contextlib.suppress(seahaven.ToolError):
+                inst.call(tool, **arguments)
+        return len(inst.state()["state"]["db"]["log"])
+
+
+def _round() -> dict[str, float]:
+    """Run every task once; print and return the rate and the records the reads held."""
+    tasks = _ROUND_TASKS
+    started = time.perf_counter()
+    records = sum(_episode(world, steps) for world, steps in tasks)
+    seconds = time.perf_counter() - started
+    return {"episodes_per_second": len(tasks) / seconds, "episodes": len(tasks), "records": records}
+
+
+_ROUND_TASKS: list[tuple[Any, list[tuple[str, dict[str, Any]]]]] = []
+
+
+def serve_rounds(calls: Path, checkout: Path | None) -> None:
+    """The child's side: a round each time a line arrives on stdin, its figures on stdout.
+
+    The gold calls come from the parent, so an older checkout whose pack
+    loader cannot read today's pack replays the same calls on the same world.
+    """
+    if checkout is not None:
+        _load_checkout(checkout)
+    import airline_world
+
+    import seahaven
+
+    tasks = [(airline_world.world, steps) for steps in json.loads(calls.read_text())]
+    _ROUND_TASKS.extend(tasks)
+    _episode(*_ROUND_TASKS[0])  # the first instance pays for imports and the fixture's cache
+    print(json.dumps({"ready": True, "seahaven": seahaven.__file__}), flush=True)
+    for _ in sys.stdin:
+        print(json.dumps(_round()), flush=True)
+
+
+class _Side:
+    """A process running rounds with one checkout's ``seahaven`` first on the path."""
+
+    def __init__(self, name: str, checkout: Path | None, calls: Path) -> None:
+        self.name = name
+        command = [sys.executable, __file__, "--serve", str(calls)]
+        if checkout is not None:
+            command += ["--against", str(checkout)]
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        self.loaded_from = self._read()["seahaven"]
+
+    def _read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {self.name} side stopped")
+        result: dict[str, Any] = json.loads(line)
+        return result
+
+    def round(self) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def main(argv: list[str]) -> int:
+    """Alternate the rounds of each side; print medians and the ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--against", type=Path, help="a checkout whose seahaven to compare with")
+    parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
+    arguments = parser.parse_args(argv)
+    checkout = arguments.against.resolve() if arguments.against is not None else None
+    if arguments.serve is not None:
+        serve_rounds(arguments.serve, checkout)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="seahaven-airline-") as scratch:
+        calls = Path(scratch) / "calls.json"
+        calls.write_text(json.dumps(gold_calls()), encoding="utf-8")
+        sides = [_Side("this code", None, calls)]
+        if checkout is not None:
+            sides.append(_Side(str(checkout), checkout, calls))
+        return _run(sides, arguments.rounds)
+
+
+def _run(sides: list[_Side], rounds: int) -> int:
+    for side in sides:
+        print(f"{side.name}: seahaven from {side.loaded_from}", flush=True)
+    rates: dict[str, list[float]] = {side.name: [] for side in sides}
+    shape: dict[str, Any] = {}
+    for _ in range(rounds):
+        for side in sides:
+            figures = side.round()
+            rates[side.name].append(figures["episodes_per_second"])
+            shape = figures
+    for side in sides:
+        side.close()
+    print(
+        f"airline: {shape['episodes']} episodes a round (gold actions, one state read each, "
+        f"in memory), medians of {rounds} rounds; load average "
+        f"{os.getloadavg()[0]:.2f}"
+    )
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    for name, median in medians.items():
+        print(f"  {name:<40} {median:8.1f} episodes/s")
+    if len(sides) == 2:
+        this, other = (medians[side.name] for side in sides)
+        print(f"  ratio (this code over the other): {this / other:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
