@@ -43,6 +43,14 @@ seconds of waiting in all, after which it raises ``AtCapacity`` naming both.
 ``capacity_retries=0`` raises at the first refusal. A refusal without
 ``retry_after`` (an older server) is raised at once, as before.
 
+The opening handshake itself may be answered ``408`` (a request that took too
+long to arrive: a client starved of CPU) or ``503`` (a proxy or a server with
+no room), before any session began. This client then waits the ``Retry-After``
+the answer names, or a backoff doubling from half a second (at most 10 s),
+and connects again, within the same ``capacity_retries`` and
+``capacity_wait_s``; past them it raises the ``ConnectionError`` naming the
+status, as it would have at once.
+
 Behind ``seahaven serve --workers N`` a snapshot lives in the worker that took
 it, and its token names that worker. ``reset(from_snapshot=token)`` on a
 connection that may be another worker's first opens ``/ws?snapshot=<token>``,
@@ -55,13 +63,14 @@ import asyncio
 import contextlib
 import json
 import random
+from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 from urllib.parse import urlencode, urlsplit
 
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.protocol import State
 
 from seahaven_openenv.clients.errors import (
@@ -101,6 +110,32 @@ DEFAULT_CAPACITY_RETRIES = 8
 DEFAULT_CAPACITY_WAIT_S = 120.0
 # The most a refusal's retry_after is taken to ask for: a larger one is a server's mistake.
 _LONGEST_RETRY_AFTER_S = 3600.0
+# Answers to the opening handshake that mean "not now", before any session began.
+_RETRIED_AT_HANDSHAKE = frozenset({408, 503})
+# The backoff between handshakes refused without a Retry-After: doubling from the first.
+_FIRST_BACKOFF_S = 0.5
+_LONGEST_BACKOFF_S = 10.0
+
+
+def _handshake_delay(error: BaseException, attempt: int) -> float | None:
+    """Seconds to wait before connecting again after ``error``, or ``None`` not to.
+
+    Only a ``408`` or ``503`` answer to the opening handshake is tried again;
+    its ``Retry-After`` (whole seconds) is honoured, else the backoff doubles.
+    """
+    refusal = error if isinstance(error, InvalidStatus) else error.__cause__
+    if not isinstance(refusal, InvalidStatus):
+        return None
+    if refusal.response.status_code not in _RETRIED_AT_HANDSHAKE:
+        return None
+    asked = (refusal.response.headers.get("Retry-After") or "").strip()
+    if asked.isascii() and asked.isdigit():
+        delay = min(float(asked), _LONGEST_RETRY_AFTER_S)
+    else:
+        # No time named (or an HTTP date, which a clock skew makes unreliable): back off.
+        delay = min(_FIRST_BACKOFF_S * 2**attempt, _LONGEST_BACKOFF_S)
+    # Never before the server asked; spread a little so refused clients come back apart.
+    return delay * (1.0 + 0.1 * random.random())
 
 
 class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
@@ -126,6 +161,8 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         self._capacity_wait_s = float(capacity_wait_s)
         #: How many times this client tried a session again after a refusal at capacity.
         self.capacity_retries_made = 0
+        #: How many times this client connected again after a ``408`` or ``503`` handshake.
+        self.handshake_retries_made = 0
         # The connection the current episode lives on, and why it ended when it has.
         self._episode_socket: ClientConnection | None = None
         self._lost_reason: str | None = None
@@ -206,12 +243,31 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
     async def _connect_async(self) -> SeahavenClient:
         target, self._attach_to = self._attach_to, None
         if target is None:
-            await super()._connect_async()
+            await self._connect_retrying(super()._connect_async)
             return self
         self._dropped_because = f"attaching to forked session {target[0]!r}"
         await self._open_session(*target)
         self._resume_credentials = target
         return self
+
+    async def _connect_retrying(self, connect: Callable[[], Awaitable[object]]) -> None:
+        """``connect()``, again after a ``408`` or ``503`` handshake, within the retry budget."""
+        attempts = 0
+        waited = 0.0
+        while True:
+            try:
+                await connect()
+                return
+            except ConnectionError as error:
+                delay = _handshake_delay(error, attempts)
+                if delay is None:
+                    raise
+                attempts += 1
+                if attempts > self._capacity_retries or waited + delay > self._capacity_wait_s:
+                    raise
+            await asyncio.sleep(delay)
+            waited += delay
+            self.handshake_retries_made += 1
 
     # --- the conveniences -----------------------------------------------------------------------
 
