@@ -27,6 +27,8 @@ from episodes import _outcome, episodes  # noqa: E402
 
 EPISODES = episodes()
 WHOLE = ("seahaven.state/1", "seahaven.state+calls/1")
+# A fixed clock, so two reads of one document carry the same instant in its envelope.
+FIXED: dict[str, Any] = {"now": "2031-03-14T08:30:00.000Z", "clock_mode": "fixed"}
 
 
 def _compact(value: Any) -> str:
@@ -99,7 +101,7 @@ def _scribble(document: dict[str, Any]) -> None:
 
 
 def test_a_document_handed_out_is_the_callers_alone(tmp_path: Path) -> None:
-    with _memo_world(tmp_path, "seahaven.state/1").instance() as inst:
+    with _memo_world(tmp_path, "seahaven.state/1").instance(**FIXED) as inst:
         inst.call("file_memo", memo_id=1, gist="one")
         inst.call("file_memo", memo_id=2, gist="two")
         first = inst.state()
@@ -118,18 +120,18 @@ def test_a_document_handed_out_is_the_callers_alone(tmp_path: Path) -> None:
 
 def test_an_instance_of_the_last_step_format_builds_nothing_ahead(tmp_path: Path) -> None:
     world = _memo_world(tmp_path, "seahaven.state+last_step/1")
-    with world.instance() as inst:
+    with world.instance(**FIXED) as inst:
         assert not inst.calls.log.prepare
         inst.call("file_memo", memo_id=1, gist="one")
         assert inst.state("seahaven.state/1")["state"]["db"]["log"] == _expected_log(inst)
-    with world.instance(state_format="seahaven.state/1") as inst:
+    with world.instance(state_format="seahaven.state/1", **FIXED) as inst:
         assert inst.calls.log.prepare
         inst.call("file_memo", memo_id=1, gist="one")
         assert inst.state()["state"]["db"]["log"] == _expected_log(inst)
 
 
 def test_a_restored_snapshot_reads_the_same_document(tmp_path: Path) -> None:
-    with _memo_world(tmp_path, "seahaven.state/1").instance() as inst:
+    with _memo_world(tmp_path, "seahaven.state/1").instance(**FIXED) as inst:
         inst.call("file_memo", memo_id=1, gist="one")
         snapshot = inst.snapshot()
         inst.call("file_memo", memo_id=2, gist="two")
