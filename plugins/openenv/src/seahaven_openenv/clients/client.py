@@ -43,13 +43,9 @@ seconds of waiting in all, after which it raises ``AtCapacity`` naming both.
 ``capacity_retries=0`` raises at the first refusal. A refusal without
 ``retry_after`` (an older server) is raised at once, as before.
 
-The opening handshake itself may be answered ``408`` (a request that took too
-long to arrive: a client starved of CPU) or ``503`` (a proxy or a server with
-no room), before any session began. This client then waits the ``Retry-After``
-the answer names, or a backoff doubling from half a second (at most 10 s),
-and connects again, within the same ``capacity_retries`` and
-``capacity_wait_s``; past them it raises the ``ConnectionError`` naming the
-status, as it would have at once.
+A ``408`` or ``503`` answer to the opening handshake is tried again too, after
+its ``Retry-After`` or a backoff (``clients.handshake``), within the same
+``capacity_retries`` and ``capacity_wait_s``; past them its ``ConnectionError`` is raised.
 
 Behind ``seahaven serve --workers N`` a snapshot lives in the worker that took
 it, and its token names that worker. ``reset(from_snapshot=token)`` on a
@@ -70,7 +66,7 @@ from urllib.parse import urlencode, urlsplit
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from seahaven_openenv.clients.errors import (
@@ -80,6 +76,7 @@ from seahaven_openenv.clients.errors import (
     credentials,
     why_closed,
 )
+from seahaven_openenv.clients.handshake import handshake_delay
 from seahaven_openenv.clients.lean_openenv import (
     CallToolAction,
     EnvClient,
@@ -110,32 +107,6 @@ DEFAULT_CAPACITY_RETRIES = 8
 DEFAULT_CAPACITY_WAIT_S = 120.0
 # The most a refusal's retry_after is taken to ask for: a larger one is a server's mistake.
 _LONGEST_RETRY_AFTER_S = 3600.0
-# Answers to the opening handshake that mean "not now", before any session began.
-_RETRIED_AT_HANDSHAKE = frozenset({408, 503})
-# The backoff between handshakes refused without a Retry-After: doubling from the first.
-_FIRST_BACKOFF_S = 0.5
-_LONGEST_BACKOFF_S = 10.0
-
-
-def _handshake_delay(error: BaseException, attempt: int) -> float | None:
-    """Seconds to wait before connecting again after ``error``, or ``None`` not to.
-
-    Only a ``408`` or ``503`` answer to the opening handshake is tried again;
-    its ``Retry-After`` (whole seconds) is honoured, else the backoff doubles.
-    """
-    refusal = error if isinstance(error, InvalidStatus) else error.__cause__
-    if not isinstance(refusal, InvalidStatus):
-        return None
-    if refusal.response.status_code not in _RETRIED_AT_HANDSHAKE:
-        return None
-    asked = (refusal.response.headers.get("Retry-After") or "").strip()
-    if asked.isascii() and asked.isdigit():
-        delay = min(float(asked), _LONGEST_RETRY_AFTER_S)
-    else:
-        # No time named (or an HTTP date, which a clock skew makes unreliable): back off.
-        delay = min(_FIRST_BACKOFF_S * 2**attempt, _LONGEST_BACKOFF_S)
-    # Never before the server asked; spread a little so refused clients come back apart.
-    return delay * (1.0 + 0.1 * random.random())
 
 
 class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
@@ -259,7 +230,7 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
                 await connect()
                 return
             except ConnectionError as error:
-                delay = _handshake_delay(error, attempts)
+                delay = handshake_delay(error, attempts)
                 if delay is None:
                     raise
                 attempts += 1
