@@ -68,13 +68,33 @@ def take_frame(buffer: bytearray) -> tuple[int, bytes] | None:
     return first, payload
 
 
-def _opening(host: str, port: int, path: str) -> bytes:
+def opening(host: str, port: int, path: str) -> bytes:
+    """The opening handshake of a WebSocket to ``path`` on ``host:port``, with a new key."""
     key = base64.b64encode(os.urandom(16)).decode()
     return (
         f"GET {path or '/'} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
         f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
         "Sec-WebSocket-Version: 13\r\n\r\n"
     ).encode()
+
+
+def read_upgrade(buffer: bytearray) -> bool:
+    """Take the answer to the opening handshake out of ``buffer``: whether it has all arrived.
+
+    ``False`` while its head is still on its way (the buffer is left as it was);
+    ``True`` once it has come and is ``101``, with the head removed and the
+    frames after it left; a ``ConnectionError`` naming the status line for any
+    other answer (a ``408``, a ``503``, ...).
+    """
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        return False
+    head = bytes(buffer[:end])
+    del buffer[: end + 4]
+    if not head.startswith(b"HTTP/1.1 101"):
+        status = head.split(b"\r\n", 1)[0].decode("latin-1")
+        raise ConnectionError(f"the server refused the upgrade: {status}")
+    return True
 
 
 def _address(url: str) -> tuple[str, int, str]:
@@ -129,11 +149,12 @@ async def connect(url: str) -> AsyncIterator[LeanSocket]:
     """Open ``ws://host:port/path`` with the opening handshake; close it on leaving."""
     host, port, path = _address(url)
     reader, writer = await asyncio.open_connection(host, port)
-    writer.write(_opening(host, port, path))
-    head = await reader.readuntil(b"\r\n\r\n")
-    if not head.startswith(b"HTTP/1.1 101"):
+    writer.write(opening(host, port, path))
+    try:
+        read_upgrade(bytearray(await reader.readuntil(b"\r\n\r\n")))
+    except ConnectionError:
         writer.close()
-        raise ConnectionError(f"the server refused the upgrade: {head.splitlines()[0]!r}")
+        raise
     socket = LeanSocket(reader, writer)
     try:
         yield socket
@@ -174,15 +195,8 @@ class _Played(asyncio.Protocol):
         self.buffer += data
         try:
             if not self.upgraded:
-                end = self.buffer.find(b"\r\n\r\n")
-                if end < 0:
+                if not read_upgrade(self.buffer):
                     return
-                head = bytes(self.buffer[:end])
-                del self.buffer[: end + 4]
-                if not head.startswith(b"HTTP/1.1 101"):
-                    raise ConnectionError(
-                        f"the server refused the upgrade: {head.splitlines()[0]!r}"
-                    )
                 self.upgraded = True
                 self._send(next(self.script))
             self._read_frames()
@@ -246,6 +260,6 @@ async def play(
     loop = asyncio.get_running_loop()
     done: asyncio.Future[tuple[list[float], list[str], list[str]]] = loop.create_future()
     await loop.create_connection(
-        lambda: _Played(_opening(host, port, path), script, close_text.encode(), done), host, port
+        lambda: _Played(opening(host, port, path), script, close_text.encode(), done), host, port
     )
     return await done

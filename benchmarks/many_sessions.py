@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import resource
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import serving_load
-from lean_client import CLOSE, PING, PONG, TEXT, frame, take_frame
+from lean_client import CLOSE, PING, PONG, TEXT, frame, opening, read_upgrade, take_frame
 
 FIXTURE = "small_shop"
 # A session's episode: yields frames, is sent each parsed reply, returns what was wrong.
@@ -121,13 +120,8 @@ class _Session(asyncio.Protocol):
         self.buffer += data
         try:
             if not self.upgraded:
-                end = self.buffer.find(b"\r\n\r\n")
-                if end < 0:
+                if not read_upgrade(self.buffer):
                     return
-                head = bytes(self.buffer[:end])
-                del self.buffer[: end + 4]
-                if not head.startswith(b"HTTP/1.1 101"):
-                    raise ConnectionError(f"handshake refused: {head.splitlines()[0].decode()}")
                 self.upgraded = True
                 self._send(next(self.script))
             self._read()
@@ -189,15 +183,11 @@ async def _session(port: int, index: int, retries: int, start: asyncio.Event) ->
     await start.wait()
     began = time.perf_counter()
     while True:
-        key = base64.b64encode(os.urandom(16)).decode()
-        opening = (
-            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        ).encode()
+        handshake = opening("127.0.0.1", port, "/ws")
         done: asyncio.Future[Any] = loop.create_future()
         try:
             await loop.create_connection(
-                lambda opening=opening, done=done: _Session(opening, episode(index), done),
+                lambda handshake=handshake, done=done: _Session(handshake, episode(index), done),
                 "127.0.0.1",
                 port,
             )

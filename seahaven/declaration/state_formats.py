@@ -18,7 +18,15 @@ from pydantic_core import to_jsonable_python
 
 from seahaven.stores.changelog import CallRecord, ChangeLog, published
 
-__all__ = ["BUILTIN_FORMATS", "BUILTIN_JSON", "LoggedInstance", "encode_json", "encode_values"]
+__all__ = [
+    "BUILTIN_FORMATS",
+    "BUILTIN_JSON",
+    "WHOLE_LOG_FORMATS",
+    "LoggedInstance",
+    "carries_whole_log",
+    "encode_json",
+    "encode_values",
+]
 
 
 class Logs(Protocol):
@@ -56,7 +64,7 @@ def _whole_log(world: object, instance: LoggedInstance | None) -> dict[str, Any]
     """``seahaven.state/1``: every record of the change log."""
     if instance is None:
         return {"db": {"log": []}}
-    return {"db": {"log": published(instance.calls.log.records)}}
+    return {"db": {"log": instance.calls.log.published_all()}}
 
 
 def _last_step(world: object, instance: LoggedInstance | None) -> dict[str, Any]:
@@ -80,6 +88,31 @@ BUILTIN_FORMATS: dict[str, Callable[[Any, Any], dict[str, Any]]] = {
     "seahaven.state+calls/1": _with_calls,
 }
 """Every format the framework publishes, by name; a world registers its own beside them."""
+
+WHOLE_LOG_FORMATS: frozenset[Callable[[Any, Any], dict[str, Any]]] = frozenset(
+    {_whole_log, _with_calls}
+)
+"""The built-in formats whose ``state`` holds the whole change log.
+
+An instance in one of these has its log build each record's published dict
+as the record is appended (``ChangeLog(prepare=True)``), so the first state
+document of an episode hands out dicts already built instead of copying
+every record when it is read.
+"""
+
+
+class FormatResolver(Protocol):
+    """What names a state format's function: a world, or a sealed composition."""
+
+    def resolve_state_format(self, name: str) -> Callable[..., dict[str, Any]]:
+        """The formatter ``name`` answers to."""
+        ...
+
+
+def carries_whole_log(world: FormatResolver, state_format: str) -> bool:
+    """Whether ``state_format``, as ``world`` resolves it, is one of ``WHOLE_LOG_FORMATS``."""
+    return world.resolve_state_format(state_format) in WHOLE_LOG_FORMATS
+
 
 # Compact JSON: how the state document's text is written (see ``Instance.state_json``), and
 # every frame and body a door sends. NaN and infinities are refused, as JSON has none.

@@ -24,6 +24,7 @@ from seahaven.calls.dispatch import Calls
 from seahaven.calls.runtime import InstanceParts, NodeRuntime, ReaderDb, open_reader
 from seahaven.declaration.composition import NodeReport
 from seahaven.declaration.context import Ctx
+from seahaven.declaration.state_formats import carries_whole_log
 from seahaven.errors import WorldBug
 from seahaven.instance.snapshots import SnapshotData, restore, restore_many, take
 from seahaven.stores.changelog import CallRecord, LogRecord
@@ -72,6 +73,9 @@ class Instance:
         self._control = ControlTool(self._connections) if parts.control_tools else None
         self.calls = Calls(parts.world, parts.info, parts.clock, control=self._control)
         """The owner of this instance's calls: its lock, activation, routes and logs."""
+        # An instance whose own document carries the whole log has each record published as it
+        # is logged, so the episode's first state() hands those dicts out (ChangeLog.prepare).
+        self.calls.log.prepare = carries_whole_log(parts.world, parts.state_format)
         live_instances.add(self)
 
     # --- identity ------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from seahaven.calls.concurrency import watch
 from seahaven.calls.runtime import InstanceParts, NodeRuntime, link_children, open_store
 from seahaven.declaration.composition import Composition, NodeReport
 from seahaven.declaration.context import InstanceInfo
+from seahaven.declaration.state_formats import carries_whole_log
 from seahaven.errors import WorldBug
 from seahaven.stores.changelog import CallRecord, LogRecord
 from seahaven.stores.clock import Clock, ClockMode, format_instant
@@ -44,6 +45,7 @@ from seahaven.stores.storage import Storage, check_storage, rollback_image
 from seahaven.stores.workdir import instance_directory
 
 if TYPE_CHECKING:
+    from seahaven.calls.dispatch import Calls
     from seahaven.declaration.composition import DeclaredWorld
     from seahaven.instance.view import InstanceView
 
@@ -319,10 +321,19 @@ def restore_into(snapshot: SnapshotData[Any], instance: InstanceView) -> None:
                 runtime.load_image(_checked_image(store))
             _set_streams(calls.runtimes, snapshot.stores)
             instance.clock.resume_at(mode, start_ms, ticks)
-            calls.replace_logs(snapshot.call_log, snapshot.records, snapshot.texts)
+            _replace_logs(calls, snapshot, target)
         except BaseException:
             instance.destroy()
             raise
+
+
+def _replace_logs(calls: Calls, snapshot: SnapshotData[Any], target: DeclaredWorld) -> None:
+    """Make the instance's logs the snapshot's; the calls made after it are prepared as before."""
+    calls.replace_logs(snapshot.call_log, snapshot.records, snapshot.texts)
+    # The restored records are copied when read, as before: a restore (or restore_many's
+    # hundreds) pays nothing ahead for a document it may never read; the calls made from here
+    # on are published as they are logged when the instance's own format carries the whole log.
+    calls.log.prepare = carries_whole_log(target, snapshot.state_format)
 
 
 def _parts(
@@ -373,7 +384,7 @@ def _branch(
     watch(instance)
     try:
         load_stores(instance, composition, snapshot.stores)
-        instance.calls.replace_logs(snapshot.call_log, snapshot.records, snapshot.texts)
+        _replace_logs(instance.calls, snapshot, target)
     except BaseException:
         instance.destroy()
         raise

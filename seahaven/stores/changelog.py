@@ -344,20 +344,38 @@ class ChangeLog:
     records are found by its ordinal without scanning, so reading the last
     call costs the size of that call, not of the log; the JSON texts sit beside
     the records, so the state document's text is a join.
+
+    A log made with ``prepare=True`` (an instance whose own state format
+    carries the whole log) also builds each record's published dict as it is
+    appended, and ``published_all()`` hands those out rather than copying the
+    records again: the first state document of an episode is then a list of
+    dicts already built, whatever the log's length.
     """
 
-    __slots__ = ("_calls", "records", "texts")
+    __slots__ = ("_calls", "_fresh", "_fresh_from", "prepare", "records", "texts")
 
-    def __init__(self) -> None:
+    def __init__(self, *, prepare: bool = False) -> None:
         self.records: list[LogRecord] = []
         """Every record, oldest first. The framework's to append to through ``extend``."""
         self.texts: list[str] = []
         """Each record's JSON text, in step with ``records``."""
+        self.prepare = prepare
+        """Whether each record's published dict is built as it is appended."""
         # ordinal -> (first index, index past the last) of that call's records.
         self._calls: dict[int, tuple[int, int]] = {}
+        # The published dicts of records[_fresh_from:], built when they were appended and never
+        # handed out: the log keeps no reference to a dict once a caller has it.
+        self._fresh: list[dict[str, Any]] = []
+        self._fresh_from = 0
 
     def __len__(self) -> int:
         return len(self.records)
+
+    def _prepared(self, records: list[LogRecord]) -> None:
+        if self.prepare:
+            self._fresh += published(records)
+        else:
+            self._fresh_from = len(self.records)
 
     def extend(self, records: list[LogRecord], texts: list[str]) -> None:
         """Append one stretch of work's records; a call's records arrive together, in one run."""
@@ -373,6 +391,7 @@ class ChangeLog:
             elif ordinal is not None:
                 calls[ordinal] = (calls[ordinal][0], position + 1)
             previous = ordinal
+        self._prepared(records)
 
     def extend_call(self, ordinal: int, records: list[LogRecord], texts: list[str]) -> None:
         """Append the records of call ``ordinal`` alone (each record's ``i`` is ``ordinal``)."""
@@ -380,6 +399,23 @@ class ChangeLog:
         self.records.extend(records)
         self.texts.extend(texts)
         self._calls[ordinal] = (start, start + len(records))
+        self._prepared(records)
+
+    def published_all(self) -> list[dict[str, Any]]:
+        """``published(self.records)``: a new list of new dicts the caller owns.
+
+        The dicts built when records were appended and not handed out yet are
+        handed out now, and the log forgets them; the records before them were
+        handed out by an earlier read (or never prepared) and are copied again.
+        """
+        fresh, start = self._fresh, self._fresh_from
+        self._fresh = []
+        self._fresh_from = len(self.records)
+        if start == 0:
+            return fresh
+        document = published(self.records[:start])
+        document += fresh
+        return document
 
     def of_call(self, ordinal: int) -> tuple[list[LogRecord], list[str]]:
         """The records call ``ordinal`` made, and their texts (empty when it made none)."""

@@ -8,12 +8,15 @@ queue) with generous bounds, and only then acts.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import http.client
 import json
 import sys
 import threading
+import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -407,3 +410,98 @@ def test_by_default_a_crowd_past_capacity_waits_rather_than_being_refused(
     reply = crowd[0].receive()
     assert reply["type"] == "observation" and reply["id"] == 0, reply
     assert server.hub.admission.waiting == 149
+
+
+class RefusingProxy:
+    """A TCP proxy on 127.0.0.1 answering its first connections' handshakes with refusals.
+
+    What a load balancer, or a server starved of CPU, does: the first
+    ``len(answers)`` connections read their request head and get the next
+    answer (a status line and headers) and a close; every later one is relayed
+    to ``port``, byte for byte both ways. ``arrivals`` holds when each came.
+    """
+
+    def __init__(self, port: int, answers: list[bytes]) -> None:
+        self.port = port
+        self.answers = list(answers)
+        self.arrivals: list[float] = []
+        self.loop = asyncio.new_event_loop()
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._serve, "127.0.0.1", 0)
+        )
+        self.bound = self.server.sockets[0].getsockname()[1]
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.arrivals.append(time.monotonic())
+        if self.answers:
+            answer = self.answers.pop(0)
+            with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+                await reader.readuntil(b"\r\n\r\n")
+                writer.write(answer + b"content-length: 0\r\nconnection: close\r\n\r\n")
+                await writer.drain()
+            writer.close()
+            return
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(ConnectionError):
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            sink.close()
+
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def refusing(serving: Serve) -> Iterator[Callable[[list[bytes]], RefusingProxy]]:
+    server = serving(payments_world.world)
+    proxies: list[RefusingProxy] = []
+
+    def start(answers: list[bytes]) -> RefusingProxy:
+        proxies.append(RefusingProxy(server.port, answers))
+        return proxies[-1]
+
+    yield start
+    for proxy in proxies:
+        proxy.close()
+
+
+def test_seahaven_client_connects_again_after_a_408_or_503_handshake(refusing: Any) -> None:
+    proxy = refusing(
+        [
+            b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\n",
+            b"HTTP/1.1 408 Request Timeout\r\n",
+        ]
+    )
+    with SeahavenClient(base_url=f"http://127.0.0.1:{proxy.bound}") as client:
+        result = client.reset(fixture="small_shop", episode_id="after two refusals")
+        assert result.observation.metadata["episode_id"] == "after two refusals"
+        assert client.call("get_balance").error is None
+        assert client.handshake_retries_made == 2
+    # Three connections: the 503's Retry-After was waited before the second.
+    assert len(proxy.arrivals) == 3
+    assert proxy.arrivals[1] - proxy.arrivals[0] >= 1.0
+
+
+def test_seahaven_client_stops_connecting_again_once_its_retries_run_out(refusing: Any) -> None:
+    proxy = refusing([b"HTTP/1.1 408 Request Timeout\r\n"] * 5)
+    client = SeahavenClient(base_url=f"http://127.0.0.1:{proxy.bound}", capacity_retries=1)
+    with pytest.raises(ConnectionError, match="408"), client:
+        client.reset(fixture="small_shop")
+    assert len(proxy.arrivals) == 2 and client.handshake_retries_made == 1
+
+
+def test_seahaven_client_does_not_retry_a_handshake_refused_for_good(refusing: Any) -> None:
+    proxy = refusing([b"HTTP/1.1 403 Forbidden\r\n"] * 5)
+    client = SeahavenClient(base_url=f"http://127.0.0.1:{proxy.bound}")
+    with pytest.raises(ConnectionError, match="403"), client:
+        client.reset(fixture="small_shop")
+    assert len(proxy.arrivals) == 1 and client.handshake_retries_made == 0

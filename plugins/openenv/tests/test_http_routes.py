@@ -6,6 +6,7 @@ import contextlib
 import http.client as http_client
 import json
 import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -288,8 +289,68 @@ def closed_by_server(sock: socket.socket) -> bytes:
 
 @pytest.fixture
 def quick_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Servers started in this test give a request half a second to arrive."""
+    """Servers started in this test give a request, and a silent connection, half a second."""
     monkeypatch.setattr(runner, "REQUEST_READ_SECONDS", 0.5)
+    monkeypatch.setattr(runner, "IDLE_CONNECTION_SECONDS", 0.5)
+
+
+def head_answer(sock: socket.socket) -> bytes:
+    """The status line and headers the server answers on ``sock`` (30 s at most)."""
+    sock.settimeout(30)
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    return answer
+
+
+UPGRADE = (
+    b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+def test_the_request_clock_starts_at_its_first_byte_not_at_accept(
+    serving, beacon_world, monkeypatch
+) -> None:
+    # A client on a starved machine connects, then waits for the CPU before it writes: that
+    # wait is not a slow request. Past the read time, its handshake and its GET are served.
+    monkeypatch.setattr(runner, "REQUEST_READ_SECONDS", 0.3)
+    monkeypatch.setattr(runner, "IDLE_CONNECTION_SECONDS", 60.0)
+    server = serving(beacon_world)
+    late = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+    try:
+        time.sleep(1.0)  # three read times, with nothing sent
+        late[0].sendall(UPGRADE)
+        late[1].sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        answers = [head_answer(sock) for sock in late]
+    finally:
+        for sock in late:
+            sock.close()
+    assert answers[0].startswith(b"HTTP/1.1 101"), answers[0]
+    assert answers[1].startswith(b"HTTP/1.1 200"), answers[1]
+
+
+def test_a_connection_that_never_sends_is_closed_after_the_idle_time(
+    serving, beacon_world, monkeypatch
+) -> None:
+    monkeypatch.setattr(runner, "REQUEST_READ_SECONDS", 60.0)
+    monkeypatch.setattr(runner, "IDLE_CONNECTION_SECONDS", 0.3)
+    server = serving(beacon_world)
+    with socket.create_connection(("127.0.0.1", server.port)) as silent:
+        assert closed_by_server(silent) in (
+            b"",
+            b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        )
+    assert http(server, "GET", "/health")[0] == 200
+
+
+def test_the_read_and_idle_times_must_be_seconds_above_zero(serving, beacon_world) -> None:
+    for key, value in (("request_read_seconds", 0), ("idle_connection_seconds", -1.0)):
+        with pytest.raises(seahaven.WorldBug, match=key):
+            serving(beacon_world, **{key: value})
 
 
 def test_a_request_that_stops_half_way_is_closed(serving, beacon_world, quick_reads) -> None:

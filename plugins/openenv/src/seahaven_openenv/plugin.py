@@ -194,6 +194,26 @@ def serve_command(
             "again (retry_after, and HTTP's Retry-After).",
         ),
     ] = 5,
+    request_read_seconds: Annotated[
+        float,
+        typer.Option(
+            "--request-read-seconds",
+            metavar="SECONDS",
+            min=0.001,
+            help="How long a request's head may take to arrive whole, counted from its first "
+            "byte (not from the connection), and how long a body may pause; then 408.",
+        ),
+    ] = 10,
+    idle_connection_seconds: Annotated[
+        float,
+        typer.Option(
+            "--idle-connection-seconds",
+            metavar="SECONDS",
+            min=0.001,
+            help="How long a new connection may stay silent before its first byte; then it "
+            "is closed.",
+        ),
+    ] = 60,
     scenarios: Annotated[
         list[str] | None,
         typer.Option(
@@ -252,6 +272,8 @@ def serve_command(
             admission_queue=admission_queue,
             admission_wait=admission_wait,
             retry_after=retry_after,
+            request_read_seconds=request_read_seconds,
+            idle_connection_seconds=idle_connection_seconds,
         )
 
 

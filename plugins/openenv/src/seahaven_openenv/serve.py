@@ -150,6 +150,19 @@ class ServerSettings(TypedDict, total=False):
     admission_wait: float
     #: Seconds a refusal at capacity tells the client to wait before trying again (5).
     retry_after: int
+    #: Seconds a request's head may take to arrive whole, counted from its first byte, and a
+    #: body may pause (10); past them the connection is answered 408 and closed.
+    request_read_seconds: float
+    #: Seconds a new connection may stay silent before its first byte (60); then it is closed.
+    idle_connection_seconds: float
+
+
+def _check_read_times(settings: ServerSettings) -> None:
+    """A ``WorldBug`` naming the read or idle time given that is not seconds above zero."""
+    for key in ("request_read_seconds", "idle_connection_seconds"):
+        value = settings.get(key)
+        if value is not None:
+            runner.checked_seconds(key, value)
 
 
 def build(
@@ -160,6 +173,7 @@ def build(
     port = settings.get("port", 8000)
     concurrency = settings.get("concurrency")
     chosen = [worlds] if isinstance(worlds, seahaven.World) else list(worlds)
+    _check_read_times(settings)
     if concurrency is not None:
         set_concurrency(concurrency)
     application = app_for_worlds(
@@ -180,7 +194,12 @@ def build(
         retry_after=settings.get("retry_after", admission.DEFAULT_RETRY_AFTER_SECONDS),
     )
     server = runner.server_for(
-        application, host=host, port=port, log_level=settings.get("log_level", "info")
+        application,
+        host=host,
+        port=port,
+        log_level=settings.get("log_level", "info"),
+        read_seconds=settings.get("request_read_seconds"),
+        idle_seconds=settings.get("idle_connection_seconds"),
     )
     return chosen, application, server
 
@@ -197,6 +216,8 @@ def serve(
     (standard output by default) once the socket is bound, with the port actually bound.
     """
     workers = settings.get("workers", 1)
+    # Checked before any socket is bound or worker forked.
+    _check_read_times(settings)
     if workers != 1:
         _serve_with_workers(worlds, workers, out, settings)
         return

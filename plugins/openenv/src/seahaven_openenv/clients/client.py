@@ -43,6 +43,10 @@ seconds of waiting in all, after which it raises ``AtCapacity`` naming both.
 ``capacity_retries=0`` raises at the first refusal. A refusal without
 ``retry_after`` (an older server) is raised at once, as before.
 
+A ``408`` or ``503`` answer to the opening handshake is tried again too, after
+its ``Retry-After`` or a backoff (``clients.handshake``), within the same
+``capacity_retries`` and ``capacity_wait_s``; past them its ``ConnectionError`` is raised.
+
 Behind ``seahaven serve --workers N`` a snapshot lives in the worker that took
 it, and its token names that worker. ``reset(from_snapshot=token)`` on a
 connection that may be another worker's first opens ``/ws?snapshot=<token>``,
@@ -55,6 +59,7 @@ import asyncio
 import contextlib
 import json
 import random
+from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 from urllib.parse import urlencode, urlsplit
 
@@ -71,6 +76,7 @@ from seahaven_openenv.clients.errors import (
     credentials,
     why_closed,
 )
+from seahaven_openenv.clients.handshake import handshake_delay
 from seahaven_openenv.clients.lean_openenv import (
     CallToolAction,
     EnvClient,
@@ -126,6 +132,8 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         self._capacity_wait_s = float(capacity_wait_s)
         #: How many times this client tried a session again after a refusal at capacity.
         self.capacity_retries_made = 0
+        #: How many times this client connected again after a ``408`` or ``503`` handshake.
+        self.handshake_retries_made = 0
         # The connection the current episode lives on, and why it ended when it has.
         self._episode_socket: ClientConnection | None = None
         self._lost_reason: str | None = None
@@ -206,12 +214,31 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
     async def _connect_async(self) -> SeahavenClient:
         target, self._attach_to = self._attach_to, None
         if target is None:
-            await super()._connect_async()
+            await self._connect_retrying(super()._connect_async)
             return self
         self._dropped_because = f"attaching to forked session {target[0]!r}"
         await self._open_session(*target)
         self._resume_credentials = target
         return self
+
+    async def _connect_retrying(self, connect: Callable[[], Awaitable[object]]) -> None:
+        """``connect()``, again after a ``408`` or ``503`` handshake, within the retry budget."""
+        attempts = 0
+        waited = 0.0
+        while True:
+            try:
+                await connect()
+                return
+            except ConnectionError as error:
+                delay = handshake_delay(error, attempts)
+                if delay is None:
+                    raise
+                attempts += 1
+                if attempts > self._capacity_retries or waited + delay > self._capacity_wait_s:
+                    raise
+            await asyncio.sleep(delay)
+            waited += delay
+            self.handshake_retries_made += 1
 
     # --- the conveniences -----------------------------------------------------------------------
 

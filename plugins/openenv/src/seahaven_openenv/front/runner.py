@@ -9,9 +9,13 @@ foreground or on a background thread for the length of a ``with`` block.
 
 No connection is held by a client that stops half way: the head of a request
 (its request line and headers) must arrive whole within ``REQUEST_READ_SECONDS``
-of the connection waiting for it and be at most ``HEAD_LIMIT_BYTES`` long, and a
-body must keep arriving, never pausing longer than that, or the connection is
-closed. uvicorn itself only times out a connection idle between requests.
+of its first byte and be at most ``HEAD_LIMIT_BYTES`` long, and a body must keep
+arriving, never pausing longer than that, or the connection is closed. The
+clock starts at the first byte, not when the connection is accepted, so a
+client that only waited for the CPU before it wrote its request (a machine
+running thousands of sessions) is served; a connection that sends nothing at
+all is closed after ``IDLE_CONNECTION_SECONDS``, so idle sockets are bounded
+too. uvicorn itself only times out a connection idle between requests.
 
 uvicorn logs each WebSocket it accepts with its query string, which may carry a
 session's credentials (``resume=``, ``session_id=``, ``snapshot=``): its log
@@ -38,12 +42,14 @@ from seahaven.errors import WorldBug
 
 __all__ = [
     "HEAD_LIMIT_BYTES",
+    "IDLE_CONNECTION_SECONDS",
     "KEEP_ALIVE_SECONDS",
     "REQUEST_READ_SECONDS",
     "CredentialsHidden",
     "StoppableServer",
     "bind",
     "bounded_http_protocol",
+    "checked_seconds",
     "hide_credentials",
     "in_background",
     "in_foreground",
@@ -53,7 +59,9 @@ __all__ = [
 _log = logging.getLogger("seahaven.openenv")
 
 REQUEST_READ_SECONDS = 10.0
-"""How long a request's head may take to arrive, and how long its body may pause."""
+"""How long a request's head may take to arrive from its first byte, and its body may pause."""
+IDLE_CONNECTION_SECONDS = 60.0
+"""How long a new connection may stay silent before its first byte; then it is closed."""
 HEAD_LIMIT_BYTES = 64 * 1024
 """The longest request head (request line and headers) a server reads."""
 KEEP_ALIVE_SECONDS = 5
@@ -70,26 +78,34 @@ except ImportError:  # pragma: no cover - uvicorn without its standard extras
 class _BoundedRequests(_Base):  # type: ignore[misc]
     """uvicorn's HTTP protocol, closing a connection whose request stops arriving.
 
-    A timer runs while the connection waits for a request's head (from the first
-    byte after an idle keep-alive, or from the connection's start) and is not moved
-    by more bytes of that head; while a body arrives it restarts with every piece.
-    Once the request is in whole, the application takes as long as it takes.
+    A timer runs while the connection waits for a request's head, from the head's
+    first byte (the connection's first, or the first after an idle keep-alive), and
+    is not moved by more bytes of that head; while a body arrives it restarts with
+    every piece. Once the request is in whole, the application takes as long as it
+    takes. Before its first byte a connection has ``idle_seconds``.
     """
 
     read_seconds: float = REQUEST_READ_SECONDS
     head_limit: int = HEAD_LIMIT_BYTES
+    idle_seconds: float = IDLE_CONNECTION_SECONDS
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         self._read_timer: asyncio.TimerHandle | None = None
         self._head_bytes = 0
+        self._silent = True
         super().connection_made(transport)
-        self._start_timer()
+        self._start_timer(self.idle_seconds)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_timer()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._silent and data:
+            # The head's clock starts now, not at accept(): a client that connected and then
+            # waited for the CPU before writing has not been slow to send its request.
+            self._silent = False
+            self._stop_timer()
         waiting = self._waiting_for_head()
         if waiting:
             self._head_bytes += len(data)
@@ -114,9 +130,9 @@ class _BoundedRequests(_Base):  # type: ignore[misc]
         cycle = self.cycle
         return cycle is None or bool(cycle.response_complete)
 
-    def _start_timer(self) -> None:
+    def _start_timer(self, seconds: float | None = None) -> None:
         self._read_timer = asyncio.get_running_loop().call_later(
-            self.read_seconds, self._read_timed_out
+            self.read_seconds if seconds is None else seconds, self._read_timed_out
         )
 
     def _stop_timer(self) -> None:
@@ -132,7 +148,10 @@ class _BoundedRequests(_Base):  # type: ignore[misc]
             # The application has not read what came yet; the client is not the slow one.
             self._start_timer()
             return
-        _log.debug("closed a connection whose request stopped arriving: %s", self.client)
+        if self._silent:
+            _log.debug("closed a connection that sent nothing: %s", self.client)
+        else:
+            _log.debug("closed a connection whose request stopped arriving: %s", self.client)
         if self._waiting_for_head():
             self._refuse(b"408 Request Timeout")
         else:
@@ -147,15 +166,28 @@ class _BoundedRequests(_Base):  # type: ignore[misc]
 
 
 def bounded_http_protocol(
-    read_seconds: float = REQUEST_READ_SECONDS, head_limit: int = HEAD_LIMIT_BYTES
+    read_seconds: float = REQUEST_READ_SECONDS,
+    head_limit: int = HEAD_LIMIT_BYTES,
+    idle_seconds: float = IDLE_CONNECTION_SECONDS,
 ) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol with these bounds on reading a request (see the module)."""
     bounded: type[asyncio.Protocol] = type(
         "BoundedRequests",
         (_BoundedRequests,),
-        {"read_seconds": float(read_seconds), "head_limit": int(head_limit)},
+        {
+            "read_seconds": checked_seconds("read_seconds", read_seconds),
+            "head_limit": int(head_limit),
+            "idle_seconds": checked_seconds("idle_seconds", idle_seconds),
+        },
     )
     return bounded
+
+
+def checked_seconds(name: str, value: object) -> float:
+    """``value`` as a number of seconds above zero, or a ``WorldBug`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
+        raise WorldBug(f"{name} is a number of seconds above 0, not {value!r}")
+    return float(value)
 
 
 class StoppableServer(uvicorn.Server):
@@ -222,11 +254,14 @@ def server_for(
     port: int,
     log_level: str,
     read_seconds: float | None = None,
+    idle_seconds: float | None = None,
 ) -> StoppableServer:
     """A uvicorn server for ``application``: one worker, no access log, no per-frame deflate.
 
-    A request must arrive within ``read_seconds`` (``REQUEST_READ_SECONDS`` unless
-    given; see the module's docstring).
+    A request must arrive within ``read_seconds`` of its first byte
+    (``REQUEST_READ_SECONDS`` unless given), and a new connection must send that
+    byte within ``idle_seconds`` (``IDLE_CONNECTION_SECONDS``); see the module's
+    docstring.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise WorldBug(f"port must be a number from 0 to 65535, not {port!r}")
@@ -240,7 +275,10 @@ def server_for(
         # Compressing every frame costs more CPU than a loopback or data-centre link saves.
         ws_per_message_deflate=False,
         lifespan="on",
-        http=bounded_http_protocol(REQUEST_READ_SECONDS if read_seconds is None else read_seconds),
+        http=bounded_http_protocol(
+            REQUEST_READ_SECONDS if read_seconds is None else read_seconds,
+            idle_seconds=IDLE_CONNECTION_SECONDS if idle_seconds is None else idle_seconds,
+        ),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         h11_max_incomplete_event_size=HEAD_LIMIT_BYTES,
     )

@@ -10,7 +10,10 @@ front. A request naming a session goes to the worker that owns it:
 (a connection that resets from a snapshot the worker keeps), and ``POST /mcp``
 whose JSON ``params.session_id`` names one; the worker is the one the id's
 prefix names (``front.routing``). Every other connection goes to the
-next live worker in turn. A worker answers each plain HTTP request with
+next live worker in turn. The front bounds what it peeks at as a worker bounds
+a request: the head must arrive whole within ``request_read_seconds`` of its
+first byte, and a connection silent for ``idle_connection_seconds`` is closed
+(``front.runner``). A worker answers each plain HTTP request with
 ``connection: close``, so every request is routed on its own.
 
 The workers are forked from the front after the worlds are loaded. They share
@@ -92,13 +95,27 @@ class Front:
         listener: socket.socket,
         board: pool.Board,
         run_worker: Callable[[pool.Seat, socket.socket], int],
+        *,
+        read_seconds: float | None = None,
+        idle_seconds: float | None = None,
     ) -> None:
         self.listener = listener
+        self.read_seconds = runner.checked_seconds(
+            "request_read_seconds",
+            runner.REQUEST_READ_SECONDS if read_seconds is None else read_seconds,
+        )
+        self.idle_seconds = runner.checked_seconds(
+            "idle_connection_seconds",
+            runner.IDLE_CONNECTION_SECONDS if idle_seconds is None else idle_seconds,
+        )
         self.board = board
         self.run_worker = run_worker
         self.workers = [_Worker(index) for index in range(board.workers)]
         self.selector = selectors.DefaultSelector()
+        # Each connection not handed on yet, to the time it is refused: its first byte's
+        # arrival plus the read time once it sent one, else its accept plus the idle time.
         self.peeking: dict[socket.socket, float] = {}
+        self.silent: set[socket.socket] = set()
         self.retry: list[socket.socket] = []
         self.deaths: collections.deque[float] = collections.deque()
         self.stop_signal: int | None = None
@@ -224,7 +241,8 @@ class Front:
                 _log.warning("cannot accept a connection: %s", error.strerror or error)
                 return
             conn.setblocking(False)
-            self.peeking[conn] = time.monotonic() + runner.REQUEST_READ_SECONDS
+            self.peeking[conn] = time.monotonic() + self.idle_seconds
+            self.silent.add(conn)
             self.selector.register(conn, selectors.EVENT_READ, "peek")
 
     def _peek(self, conn: socket.socket) -> None:
@@ -238,6 +256,11 @@ class Front:
             self._drop(conn)
             conn.close()
             return
+        if conn in self.silent:
+            # The head's clock starts at its first byte, not at accept(): a client that waited
+            # for the CPU before it wrote has not been slow to send its request.
+            self.silent.discard(conn)
+            self.peeking[conn] = time.monotonic() + self.read_seconds
         complete, token = route_of(data)
         if not complete:
             # More is on its way: look again shortly rather than spin on what is there (and
@@ -271,6 +294,7 @@ class Front:
 
     def _drop(self, conn: socket.socket) -> None:
         self.peeking.pop(conn, None)
+        self.silent.discard(conn)
         with contextlib.suppress(KeyError, ValueError):
             self.selector.unregister(conn)
 
@@ -408,6 +432,7 @@ class Front:
         for conn in [*self.peeking, *self.retry]:
             conn.close()
         self.peeking.clear()
+        self.silent.clear()
         self.retry.clear()
         for worker in self.workers:
             for conn in worker.outbox:
@@ -471,8 +496,14 @@ def serve_workers(
             flush=True,
         )
 
-    front = Front(listener, board, run_worker)
     try:
+        front = Front(
+            listener,
+            board,
+            run_worker,
+            read_seconds=settings.get("request_read_seconds"),
+            idle_seconds=settings.get("idle_connection_seconds"),
+        )
         front.run(say)
     finally:
         listener.close()
