@@ -24,14 +24,14 @@ import contextlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from against import Side, load_checkout
+
 # The calls a replay leaves out: the agent's messages and the end of the conversation.
 NOT_TOOLS = ("message_user", "submit")
 
@@ -48,20 +48,6 @@ def gold_calls() -> list[list[tuple[str, dict[str, Any]]]]:
         ]
         for scenario in load_pack("airline")
     ]
-
-
-def _load_checkout(checkout: Path) -> None:
-    """Import ``seahaven`` from ``checkout`` ahead of the installed (editable) one."""
-    import importlib.util
-
-    package = checkout / "seahaven"
-    spec = importlib.util.spec_from_file_location(
-        "seahaven", package / "__init__.py", submodule_search_locations=[str(package)]
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["seahaven"] = module
-    spec.loader.exec_module(module)
 
 
 def _episode(world: Any, steps: list[tuple[str, dict[str, Any]]]) -> int:
@@ -94,7 +80,7 @@ def serve_rounds(calls: Path, checkout: Path | None) -> None:
     loader cannot read today's pack replays the same calls on the same world.
     """
     if checkout is not None:
-        _load_checkout(checkout)
+        load_checkout(checkout)
     import airline_world
 
     import seahaven
@@ -105,43 +91,6 @@ def serve_rounds(calls: Path, checkout: Path | None) -> None:
     print(json.dumps({"ready": True, "seahaven": seahaven.__file__}), flush=True)
     for _ in sys.stdin:
         print(json.dumps(_round()), flush=True)
-
-
-class _Side:
-    """A process running rounds with one checkout's ``seahaven`` first on the path."""
-
-    def __init__(self, name: str, checkout: Path | None, calls: Path) -> None:
-        self.name = name
-        command = [sys.executable, __file__, "--serve", str(calls)]
-        if checkout is not None:
-            command += ["--against", str(checkout)]
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        self.loaded_from = self._read()["seahaven"]
-
-    def _read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            raise SystemExit(f"the {self.name} side stopped")
-        result: dict[str, Any] = json.loads(line)
-        return result
-
-    def round(self) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        self.process.stdin.write("\n")
-        self.process.stdin.flush()
-        return self._read()
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
 
 
 def main(argv: list[str]) -> int:
@@ -158,13 +107,13 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="seahaven-airline-") as scratch:
         calls = Path(scratch) / "calls.json"
         calls.write_text(json.dumps(gold_calls()), encoding="utf-8")
-        sides = [_Side("this code", None, calls)]
+        sides = [Side("this code", __file__, ["--serve", str(calls)], None)]
         if checkout is not None:
-            sides.append(_Side(str(checkout), checkout, calls))
+            sides.append(Side(str(checkout), __file__, ["--serve", str(calls)], checkout))
         return _run(sides, arguments.rounds)
 
 
-def _run(sides: list[_Side], rounds: int) -> int:
+def _run(sides: list[Side], rounds: int) -> int:
     for side in sides:
         print(f"{side.name}: seahaven from {side.loaded_from}", flush=True)
     rates: dict[str, list[float]] = {side.name: [] for side in sides}

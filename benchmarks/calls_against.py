@@ -15,32 +15,19 @@ figure is each side's median microseconds a call. Nothing asserts. Run it with
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from against import Side, load_checkout
+
 NOW = "2026-06-01T09:00:00.000Z"
 CASES = ("write", "composite")
-
-
-def _load_checkout(checkout: Path) -> None:
-    """Import ``seahaven`` from ``checkout`` ahead of the installed (editable) one."""
-    package = checkout / "seahaven"
-    spec = importlib.util.spec_from_file_location(
-        "seahaven", package / "__init__.py", submodule_search_locations=[str(package)]
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["seahaven"] = module
-    spec.loader.exec_module(module)
 
 
 def _worlds(work_dir: Path) -> Any:
@@ -86,7 +73,7 @@ def _worlds(work_dir: Path) -> Any:
 def serve_rounds(count: int, checkout: Path | None, storage: str) -> None:
     """The child's side: on each line from stdin, ``count`` calls of each case on a new instance."""
     if checkout is not None:
-        _load_checkout(checkout)
+        load_checkout(checkout)
     import seahaven
 
     with tempfile.TemporaryDirectory(prefix="seahaven-calls-") as scratch:
@@ -109,39 +96,6 @@ def serve_rounds(count: int, checkout: Path | None, storage: str) -> None:
             print(json.dumps(figures), flush=True)
 
 
-class _Side:
-    """A process timing calls with one checkout's ``seahaven`` first on the path."""
-
-    def __init__(self, name: str, checkout: Path | None, count: int, storage: str) -> None:
-        self.name = name
-        command = [sys.executable, __file__, "--serve", str(count), "--storage", storage]
-        if checkout is not None:
-            command += ["--against", str(checkout)]
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
-        )
-        self.loaded_from = self._read()["seahaven"]
-
-    def _read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            raise SystemExit(f"the {self.name} side stopped")
-        result: dict[str, Any] = json.loads(line)
-        return result
-
-    def round(self) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        self.process.stdin.write("\n")
-        self.process.stdin.flush()
-        return self._read()
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=60)
-
-
 def main(argv: list[str]) -> int:
     """Alternate the rounds of each side; print medians and the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -160,9 +114,10 @@ def main(argv: list[str]) -> int:
     if arguments.serve is not None:
         serve_rounds(arguments.serve, checkout, arguments.storage)
         return 0
-    sides = [_Side("this code", None, arguments.count, arguments.storage)]
+    serving = ["--serve", str(arguments.count), "--storage", arguments.storage]
+    sides = [Side("this code", __file__, serving, None)]
     if checkout is not None:
-        sides.append(_Side(str(checkout), checkout, arguments.count, arguments.storage))
+        sides.append(Side(str(checkout), __file__, serving, checkout))
     for side in sides:
         print(f"{side.name}: seahaven from {side.loaded_from}", flush=True)
     figures: dict[str, dict[str, list[float]]] = {
