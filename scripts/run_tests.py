@@ -3,8 +3,10 @@
 Each first-party plugin, each world and each example extension is its own
 distribution with its own project directory, so its tests run as their own
 pytest session from that directory (where the pytest plugin's `world` fixture
-finds a world by convention). Exits non-zero if any session fails. Extra
-arguments are passed to every pytest session.
+finds a world by convention). The sessions run one after another, but the
+worlds' and examples' run beside the agents plugin's (``BESIDE``), which spends
+half its time waiting. Exits non-zero if any session fails. Extra arguments are
+passed to every pytest session.
 
 Four environment variables shape a run (docs/testing.md, "The project's own suite"):
 
@@ -31,9 +33,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import resource
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,6 +73,8 @@ ONE_PROCESS_FOLDERS = {"worlds", "examples"}
 
 def spread(directory: Path) -> bool:
     """Whether the session run in ``directory`` may be spread over processes."""
+    if not directory.is_relative_to(ROOT):
+        return True
     relative = directory.relative_to(ROOT)
     if relative.as_posix() in ONE_PROCESS:
         return False
@@ -169,10 +174,78 @@ def chosen(
     ]
 
 
-def _children_cpu() -> float:
-    """User and system seconds of every child process waited for so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+# The session the worlds' and examples' sessions run beside, and why: it spends about half its
+# time waiting (on its scripted model server and the `seahaven eval` processes it starts: 124 s
+# of CPU in 113 s of wall on two cores, in the run of 7 December), and they are one process
+# each, about two minutes of one core in all. Run side by side, their output is kept and
+# printed whole after it, so the two never interleave.
+BESIDE = "plugin agents"
+
+
+def lanes(
+    run: list[tuple[str, Path, list[str]]],
+) -> tuple[list[tuple[str, Path, list[str]]], list[tuple[str, Path, list[str]]]]:
+    """The run split into the sessions run in turn and those run beside ``BESIDE``.
+
+    Nothing runs beside when ``BESIDE`` is not in the run (the other interpreters' passes).
+    """
+    if all(label != BESIDE for label, _, _ in run):
+        return run, []
+    beside = [
+        session
+        for session in run
+        if session[1].relative_to(ROOT).parent.as_posix() in ONE_PROCESS_FOLDERS
+    ]
+    return [session for session in run if session not in beside], beside
+
+
+def _header(label: str, directory: Path, targets: list[str]) -> str:
+    shown = " ".join(targets) if len(targets) < 4 else "tests (a part)"
+    where = directory.relative_to(ROOT) if directory.is_relative_to(ROOT) else directory
+    return f"\n=== {label}: pytest {shown} (in {where or '.'})"
+
+
+def run_session(
+    label: str,
+    directory: Path,
+    targets: list[str],
+    argv: list[str],
+    output: int | None = None,
+) -> tuple[int, str]:
+    """One pytest session: its exit status and what it took (wall and CPU seconds).
+
+    ``output`` is a file descriptor for its output (stdout and stderr), else this
+    process's own. The CPU seconds are the session's and its reaped children's
+    (``os.wait4``), so two sessions at once are counted apart.
+    """
+    arguments = session_arguments(argv, dict(os.environ), may_spread=spread(directory))
+    started = time.monotonic()
+    process = subprocess.Popen(
+        # -rs: every skip is listed with its reason, so a run shows what it left out.
+        [sys.executable, "-m", "pytest", "-rs", *targets, *arguments],
+        cwd=directory,
+        stdout=output,
+        stderr=None if output is None else subprocess.STDOUT,
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    # The CPU time beside the wall time shows which sessions wait more than they work.
+    cpu = usage.ru_utime + usage.ru_stime
+    return process.returncode, f"{label} {time.monotonic() - started:.0f} s ({cpu:.0f} s CPU)"
+
+
+def _run_beside(
+    sessions_beside: list[tuple[str, Path, list[str]]],
+    argv: list[str],
+    results: list[tuple[str, int, str, str]],
+) -> None:
+    """Run ``sessions_beside`` in turn, each one's output kept for printing later."""
+    for label, directory, targets in sessions_beside:
+        with tempfile.TemporaryFile() as kept:
+            status, took = run_session(label, directory, targets, argv, output=kept.fileno())
+            kept.seek(0)
+            text = kept.read().decode("utf-8", "replace")
+        results.append((label, status, took, _header(label, directory, targets) + "\n" + text))
 
 
 def main(argv: list[str]) -> int:
@@ -184,30 +257,29 @@ def main(argv: list[str]) -> int:
     if left:
         print(f"{SESSIONS_VARIABLE} leaves out: {', '.join(left)}", flush=True)
     sharded = framework_targets(dict(os.environ))
-    for label, directory, targets in run:
+    in_turn, beside = lanes(run)
+    beside_results: list[tuple[str, int, str, str]] = []
+    for label, directory, targets in in_turn:
         if label == "framework" and sharded is not None:
             print(f"{SHARD_VARIABLE}: {len(sharded)} of the framework's test files", flush=True)
             targets = sharded
-        arguments = session_arguments(argv, dict(os.environ), may_spread=spread(directory))
-        print(
-            f"\n=== {label}: pytest {' '.join(targets) if len(targets) < 4 else 'tests (a part)'}"
-            f" (in {directory.relative_to(ROOT) or '.'})",
-            flush=True,
-        )
-        started = time.monotonic()
-        cpu_before = _children_cpu()
-        result = subprocess.run(
-            # -rs: every skip is listed with its reason, so a run shows what it left out.
-            [sys.executable, "-m", "pytest", "-rs", *targets, *arguments],
-            cwd=directory,
-            check=False,
-        )
-        # The CPU time beside the wall time shows which sessions wait more than they work.
-        took.append(
-            f"{label} {time.monotonic() - started:.0f} s ({_children_cpu() - cpu_before:.0f} s CPU)"
-        )
-        if result.returncode != 0:
+        side: threading.Thread | None = None
+        if label == BESIDE and beside:
+            print(f"\n(beside it: {', '.join(name for name, _, _ in beside)})", flush=True)
+            side = threading.Thread(target=_run_beside, args=(beside, argv, beside_results))
+            side.start()
+        print(_header(label, directory, targets), flush=True)
+        status, session_took = run_session(label, directory, targets, argv)
+        took.append(session_took)
+        if status != 0:
             failed.append(label)
+        if side is not None:
+            side.join()
+            for other, other_status, other_took, text in beside_results:
+                print(text, end="", flush=True)
+                took.append(other_took)
+                if other_status != 0:
+                    failed.append(other)
     # What each session took, in one line: the figures docs/testing.md keeps the budget with.
     print(f"\nsessions: {', '.join(took)}", flush=True)
     if failed:

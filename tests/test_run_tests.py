@@ -290,3 +290,41 @@ def test_the_other_interpreters_share_the_frameworks_files_between_them() -> Non
     assert runner.SHARD_VARIABLE not in (REPOSITORY / "scripts" / "test").read_text(
         encoding="utf-8"
     )
+
+
+def test_the_worlds_and_examples_run_beside_the_agents_session_and_only_there() -> None:
+    every = runner.sessions()
+    in_turn, beside = runner.lanes(every)
+    assert runner.BESIDE in [label for label, _, _ in in_turn]
+    labels = [label for label, _, _ in beside]
+    assert labels and all(label.startswith(("world ", "example ")) for label in labels)
+    # Every session still runs, once, and the order within each lane is the run's.
+    assert sorted(in_turn + beside) == sorted(every)
+    assert [session for session in every if session in beside] == beside
+    # Without the session to run beside (the other interpreters' passes), all run in turn.
+    without = [session for session in every if session[0] != runner.BESIDE]
+    assert runner.lanes(without) == (without, [])
+
+
+def test_a_session_run_beside_keeps_its_output_and_counts_its_own_cpu(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not this session's own settings (see run_session above), nor the run's.
+    for name in list(os.environ):
+        if name.startswith("PYTEST_") or name.startswith("SEAHAVEN_TEST_"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv(runner.SKIP_ONCE_VARIABLE, raising=False)
+    output = tmp_path / "kept.txt"
+    with output.open("wb") as kept:
+        status, took = runner.run_session(
+            "example project", project, ["tests"], [*LEAN, "-q"], output=kept.fileno()
+        )
+    assert status == 0
+    assert re.fullmatch(r"example project \d+ s \(\d+ s CPU\)", took), took
+    assert "3 passed" in output.read_text(encoding="utf-8")
+    (project / "tests" / "test_failing.py").write_text(
+        "def test_no() -> None:\n    assert False\n", encoding="utf-8"
+    )
+    with output.open("wb") as kept:
+        status, _ = runner.run_session("failing", project, ["tests"], [*LEAN], output=kept.fileno())
+    assert status == 1 and "1 failed" in output.read_text(encoding="utf-8")
