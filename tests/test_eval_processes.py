@@ -119,7 +119,21 @@ def test_spawned_workers_give_the_lines_one_process_gives_too(
 def test_the_default_start_forks_only_a_process_of_one_thread() -> None:
     from seahaven.evaluation.processes import choose_start_method
 
-    assert choose_start_method(None) == "fork"  # the test runs in the main thread alone
+    # A fresh interpreter has its main thread alone; this one may not (a test before this one
+    # in the same process can leave threads behind: torch's, after TRL's trainer test).
+    alone = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from seahaven.evaluation.processes import choose_start_method\n"
+            "print(choose_start_method(None))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert alone.stdout.strip() == "fork"
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
