@@ -30,6 +30,29 @@ for project in plugins/*/ worlds/*/ examples/*/; do
 done
 install_arguments=(-e ".[dev]" "${projects[@]}")
 
+# The installs run with uv, which resolves and unpacks in parallel (a fresh .venv in about a
+# minute, where pip takes about five: docs/decisions.md); it is put into .venv by pip first.
+# SEAHAVEN_INSTALLER=pip uses pip alone, and an install uv cannot do (an index only pip's own
+# configuration names, say) is done again by pip.
+# venv_install PYTHON ARGS...: install ARGS into the environment of the interpreter PYTHON.
+venv_install() {
+  local python=$1
+  shift
+  if [ "${SEAHAVEN_INSTALLER:-uv}" = "uv" ]; then
+    if [ ! -x .venv/bin/uv ] &&
+      ! .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv>=0.5" >/dev/null 2>&1; then
+      echo "setup: pip could not install uv into .venv; installing with pip instead" >&2
+    fi
+    if [ -x .venv/bin/uv ]; then
+      if UV_PYTHON_DOWNLOADS=never .venv/bin/uv pip install --quiet --python "$python" "$@"; then
+        return 0
+      fi
+      echo "setup: uv could not install; trying pip" >&2
+    fi
+  fi
+  "$python" -m pip install --quiet --disable-pip-version-check "$@"
+}
+
 # What the install depends on: pip's arguments (which projects, which extras), the
 # interpreter .venv was made with (pyvenv.cfg), and each project's build files. An editable
 # install follows its sources by itself; what needs pip again (a dependency, an entry point,
@@ -61,10 +84,10 @@ else
   # Removed first, so an install that fails or is interrupted is run again next time.
   rm -f "$install_stamp"
   echo "setup: installing seahaven and its $((${#projects[@]} / 2)) plugins, worlds and examples" \
-    "into .venv, editable, with their dependencies (the first time, this downloads them: a" \
-    "minute or two)" >&2
+    "into .venv, editable, with their dependencies (the first time, this downloads them: about" \
+    "a minute)" >&2
   setup_started=$SECONDS
-  if .venv/bin/python -m pip install --quiet --disable-pip-version-check "${install_arguments[@]}"; then
+  if venv_install .venv/bin/python "${install_arguments[@]}"; then
     printf '%s\n' "$install_digest" >"$install_stamp"
     echo "setup: .venv is ready ($((SECONDS - setup_started)) s)" >&2
   else
@@ -102,7 +125,7 @@ for plugin in "${own[@]}"; do
   fi
   rm -f "$own_stamp"
   echo "setup: installing $plugin into .venv-$name" >&2
-  if ".venv-$name/bin/python" -m pip install --quiet --disable-pip-version-check "${own_arguments[@]}"; then
+  if venv_install ".venv-$name/bin/python" "${own_arguments[@]}"; then
     printf '%s\n' "$own_digest" >"$own_stamp"
   else
     setup_status=$?
@@ -110,5 +133,5 @@ for plugin in "${own[@]}"; do
     return "$setup_status" 2>/dev/null || exit "$setup_status"
   fi
 done
-unset -f install_inputs
+unset -f install_inputs venv_install
 unset install_arguments install_stamp install_digest own own_arguments own_stamp own_digest

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -383,35 +384,82 @@ def test_the_demo_prints_no_path_its_exit_trap_deletes() -> None:
         assert f'--document "${{{variable}}}' not in demo
 
 
-def test_the_setup_says_what_it_installs_before_the_long_pip_run(tmp_path: Path) -> None:
-    """``scripts/_venv.sh`` (which the demo and the tests source) announces each step."""
-    import subprocess
-
+def _setup_checkout(tmp_path: Path, *, uv_status: int | None) -> Path:
+    """A checkout of three projects; its ``.venv`` python (and uv, unless None) record asks."""
     checkout = tmp_path / "checkout"
     for project in ("plugins/one", "plugins/two", "worlds/three"):
         (checkout / project).mkdir(parents=True)
         (checkout / project / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
-    # A stand-in for the venv's python: it records what pip was asked to install.
-    python = checkout / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/asked"\n', encoding="utf-8")
-    python.chmod(0o755)
+    bin_dir = checkout / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    stand_ins = {"python": 0} if uv_status is None else {"python": 0, "uv": uv_status}
+    for name, status in stand_ins.items():
+        program = bin_dir / name
+        program.write_text(
+            f'#!/bin/sh\necho "$@" >> "$(dirname "$0")/asked-{name}"\nexit {status}\n',
+            encoding="utf-8",
+        )
+        program.chmod(0o755)
+    return checkout
+
+
+def _source_setup(checkout: Path, **environment: str) -> tuple[list[str], dict[str, str]]:
+    """Source ``scripts/_venv.sh`` in the checkout: its stderr lines, what each program got."""
+    import subprocess
+
     result = subprocess.run(
         ["bash", "-c", f"set -euo pipefail; source {REPOSITORY / 'scripts' / '_venv.sh'}"],
         cwd=checkout,
+        env={**os.environ, "SEAHAVEN_INSTALLER": "uv", **environment},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    lines = result.stderr.splitlines()
+    asked = {
+        path.name.removeprefix("asked-"): path.read_text(encoding="utf-8")
+        for path in (checkout / ".venv" / "bin").glob("asked-*")
+    }
+    return result.stderr.splitlines(), asked
+
+
+def test_the_setup_says_what_it_installs_before_the_long_install(tmp_path: Path) -> None:
+    """``scripts/_venv.sh`` (the demo and the tests source it) announces each step; uv installs."""
+    lines, asked = _source_setup(_setup_checkout(tmp_path, uv_status=0))
     assert lines[0].startswith(
         "setup: installing seahaven and its 3 plugins, worlds and examples into .venv, editable"
     )
     assert re.fullmatch(r"setup: \.venv is ready \(\d+ s\)", lines[-1])
-    asked = (python.parent / "asked").read_text(encoding="utf-8")
-    assert "-e plugins/one/ -e plugins/two/ -e worlds/three/" in asked
+    assert asked["uv"].startswith("pip install --quiet --python .venv/bin/python -e .[dev] ")
+    assert "-e plugins/one/ -e plugins/two/ -e worlds/three/" in asked["uv"]
+    assert "python" not in asked
+
+
+def test_the_setup_installs_with_pip_when_asked_to_or_when_uv_fails(tmp_path: Path) -> None:
+    """``SEAHAVEN_INSTALLER=pip`` never runs uv; an install uv cannot do is done again by pip."""
+    lines, asked = _source_setup(
+        _setup_checkout(tmp_path / "asked", uv_status=0), SEAHAVEN_INSTALLER="pip"
+    )
+    assert "uv" not in asked
+    pip_install = "-m pip install --quiet --disable-pip-version-check"
+    assert asked["python"].startswith(f"{pip_install} -e .[dev]")
+    assert re.fullmatch(r"setup: \.venv is ready \(\d+ s\)", lines[-1])
+
+    lines, asked = _source_setup(_setup_checkout(tmp_path / "failing", uv_status=1))
+    assert asked["uv"].startswith("pip install --quiet --python .venv/bin/python -e .[dev] ")
+    assert "setup: uv could not install; trying pip" in lines
+    assert "-e plugins/one/ -e plugins/two/ -e worlds/three/" in asked["python"]
+    assert re.fullmatch(r"setup: \.venv is ready \(\d+ s\)", lines[-1])
+
+
+def test_the_setup_puts_uv_into_the_environment_with_pip_first(tmp_path: Path) -> None:
+    """With no uv in ``.venv`` yet, pip is asked for it; here it brings none, so pip installs."""
+    lines, asked = _source_setup(_setup_checkout(tmp_path, uv_status=None))
+    first, second = asked["python"].splitlines()
+    assert first.startswith("-m pip install --quiet --disable-pip-version-check uv>=")
+    assert "setup: pip could not install uv into .venv; installing with pip instead" not in lines
+    assert second.startswith("-m pip install --quiet --disable-pip-version-check -e .[dev]")
 
 
 def test_the_install_commands_the_docs_give_name_the_checkouts_own_distributions() -> None:
