@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from episode_cases import BlockOnce, Explodes, Stalls, comparable, mixed, scripted
-from seahaven_ray import ACTOR_NAME_PREFIX, Episode, EpisodeResult, run_in_process
+from seahaven_ray import ACTOR_NAME_PREFIX, Episode, EpisodeResult, ToolCall, run_in_process
 
 import seahaven
 
@@ -123,6 +123,52 @@ def test_an_episode_past_its_time_limit_is_given_up_and_its_actor_replaced() -> 
     others = [episode for episode in episodes if episode.episode_id != "stalls"]
     assert_same_as_in_process(others, list(found.values()))
     assert len({result.worker for result in found.values()}) >= 2
+
+
+def test_an_actors_start_is_not_counted_against_its_first_episodes_time_limit() -> None:
+    # Loading this world takes an actor longer than each episode may run; the episodes
+    # themselves take milliseconds, so each must come back done, on one actor.
+    from slow_start_world import START_SECONDS
+
+    limit = START_SECONDS / 2
+    episodes = [
+        Episode(
+            episode_id=f"slow-start-{index}",
+            world="slow_start_world:world",
+            seed=index,
+            now="2026-06-01T09:00:00Z",
+            clock_mode="fixed",
+            calls=[ToolCall(tool="note", arguments={"text": f"note {index}"})],
+        )
+        for index in range(3)
+    ]
+    results = run_on_ray(episodes, workers=1, episode_timeout=limit)
+    assert [result.status for result in results] == ["ok"] * 3, [result.error for result in results]
+    assert len({result.worker for result in results}) == 1
+    assert_same_as_in_process(episodes, results)
+
+
+def test_an_actor_that_never_starts_in_time_is_replaced_until_none_are_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Here an actor may take a second to start, and loading the world takes each six.
+    import seahaven_ray.cluster
+
+    monkeypatch.setattr(seahaven_ray.cluster, "ACTOR_START_SECONDS", 1.0)
+    episodes = [
+        Episode(
+            episode_id=f"never-{index}",
+            world="slow_start_world:world",
+            calls=[ToolCall(tool="note", arguments={"text": "never written"})],
+        )
+        for index in range(2)
+    ]
+    results = run_on_ray(episodes, workers=1, max_attempts=2, episode_timeout=0.5)
+    assert sorted(result.episode_id for result in results) == ["never-0", "never-1"]
+    for result in results:
+        assert result.status == "failed" and result.error is not None
+        assert result.error.kind == "worker", result.error
+        assert "no worker is left to run it" in result.error.message
 
 
 def test_world_and_policy_errors_are_results_and_are_not_retried() -> None:

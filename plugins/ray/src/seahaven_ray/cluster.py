@@ -72,6 +72,11 @@ TRIAL_ACTOR_PREFIX = "seahaven-trials"
 """Every actor of an eval's run is named ``seahaven-trials-<run>-<n>``."""
 
 FailureKind = Literal["worker", "timeout", "unsendable"]
+
+# With a time limit, the seconds an actor may take to start when the limit is shorter: an
+# actor that has not started by then (a cluster without the resources for it, say) is replaced
+# as one that died, so a run never waits forever on one.
+ACTOR_START_SECONDS = 120.0
 """Why the pool made an item's result itself: its worker died on every attempt allowed (or
 none was left), it ran past its time limit, or it could not be sent to an actor."""
 
@@ -169,6 +174,8 @@ class _Slot:
     handle: Any
     name: str
     busy: int = 0
+    # Whether items may be sent to it yet: with a time limit, only once it has started.
+    ready: bool = True
 
 
 @dataclass
@@ -192,8 +199,13 @@ class _Pool:
     prefix: str
     run_id: str
     replacements_left: int
+    # With a time limit, the seconds a new actor may take to start; items are sent to it only
+    # once it has, so an item's clock never counts an actor's start.
+    start_limit: float | None = None
     slots: dict[str, _Slot] = field(default_factory=dict)
     counter: itertools.count[int] = field(default_factory=itertools.count)
+    # Each starting actor's readiness probe: its reference, and the actor and its deadline.
+    probes: dict[Any, tuple[str, float]] = field(default_factory=dict)
 
     def start(self) -> None:
         for _ in range(self.size):
@@ -202,7 +214,38 @@ class _Pool:
     def add(self) -> None:
         name = f"{self.prefix}-{self.run_id}-{next(self.counter)}"
         handle = self.remote_class.options(name=name, **self.options).remote(*self.actor_args)
-        self.slots[name] = _Slot(handle, name)
+        slot = self.slots[name] = _Slot(handle, name)
+        if self.start_limit is not None:
+            # An actor answers a call once its constructor has run: then it has started.
+            slot.ready = False
+            self.probes[handle.where.remote()] = (name, time.monotonic() + self.start_limit)
+
+    def started(self, ray: Any, probe: Any) -> None:
+        """The readiness probe ``probe`` came back: its actor takes items, or is lost."""
+        from ray import exceptions as ray_errors
+
+        name, _ = self.probes.pop(probe)
+        slot = self.slots.get(name)
+        if slot is None:
+            return
+        try:
+            ray.get(probe)
+        except ray_errors.RayError:
+            self.lost(name)
+            return
+        slot.ready = True
+
+    def stop_unstarted(self, ray: Any) -> None:
+        """Stop each actor past its start limit, as one that died (its replacement counts)."""
+        now = time.monotonic()
+        for probe, (name, deadline) in list(self.probes.items()):
+            if deadline <= now:
+                del self.probes[probe]
+                slot = self.slots.get(name)
+                if slot is not None:
+                    with contextlib.suppress(Exception):  # already gone
+                        ray.kill(slot.handle, no_restart=True)
+                    self.lost(name)
 
     def lost(self, name: str) -> None:
         """The actor ``name`` died: drop it and start another while replacements last."""
@@ -227,7 +270,9 @@ class _Pool:
 
     def free_slot(self, avoid: str | None) -> _Slot | None:
         """The least busy actor with room, preferring any but ``avoid``."""
-        open_slots = [slot for slot in self.slots.values() if slot.busy < self.per_actor]
+        open_slots = [
+            slot for slot in self.slots.values() if slot.ready and slot.busy < self.per_actor
+        ]
         if not open_slots:
             return None
         others = [slot for slot in open_slots if slot.name != avoid]
@@ -241,6 +286,7 @@ class _Pool:
             with contextlib.suppress(Exception):  # already gone
                 ray.kill(slot.handle, no_restart=True)
         self.slots.clear()
+        self.probes.clear()
 
 
 def check_pool_options(
@@ -293,9 +339,10 @@ def run_episodes(
     an instance of its own. An episode whose actor dies is started again on
     another, ``max_attempts`` starts in all, after which its result has
     ``status="failed"`` and an error of kind ``worker``. An episode still
-    running ``episode_timeout`` seconds after it was sent to its actor (for
-    the first episodes of a new actor, that includes the actor starting) is
-    given up:
+    running ``episode_timeout`` seconds after it was sent to its actor is
+    given up (with a time limit, an episode is sent only to an actor that has
+    started, and an actor that has not started in two minutes, or the limit
+    if longer, is replaced as one that died):
     the actor is stopped (a thread cannot be), the episode's result has an
     error of kind ``timeout`` and is not retried, and whatever else that actor
     was running starts again elsewhere. ``init`` holds extra keywords for
@@ -426,6 +473,7 @@ def run_pool(
             prefix=work.actor_prefix,
             run_id=secrets.token_hex(4),
             replacements_left=size * max_attempts,
+            start_limit=None if timeout is None else max(timeout, ACTOR_START_SECONDS),
         )
         pool.start()
         queue: deque[_Pending[ItemT]] = deque()
@@ -461,7 +509,7 @@ def run_pool(
                 in_flight[ref] = (pending, slot.name)
                 if timeout is not None:
                     deadlines[ref] = time.monotonic() + timeout
-            if not in_flight:
+            if not in_flight and not pool.probes:
                 if not queue:
                     return
                 # Work is left and no actor is alive to take it.
@@ -476,9 +524,13 @@ def run_pool(
                         + (f"; last: {pending.last_error}" if pending.last_error else ""),
                     )
                 continue
-            wait = None if not deadlines else max(0.0, min(deadlines.values()) - time.monotonic())
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=wait)
+            limits = [*deadlines.values(), *(limit for _, limit in pool.probes.values())]
+            wait = None if not limits else max(0.0, min(limits) - time.monotonic())
+            ready, _ = ray.wait([*in_flight, *pool.probes], num_returns=1, timeout=wait)
             for ref in ready:
+                if ref in pool.probes:
+                    pool.started(ray, ref)
+                    continue
                 deadlines.pop(ref, None)
                 pending, name = in_flight.pop(ref)
                 slot_or_none = pool.slots.get(name)
@@ -504,6 +556,7 @@ def run_pool(
                 yield work.receive(answer, pending.item)
             if deadlines:
                 yield from _give_up_overdue(ray, work, pool, in_flight, deadlines, timeout)
+            pool.stop_unstarted(ray)
     finally:
         if pool is not None:
             pool.kill_all(ray)
