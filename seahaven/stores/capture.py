@@ -1,0 +1,294 @@
+"""What a stretch of work changed in one store, captured with SQLite's preupdate hook.
+
+A store's connection carries one preupdate hook for its whole life, installed
+the first time the store records. While it records, the hook keeps, for each row
+(table and primary key) the first time the row is seen, the values it had then,
+or that it did not exist. When the stretch ends the touched rows are read back by
+key and compared with what they were: the net change per row, exactly as SQLite's
+session extension works out a changeset (which also uses the preupdate hook), so
+that a rolled-back savepoint, a statement undone after a constraint failure, a
+``REPLACE`` that deleted a row, triggers and cascades all come out as the rows
+now are. Rows whose key holds a NULL, tables without a primary key and tables
+the store does not track are skipped, as a session skips them.
+
+The hook's values are compared as SQLite stores them: an integer and a real of
+the same value differ, and so do text and a blob, and 0.0 and -0.0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import apsw
+
+__all__ = ["Capture", "Change", "same_value"]
+
+# (table, op, old, new) in a changeset's shape: an insert has new alone, a delete old
+# alone, an update its old row whole and its new row with ``apsw.no_change`` where
+# a column kept its value.
+Change = tuple[str, str, "tuple[Any, ...] | None", "tuple[Any, ...] | None"]
+
+_HOOK_ID = "seahaven.capture"
+_INSERT = apsw.SQLITE_INSERT
+_DELETE = apsw.SQLITE_DELETE
+_NO_CHANGE: object = apsw.no_change
+# A row first seen being inserted: it did not exist before.
+_ABSENT: Any = None
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two SQLite values are the same stored value: same class, same bits."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return bool(a == b)
+
+
+def _exact(value: Any) -> Any:
+    # A key part as a dict key that tells 1 from 1.0 and 0.0 from -0.0, as SQLite does.
+    if type(value) is float:
+        return (float, value.hex())
+    return value
+
+
+class _Layout:
+    """One table as the hook reports it: the recorded columns, and the key's positions."""
+
+    __slots__ = ("columns", "key", "key_names", "read", "stored", "width")
+
+    def __init__(self, name: str, xinfo: list[Any]) -> None:
+        # PRAGMA table_xinfo: (cid, name, type, notnull, default, pk, hidden). The hook's
+        # values are the stored columns (all but virtual generated ones) in declared order;
+        # a session records the columns that are not generated, which the log shows.
+        stored = [row for row in xinfo if row[6] != 2]
+        self.width = len(stored)
+        self.stored = tuple(index for index, row in enumerate(stored) if row[6] == 0)
+        self.columns = tuple(str(stored[index][1]) for index in self.stored)
+        keyed = sorted((row[5], position) for position, row in enumerate(stored) if row[5])
+        # Key positions in the hook's values, in declared column order (a session's order).
+        self.key = tuple(sorted(position for _, position in keyed))
+        self.key_names = tuple(str(stored[index][1]) for index in self.key)
+        names = ", ".join(_quote(column) for column in self.columns)
+        where = " AND ".join(f"{_quote(column)} IS ?" for column in self.key_names)
+        self.read = f"SELECT {names} FROM main.{_quote(name)} WHERE {where}"
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Capture:
+    """The preupdate hook of one store's connection, and the rows a stretch of work touched."""
+
+    __slots__ = (
+        "_conn",
+        "_filter",
+        "_hooked",
+        "_layouts",
+        "_pending",
+        "failure",
+        "lost",
+        "recording",
+        "rows",
+    )
+
+    def __init__(self, conn: apsw.Connection, table_filter: Callable[[str], bool] | None) -> None:
+        self._conn = conn
+        self._filter = table_filter
+        self._hooked = False
+        # table -> its layout, or None for a table that is not recorded.
+        self._layouts: dict[str, _Layout | None] = {}
+        # Events on tables whose layout is not known yet: it is read when the stretch ends.
+        self._pending: list[tuple[str, int, Any, Any]] = []
+        self.recording = False
+        # table -> {exact key: (key values, the row's values when first seen, or _ABSENT)}
+        self.rows: dict[str, dict[Any, tuple[tuple[Any, ...], Any]]] = {}
+        # The first error met reading a change's values in the hook, if any.
+        self.failure: BaseException | None = None
+        # (table, rowid) of rows whose new values could not be read, so not keyed.
+        self.lost: list[tuple[str, int]] = []
+
+    def start(self) -> None:
+        """Record from now on: the hook is installed the first time."""
+        if not self._hooked:
+            self._conn.preupdate_hook(self._hook, id=_HOOK_ID)
+            self._hooked = True
+        self.recording = True
+
+    def stop(self) -> None:
+        """Stop recording, and forget what was recorded."""
+        self.recording = False
+        self.rows = {}
+        self._pending = []
+        self.failure = None
+        self.lost = []
+
+    def forget_layouts(self) -> None:
+        """Read each table's columns again when next met (the store's image was replaced)."""
+        self._layouts = {}
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether nothing has been touched since recording started."""
+        return not self.rows and not self._pending and self.failure is None
+
+    def _hook(self, update: apsw.PreUpdate) -> None:
+        if not self.recording or update.database_name != "main":
+            return
+        name = update.table_name
+        layout = self._layouts.get(name, _PENDING)
+        try:
+            if layout is _PENDING:
+                # Layouts are read outside the hook: SQL cannot run inside it.
+                opcode = update.opcode
+                self._pending.append(
+                    (
+                        name,
+                        opcode,
+                        None if opcode == _INSERT else update.old,
+                        None if opcode == _DELETE else update.new,
+                    )
+                )
+                return
+            if layout is None:
+                return
+            opcode = update.opcode
+            if opcode == _INSERT:
+                self._note(name, layout, None, update.new)
+            elif opcode == _DELETE:
+                self._note(name, layout, update.old, None)
+            else:
+                self._note(name, layout, update.old, None)
+                self._note(name, layout, None, update.new)
+        except BaseException as error:
+            # The hook cannot fail the statement: the error is raised when the stretch ends.
+            if self.failure is None:
+                self.failure = error
+            opcode = update.opcode
+            if opcode != _DELETE:
+                self.lost.append((name, update.rowid if opcode == _INSERT else update.rowid_new))
+
+    def _note(self, name: str, layout: _Layout, old: Any, new: Any) -> None:
+        row = old if old is not None else new
+        if len(row) != layout.width:
+            raise apsw.SchemaChangeError(f"table {name} changed its columns while recording")
+        key_positions = layout.key
+        if len(key_positions) == 1:
+            part = row[key_positions[0]]
+            if part is None and name != "sqlite_stat1":
+                return
+            exact: Any = _exact(part)
+            values: tuple[Any, ...] = (part,)
+        else:
+            values = tuple([row[position] for position in key_positions])
+            if None in values and name != "sqlite_stat1":
+                return
+            exact = tuple(map(_exact, values))
+        rows = self.rows.get(name)
+        if rows is None:
+            rows = self.rows[name] = {}
+        if exact not in rows:
+            rows[exact] = (values, old if old is None else tuple([old[i] for i in layout.stored]))
+
+    def _layout(self, name: str) -> _Layout | None:
+        layout = self._layouts.get(name, _PENDING)
+        if layout is not _PENDING:
+            return layout
+        found: _Layout | None = None
+        if self._filter is None or self._filter(name):
+            xinfo = self._conn.execute(f"PRAGMA main.table_xinfo({_quote(name)})").fetchall()
+            if name == "sqlite_stat1":
+                # A session keys ANALYZE's table by its table and index names.
+                xinfo = [(*row[:5], {"tbl": 1, "idx": 2}.get(row[1], 0), row[6]) for row in xinfo]
+            if any(row[5] for row in xinfo):
+                found = _Layout(name, xinfo)
+        self._layouts[name] = found
+        return found
+
+    def _settle(self) -> None:
+        pending, self._pending = self._pending, []
+        for name, opcode, old, new in pending:
+            layout = self._layout(name)
+            if layout is None:
+                continue
+            try:
+                if opcode != _INSERT:
+                    self._note(name, layout, old, None)
+                if opcode != _DELETE:
+                    self._note(name, layout, None, new)
+            except BaseException as error:
+                if self.failure is None:
+                    self.failure = error
+
+    def changes(self) -> list[Change]:
+        """The net change of every touched row, as a changeset would hold it.
+
+        Raises what the hook could not read, or what reading a row back raised
+        (text that is not UTF-8, say); ``undo`` then puts the rows back.
+        """
+        if self._pending:
+            self._settle()
+        if self.failure is not None:
+            raise self.failure
+        found: list[Change] = []
+        execute = self._conn.execute
+        for name, rows in self.rows.items():
+            layout = self._layouts[name]
+            assert layout is not None
+            read = layout.read
+            for values, old in rows.values():
+                current = execute(read, values).fetchone()
+                if old is None:
+                    if current is not None:
+                        found.append((name, "INSERT", None, current))
+                elif current is None:
+                    found.append((name, "DELETE", old, None))
+                else:
+                    new = tuple(
+                        [
+                            _NO_CHANGE if same_value(was, now) else now
+                            for was, now in zip(old, current, strict=True)
+                        ]
+                    )
+                    if any(value is not _NO_CHANGE for value in new):
+                        found.append((name, "UPDATE", old, new))
+        return found
+
+    def undo(self) -> None:
+        """Put every touched row back as it was when first seen; raises if one cannot be."""
+        if self._pending:
+            self._settle()
+        conn = self._conn
+        recording, self.recording = self.recording, False
+        try:
+            with conn:
+                conn.execute("PRAGMA defer_foreign_keys = ON")
+                for name, rowid in self.lost:
+                    if self._layout(name) is None:
+                        raise apsw.SQLError(f"a row of {name} cannot be found to be undone")
+                    conn.execute(f"DELETE FROM main.{_quote(name)} WHERE rowid = ?", (rowid,))
+                for name, rows in self.rows.items():
+                    layout = self._layouts[name]
+                    assert layout is not None
+                    table = f"main.{_quote(name)}"
+                    where = " AND ".join(f"{_quote(column)} IS ?" for column in layout.key_names)
+                    names = ", ".join(_quote(column) for column in layout.columns)
+                    marks = ", ".join("?" for _ in layout.columns)
+                    assignments = ", ".join(f"{_quote(column)} = ?" for column in layout.columns)
+                    for values, old in rows.values():
+                        if old is None:
+                            conn.execute(f"DELETE FROM {table} WHERE {where}", values)
+                            continue
+                        conn.execute(
+                            f"UPDATE {table} SET {assignments} WHERE {where}", old + values
+                        )
+                        if conn.changes() == 0:
+                            conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", old)
+        finally:
+            self.recording = recording
+
+
+_PENDING: Any = object()
