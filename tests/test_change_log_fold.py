@@ -369,7 +369,7 @@ def _rollback_journal(image: bytes) -> bytes:
 
 
 def net_changeset(before: bytes, after: bytes) -> bytes:
-    """SQLite's own changeset from the ``before`` image to ``after``, made by ``sqlite3session_diff``.
+    """SQLite's own changeset from the ``before`` image to ``after`` (``sqlite3session_diff``).
 
     The session runs on a connection of the test's own, since the instance's
     connection has its change capture's preupdate hook, which a session cannot share.

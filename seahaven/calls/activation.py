@@ -5,8 +5,9 @@ every nested call it makes), a ``bulk()`` block, or instance startup. World
 handles live exactly as long as their activation. While an activation records,
 every node it touches records through its store's ``Capture`` (SQLite's
 preupdate hook), and at the end of each call the net changes are rendered into
-change-log records carrying that call's ordinal. Which thread is inside world code (and how deep) is kept here too, so
-the instance can refuse what world code may not do.
+change-log records carrying that call's ordinal. Which thread is inside world
+code (and how deep) is kept here too, so the instance can refuse what world code
+may not do.
 """
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ class NodeRuntime:
         )
         self._extra_tables: dict[str, TableInfo] = {}
         # What a recording activation changed on this store (its preupdate hook, once used).
-        self.capture = Capture(conn, self.table_filter)
+        self.capture = Capture(conn, self.table_filter, world.schema_info.hash)
         # How the change log renders each table this store's calls change, by table name.
         self.shapes: dict[str, Shape] = {}
 

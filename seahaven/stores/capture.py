@@ -11,13 +11,12 @@ that a rolled-back savepoint, a statement undone after a constraint failure, a
 now are. Rows whose key holds a NULL, tables without a primary key and tables
 the store does not track are skipped, as a session skips them.
 
-The hook's values are compared as SQLite stores them: an integer and a real of
-the same value differ, and so do text and a blob, and 0.0 and -0.0.
+The hook's values are compared as a session compares them: an integer and a
+real of the same value differ, and so do text and a blob; 0.0 and -0.0 do not.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -39,25 +38,25 @@ _ABSENT: Any = None
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Whether two SQLite values are the same stored value: same class, same bits."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is float:
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    return bool(a == b)
+    """Whether a session counts two SQLite values the same: same class, equal value.
+
+    An integer and a real differ, and so do text and a blob; 0.0 and -0.0 are
+    the same (a session compares reals as numbers).
+    """
+    return type(a) is type(b) and bool(a == b)
 
 
 def _exact(value: Any) -> Any:
-    # A key part as a dict key that tells 1 from 1.0 and 0.0 from -0.0, as SQLite does.
+    # A key part as a dict key that tells 1 from 1.0, as a session does (0.0 is -0.0).
     if type(value) is float:
-        return (float, value.hex())
+        return (float, value)
     return value
 
 
 class _Layout:
     """One table as the hook reports it: the recorded columns, and the key's positions."""
 
-    __slots__ = ("columns", "key", "key_names", "read", "stored", "width")
+    __slots__ = ("columns", "key", "key_names", "read", "stat1", "stored", "width")
 
     def __init__(self, name: str, xinfo: list[Any]) -> None:
         # PRAGMA table_xinfo: (cid, name, type, notnull, default, pk, hidden). The hook's
@@ -74,6 +73,18 @@ class _Layout:
         names = ", ".join(_quote(column) for column in self.columns)
         where = " AND ".join(f"{_quote(column)} IS ?" for column in self.key_names)
         self.read = f"SELECT {names} FROM main.{_quote(name)} WHERE {where}"
+        self.stat1 = name == "sqlite_stat1"
+        if self.stat1:
+            self.read = (
+                "SELECT tbl, coalesce(idx, x''), stat FROM main.sqlite_stat1 "
+                "WHERE tbl IS ? AND coalesce(idx, x'') IS ?"
+            )
+
+
+def _stat1_row(row: Any) -> Any:
+    if row is None or row[1] is not None:
+        return row
+    return (row[0], b"", *row[2:])
 
 
 def _quote(name: str) -> str:
@@ -81,24 +92,45 @@ def _quote(name: str) -> str:
 
 
 class Capture:
-    """The preupdate hook of one store's connection, and the rows a stretch of work touched."""
+    """The preupdate hook of one store's connection, and the rows a stretch of work touched.
+
+    A store with a table holding a virtual generated column records with a
+    session instead (``by_session``): APSW cannot hand out the hook's values
+    for such a table, and a session reads them in C. The two never share a
+    connection (a session and an APSW preupdate hook on one connection crash).
+    """
 
     __slots__ = (
+        "_changeset",
         "_conn",
         "_filter",
         "_hooked",
         "_layouts",
         "_pending",
+        "_schema",
+        "_session",
+        "by_session",
         "failure",
         "lost",
         "recording",
         "rows",
+        "unrestorable",
     )
 
-    def __init__(self, conn: apsw.Connection, table_filter: Callable[[str], bool] | None) -> None:
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        table_filter: Callable[[str], bool] | None,
+        schema: str | None = None,
+    ) -> None:
         self._conn = conn
         self._filter = table_filter
         self._hooked = False
+        # Whether a session records this store; None until it first records. ``schema``
+        # names the store's schema, so the answer is worked out once per schema.
+        self.by_session: bool | None = _BY_SESSION.get(schema) if schema is not None else None
+        self._session: apsw.Session | None = None
+        self._changeset = b""
         # table -> its layout, or None for a table that is not recorded.
         self._layouts: dict[str, _Layout | None] = {}
         # Events on tables whose layout is not known yet: it is read when the stretch ends.
@@ -110,10 +142,28 @@ class Capture:
         self.failure: BaseException | None = None
         # (table, rowid) of rows whose new values could not be read, so not keyed.
         self.lost: list[tuple[str, int]] = []
+        # Set when a row's values before the change could not be read: it cannot be put back.
+        self.unrestorable = False
+        self._schema = schema
 
     def start(self) -> None:
         """Record from now on: the hook is installed the first time."""
-        if not self._hooked:
+        if self.by_session is None:
+            self.by_session = _has_virtual_columns(self._conn)
+            if self._schema is not None:
+                _BY_SESSION[self._schema] = self.by_session
+        if self.by_session:
+            if self._session is None:
+                session = apsw.Session(self._conn, "main")
+                try:
+                    if self._filter is not None:
+                        session.table_filter(self._filter)
+                    session.attach()
+                except BaseException:
+                    session.close()
+                    raise
+                self._session = session
+        elif not self._hooked:
             self._conn.preupdate_hook(self._hook, id=_HOOK_ID)
             self._hooked = True
         self.recording = True
@@ -125,6 +175,11 @@ class Capture:
         self._pending = []
         self.failure = None
         self.lost = []
+        self.unrestorable = False
+        self._changeset = b""
+        if self._session is not None:
+            session, self._session = self._session, None
+            session.close()
 
     def forget_layouts(self) -> None:
         """Read each table's columns again when next met (the store's image was replaced)."""
@@ -133,58 +188,67 @@ class Capture:
     @property
     def is_empty(self) -> bool:
         """Whether nothing has been touched since recording started."""
+        if self._session is not None:
+            return bool(self._session.is_empty)
         return not self.rows and not self._pending and self.failure is None
+
+    def _failed(self, error: BaseException) -> None:
+        # The hook cannot fail the statement: the error is raised when the stretch ends.
+        if self.failure is None:
+            self.failure = error
 
     def _hook(self, update: apsw.PreUpdate) -> None:
         if not self.recording or update.database_name != "main":
             return
         name = update.table_name
         layout = self._layouts.get(name, _PENDING)
+        if layout is None:
+            return
+        opcode = update.opcode
         try:
-            if layout is _PENDING:
-                # Layouts are read outside the hook: SQL cannot run inside it.
-                opcode = update.opcode
-                self._pending.append(
-                    (
-                        name,
-                        opcode,
-                        None if opcode == _INSERT else update.old,
-                        None if opcode == _DELETE else update.new,
-                    )
-                )
-                return
-            if layout is None:
-                return
-            opcode = update.opcode
-            if opcode == _INSERT:
-                self._note(name, layout, None, update.new)
-            elif opcode == _DELETE:
-                self._note(name, layout, update.old, None)
-            else:
-                self._note(name, layout, update.old, None)
-                self._note(name, layout, None, update.new)
+            old = None if opcode == _INSERT else update.old
         except BaseException as error:
-            # The hook cannot fail the statement: the error is raised when the stretch ends.
-            if self.failure is None:
-                self.failure = error
-            opcode = update.opcode
-            if opcode != _DELETE:
-                self.lost.append((name, update.rowid if opcode == _INSERT else update.rowid_new))
+            self._failed(error)
+            self.unrestorable = True
+            return
+        try:
+            new = None if opcode == _DELETE else update.new
+        except BaseException as error:
+            # Text that is not UTF-8, say: the row cannot be keyed, but can be found by rowid.
+            self._failed(error)
+            self.lost.append((name, update.rowid if opcode == _INSERT else update.rowid_new))
+            new = None
+            if old is None:
+                return
+        if layout is _PENDING:
+            # Layouts are read outside the hook: SQL cannot run inside it.
+            self._pending.append((name, opcode, old, new))
+            return
+        try:
+            if old is not None:
+                self._note(name, layout, old, None)
+            if new is not None:
+                self._note(name, layout, None, new)
+        except BaseException as error:
+            self._failed(error)
 
     def _note(self, name: str, layout: _Layout, old: Any, new: Any) -> None:
+        if layout.stat1:
+            # A session records ANALYZE's rows with a NULL index name as an empty blob.
+            old, new = _stat1_row(old), _stat1_row(new)
         row = old if old is not None else new
         if len(row) != layout.width:
             raise apsw.SchemaChangeError(f"table {name} changed its columns while recording")
         key_positions = layout.key
         if len(key_positions) == 1:
             part = row[key_positions[0]]
-            if part is None and name != "sqlite_stat1":
+            if part is None:
                 return
             exact: Any = _exact(part)
             values: tuple[Any, ...] = (part,)
         else:
             values = tuple([row[position] for position in key_positions])
-            if None in values and name != "sqlite_stat1":
+            if None in values:
                 return
             exact = tuple(map(_exact, values))
         rows = self.rows.get(name)
@@ -194,15 +258,15 @@ class Capture:
             rows[exact] = (values, old if old is None else tuple([old[i] for i in layout.stored]))
 
     def _layout(self, name: str) -> _Layout | None:
-        layout = self._layouts.get(name, _PENDING)
-        if layout is not _PENDING:
-            return layout
+        if name in self._layouts:
+            return self._layouts[name]
         found: _Layout | None = None
         if self._filter is None or self._filter(name):
             xinfo = self._conn.execute(f"PRAGMA main.table_xinfo({_quote(name)})").fetchall()
             if name == "sqlite_stat1":
                 # A session keys ANALYZE's table by its table and index names.
-                xinfo = [(*row[:5], {"tbl": 1, "idx": 2}.get(row[1], 0), row[6]) for row in xinfo]
+                keyed = {"tbl": 1, "idx": 2}
+                xinfo = [(*row[:5], keyed.get(str(row[1]), 0), row[6]) for row in xinfo]
             if any(row[5] for row in xinfo):
                 found = _Layout(name, xinfo)
         self._layouts[name] = found
@@ -210,18 +274,17 @@ class Capture:
 
     def _settle(self) -> None:
         pending, self._pending = self._pending, []
-        for name, opcode, old, new in pending:
+        for name, _opcode, old, new in pending:
             layout = self._layout(name)
             if layout is None:
                 continue
             try:
-                if opcode != _INSERT:
+                if old is not None:
                     self._note(name, layout, old, None)
-                if opcode != _DELETE:
+                if new is not None:
                     self._note(name, layout, None, new)
             except BaseException as error:
-                if self.failure is None:
-                    self.failure = error
+                self._failed(error)
 
     def changes(self) -> list[Change]:
         """The net change of every touched row, as a changeset would hold it.
@@ -229,6 +292,12 @@ class Capture:
         Raises what the hook could not read, or what reading a row back raised
         (text that is not UTF-8, say); ``undo`` then puts the rows back.
         """
+        if self._session is not None:
+            self._changeset = self._session.changeset()
+            return [
+                (change.name, change.op, change.old, change.new)
+                for change in apsw.Changeset.iter(self._changeset)
+            ]
         if self._pending:
             self._settle()
         if self.failure is not None:
@@ -259,9 +328,20 @@ class Capture:
 
     def undo(self) -> None:
         """Put every touched row back as it was when first seen; raises if one cannot be."""
+        conn = self._conn
+        if self._session is not None:
+            if not self._changeset:
+                raise apsw.SQLError("the session's changes could not be read")
+            apsw.Changeset.apply(
+                apsw.Changeset.invert(self._changeset),
+                conn,
+                conflict=lambda _reason, _change: apsw.SQLITE_CHANGESET_ABORT,
+            )
+            return
         if self._pending:
             self._settle()
-        conn = self._conn
+        if self.unrestorable:
+            raise apsw.SQLError("a row's values before the change could not be read")
         recording, self.recording = self.recording, False
         try:
             with conn:
@@ -292,3 +372,14 @@ class Capture:
 
 
 _PENDING: Any = object()
+# Schema text's hash -> whether a store of that schema records with a session.
+_BY_SESSION: dict[str, bool] = {}
+
+
+def _has_virtual_columns(conn: apsw.Connection) -> bool:
+    """Whether a table of ``main`` has a virtual generated column (hidden 2 in table_xinfo)."""
+    found = conn.execute(
+        "SELECT 1 FROM pragma_table_list AS t, pragma_table_xinfo(t.name) AS c "
+        "WHERE t.schema = 'main' AND t.type = 'table' AND c.hidden = 2 LIMIT 1"
+    ).fetchone()
+    return found is not None

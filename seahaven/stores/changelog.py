@@ -214,7 +214,7 @@ def render_changes(
             ]
             before = {columns[index]: json_value(old[index]) for index in changed}
             after = {columns[index]: json_value(new[index]) for index in changed}
-            changes = (
+            body = (
                 ',"before":'
                 + _object_text(names, changed, old)
                 + ',"after":'
@@ -253,10 +253,10 @@ def render_changes(
                 text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
             if op == "insert":
                 before, after = None, whole
-                changes = ',"before":null,"after":' + text
+                body = ',"before":null,"after":' + text
             else:
                 before, after = whole, None
-                changes = ',"before":' + text + ',"after":null'
+                body = ',"before":' + text + ',"after":null'
         if len(key_columns) == 1:
             index = key_columns[0]
             raw_key: tuple[Any, ...] = (source[index],)
@@ -276,7 +276,7 @@ def render_changes(
             )
         record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after, actor))
         rendered.append(
-            (record, opening + shape.prefixes[op] + key_text + "}" + changes + closing, raw_key)
+            (record, opening + shape.prefixes[op] + key_text + "}" + body + closing, raw_key)
         )
     return rendered
 
