@@ -356,3 +356,40 @@ def test_a_store_without_one_records_with_the_hook() -> None:
         inst.call("add", id=3)
         assert inst.calls.runtimes[0].capture.by_session is False
         assert [record.after for record in inst.change_log()] == [{"id": 3, "p": 1}]
+
+
+SCRIBE = seahaven.World(
+    name="scribe",
+    version="1.0.0",
+    schema="CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);",
+    state_format="seahaven.state/1",
+)
+
+
+@SCRIBE.tool
+def note(ctx: seahaven.Ctx, id: int, body: str, watch: bool = False) -> None:
+    """Write a note; with ``watch``, open a session on the store's connection first."""
+    if watch:
+        session = apsw.Session(ctx.db.conn, "main")
+        session.attach()
+    ctx.db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", id, body)
+
+
+def test_a_session_held_on_a_stores_connection_is_refused_and_then_let_go() -> None:
+    with SCRIBE.instance() as inst:
+        inst.call("note", id=1, body="before")
+        session = apsw.Session(inst.db.conn, "main")
+        session.attach()
+        with pytest.raises(seahaven.WorldBug, match="session is attached to this store"):
+            inst.call("note", id=2, body="refused")
+        session.close()
+        inst.call("note", id=3, body="after")
+        assert [record.key for record in inst.change_log()] == [{"id": 1}, {"id": 3}]
+
+
+def test_a_session_opened_inside_a_call_stops_the_instance() -> None:
+    with SCRIBE.instance() as inst:
+        with pytest.raises(seahaven.WorldBug, match="refuses further use"):
+            inst.call("note", id=1, body="unseen", watch=True)
+        with pytest.raises(seahaven.WorldBug, match="no longer matches its state document"):
+            inst.state()

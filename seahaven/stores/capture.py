@@ -22,6 +22,8 @@ from typing import Any
 
 import apsw
 
+from seahaven.errors import WorldBug
+
 __all__ = ["Capture", "Change", "same_value"]
 
 # (table, op, old, new) in a changeset's shape: an insert has new alone, a delete old
@@ -101,10 +103,11 @@ class Capture:
     """
 
     __slots__ = (
+        "_changes_before",
         "_changeset",
         "_conn",
+        "_events",
         "_filter",
-        "_hooked",
         "_layouts",
         "_pending",
         "_schema",
@@ -125,12 +128,14 @@ class Capture:
     ) -> None:
         self._conn = conn
         self._filter = table_filter
-        self._hooked = False
         # Whether a session records this store; None until it first records. ``schema``
         # names the store's schema, so the answer is worked out once per schema.
         self.by_session: bool | None = _BY_SESSION.get(schema) if schema is not None else None
         self._session: apsw.Session | None = None
         self._changeset = b""
+        # Hook calls, and the connection's total_changes(), since recording started.
+        self._events = 0
+        self._changes_before = 0
         # table -> its layout, or None for a table that is not recorded.
         self._layouts: dict[str, _Layout | None] = {}
         # Events on tables whose layout is not known yet: it is read when the stretch ends.
@@ -163,9 +168,18 @@ class Capture:
                     session.close()
                     raise
                 self._session = session
-        elif not self._hooked:
-            self._conn.preupdate_hook(self._hook, id=_HOOK_ID)
-            self._hooked = True
+        else:
+            # Installed again each time (a tenth of a microsecond): APSW refuses it while a
+            # session of someone else's holds the connection's hook, and puts it back
+            # once such a session has closed, so no stretch records with the hook lost.
+            try:
+                self._conn.preupdate_hook(self._hook, id=_HOOK_ID)
+            except apsw.Error:
+                raise
+            except Exception as error:
+                raise WorldBug(_SESSION_HOLDS_HOOK) from error
+            self._events = 0
+            self._changes_before = self._conn.total_changes()
         self.recording = True
 
     def stop(self) -> None:
@@ -190,6 +204,9 @@ class Capture:
         """Whether nothing has been touched since recording started."""
         if self._session is not None:
             return bool(self._session.is_empty)
+        if self._events == 0:
+            # Nothing seen: empty, unless rows changed where the hook could not see them.
+            return bool(self._conn.total_changes() == self._changes_before)
         return not self.rows and not self._pending and self.failure is None
 
     def _failed(self, error: BaseException) -> None:
@@ -198,7 +215,10 @@ class Capture:
             self.failure = error
 
     def _hook(self, update: apsw.PreUpdate) -> None:
-        if not self.recording or update.database_name != "main":
+        if not self.recording:
+            return
+        self._events += 1
+        if update.database_name != "main":
             return
         name = update.table_name
         layout = self._layouts.get(name, _PENDING)
@@ -302,6 +322,11 @@ class Capture:
             self._settle()
         if self.failure is not None:
             raise self.failure
+        if self._events == 0 and self._conn.total_changes() != self._changes_before:
+            # Rows changed and the hook saw none: a session opened on the connection took it,
+            # so what changed is unknown and cannot be put back.
+            self.unrestorable = True
+            raise WorldBug(_SESSION_HOLDS_HOOK)
         found: list[Change] = []
         execute = self._conn.execute
         for name, rows in self.rows.items():
@@ -372,6 +397,11 @@ class Capture:
 
 
 _PENDING: Any = object()
+_SESSION_HOLDS_HOOK = (
+    "an SQLite session is attached to this store's connection, and it holds the preupdate "
+    "hook the change log records with; close it (to compare a store's contents, diff two "
+    "images with a session on a connection of your own)"
+)
 # Schema text's hash -> whether a store of that schema records with a session.
 _BY_SESSION: dict[str, bool] = {}
 
