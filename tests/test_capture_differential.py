@@ -284,6 +284,23 @@ def test_a_table_the_store_does_not_track_is_not_captured(untracked: bool) -> No
     assert tables == ({"audit"} if untracked else {"a", "audit"})
 
 
+def test_text_that_is_not_utf8_fails_only_in_a_table_the_capture_records() -> None:
+    # A session never reads a row of a table without a key or of one it does not
+    # track, so such a row's text cannot fail the stretch; a recorded one's can.
+    bad = "CAST(X'FF' AS TEXT)"
+    conn = _connection()
+    capture = Capture(conn, lambda name: name != "audit")
+    capture.start()
+    conn.execute(f"INSERT INTO d (p, q) VALUES (1, {bad})")
+    conn.execute(f"INSERT INTO audit (what) VALUES ({bad})")
+    assert capture.changes() == []
+    conn.execute(f"INSERT INTO b (k, v) VALUES ('bad', {bad})")
+    with pytest.raises(UnicodeDecodeError):
+        capture.changes()
+    capture.undo()
+    assert conn.execute("SELECT count(*) FROM b WHERE k = 'bad'").fetchone() == (0,)
+
+
 # --- through an instance ---------------------------------------------------------------------
 
 GENERATED = seahaven.World(

@@ -139,7 +139,7 @@ class Capture:
         # table -> its layout, or None for a table that is not recorded.
         self._layouts: dict[str, _Layout | None] = {}
         # Events on tables whose layout is not known yet: it is read when the stretch ends.
-        self._pending: list[tuple[str, int, Any, Any]] = []
+        self._pending: list[tuple[str, Any, Any, BaseException | None, int | None]] = []
         self.recording = False
         # table -> {exact key: (key values, the row's values when first seen, or _ABSENT)}
         self.rows: dict[str, dict[Any, tuple[tuple[Any, ...], Any]]] = {}
@@ -209,11 +209,6 @@ class Capture:
             return bool(self._conn.total_changes() == self._changes_before)
         return not self.rows and not self._pending and self.failure is None
 
-    def _failed(self, error: BaseException) -> None:
-        # The hook cannot fail the statement: the error is raised when the stretch ends.
-        if self.failure is None:
-            self.failure = error
-
     def _hook(self, update: apsw.PreUpdate) -> None:
         if not self.recording:
             return
@@ -222,35 +217,59 @@ class Capture:
             return
         name = update.table_name
         layout = self._layouts.get(name, _PENDING)
+        if layout is _PENDING and self._filter is not None and not self._filter(name):
+            layout = self._layouts[name] = None
         if layout is None:
             return
         opcode = update.opcode
+        error: BaseException | None = None
+        lost: int | None = None
         try:
             old = None if opcode == _INSERT else update.old
-        except BaseException as error:
-            self._failed(error)
-            self.unrestorable = True
+        except BaseException as failure:
+            # Values from before the change that cannot be read cannot be put back either.
+            self._event(name, layout, _UNRESTORABLE, None, failure, None)
             return
         try:
             new = None if opcode == _DELETE else update.new
-        except BaseException as error:
+        except BaseException as failure:
             # Text that is not UTF-8, say: the row cannot be keyed, but can be found by rowid.
-            self._failed(error)
-            self.lost.append((name, update.rowid if opcode == _INSERT else update.rowid_new))
-            new = None
-            if old is None:
-                return
+            error, new = failure, None
+            lost = update.rowid if opcode == _INSERT else update.rowid_new
+        self._event(name, layout, old, new, error, lost)
+
+    def _event(
+        self,
+        name: str,
+        layout: _Layout | None,
+        old: Any,
+        new: Any,
+        error: BaseException | None,
+        lost: int | None,
+    ) -> None:
         if layout is _PENDING:
-            # Layouts are read outside the hook: SQL cannot run inside it.
-            self._pending.append((name, opcode, old, new))
+            # Layouts are read outside the hook (SQL cannot run inside it), when the stretch
+            # ends; so is whether the table is recorded at all, which decides the error's fate.
+            self._pending.append((name, old, new, error, lost))
+            return
+        assert layout is not None
+        if error is not None:
+            # The hook cannot fail the statement: the error is raised when the stretch ends.
+            if self.failure is None:
+                self.failure = error
+            if lost is not None:
+                self.lost.append((name, lost))
+        if old is _UNRESTORABLE:
+            self.unrestorable = True
             return
         try:
             if old is not None:
                 self._note(name, layout, old, None)
             if new is not None:
                 self._note(name, layout, None, new)
-        except BaseException as error:
-            self._failed(error)
+        except BaseException as failure:
+            if self.failure is None:
+                self.failure = failure
 
     def _note(self, name: str, layout: _Layout, old: Any, new: Any) -> None:
         if layout.stat1:
@@ -294,17 +313,10 @@ class Capture:
 
     def _settle(self) -> None:
         pending, self._pending = self._pending, []
-        for name, _opcode, old, new in pending:
+        for name, old, new, error, lost in pending:
             layout = self._layout(name)
-            if layout is None:
-                continue
-            try:
-                if old is not None:
-                    self._note(name, layout, old, None)
-                if new is not None:
-                    self._note(name, layout, None, new)
-            except BaseException as error:
-                self._failed(error)
+            if layout is not None:
+                self._event(name, layout, old, new, error, lost)
 
     def changes(self) -> list[Change]:
         """The net change of every touched row, as a changeset would hold it.
@@ -397,6 +409,8 @@ class Capture:
 
 
 _PENDING: Any = object()
+# In place of a row's old values that could not be read.
+_UNRESTORABLE: Any = object()
 _SESSION_HOLDS_HOOK = (
     "an SQLite session is attached to this store's connection, and it holds the preupdate "
     "hook the change log records with; close it (to compare a store's contents, diff two "
