@@ -236,6 +236,17 @@ class Capture:
             # Text that is not UTF-8, say: the row cannot be keyed, but can be found by rowid.
             error, new = failure, None
             lost = update.rowid if opcode == _INSERT else update.rowid_new
+        if error is None and layout is not _PENDING:
+            # The usual event, on a table met before: noted here, without another call.
+            try:
+                if old is not None:
+                    self._note(name, layout, old, None)
+                if new is not None:
+                    self._note(name, layout, None, new)
+            except BaseException as failure:
+                if self.failure is None:
+                    self.failure = failure
+            return
         self._event(name, layout, old, new, error, lost)
 
     def _event(
