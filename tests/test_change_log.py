@@ -1,8 +1,8 @@
 """The change log: what a call changed, one record per row per call, and how records are ordered.
 
 Every rule here is observed through the public surface (``inst.change_log()``,
-``inst.state()``, ``inst.inspect()``) except the session bookkeeping, which is
-watched by wrapping ``apsw.Session`` so the test can count what is open.
+``inst.state()``, ``inst.inspect()``) except which stores record, which is
+watched by wrapping ``Capture.start`` so the test can count which stores record.
 """
 
 import json
@@ -13,6 +13,7 @@ import apsw
 import pytest
 
 import seahaven
+from seahaven.stores.capture import Capture
 
 SCHEMA = """
 CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);
@@ -564,76 +565,67 @@ def test_a_call_across_nodes_shares_one_ordinal_and_sorts_by_node_path() -> None
         assert inst.call_count == 2
 
 
-class _SessionWatch:
-    """Stands in for ``apsw.Session`` and keeps count of which sessions are open where."""
-
-    real = apsw.Session
+class _StartWatch:
+    """Wraps ``Capture.start`` and keeps count of how many times a store started recording."""
 
     def __init__(self) -> None:
-        self.open: list[tuple[apsw.Connection, Any]] = []
-        self.opened = 0
+        self.started = 0
+        self.real = Capture.start
 
-    def __call__(self, conn: apsw.Connection, schema: str) -> Any:
+    def start(self) -> Any:
+        """A stand-in for ``Capture.start`` that counts, then starts."""
         watch = self
-        real = self.real(conn, schema)
 
-        class Watched:
-            def __getattr__(self, name: str) -> Any:
-                return getattr(real, name)
+        def start(capture: Capture) -> None:
+            watch.started += 1
+            watch.real(capture)
 
-            def close(self) -> None:
-                watch.open.remove((conn, self))
-                real.close()
-
-        watched = Watched()
-        self.open.append((conn, watched))
-        self.opened += 1
-        return watched
-
-    def connections(self) -> list[apsw.Connection]:
-        """The connection of every session open right now."""
-        return [conn for conn, _ in self.open]
+        return start
 
 
-def test_one_session_per_node_per_call_opened_with_the_call_and_closed_with_it(
+def _recording(inst: seahaven.Instance) -> list[str]:
+    """The path of every store of ``inst`` recording right now."""
+    return [runtime.path for runtime in inst.calls.runtimes if runtime.capture.recording]
+
+
+def test_each_store_a_call_reaches_records_with_the_call_and_stops_with_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    watch = _SessionWatch()
-    seen: dict[str, list[apsw.Connection]] = {}
+    watch = _StartWatch()
+    seen: dict[str, list[str]] = {}
     nested = seahaven.World(
         name="nested", version="1.0.0", schema=STORE_SCHEMA, state_format="seahaven.state/1"
     )
     child = _store("child_store")
     nested.add_world(child, name="child", tool_prefix="child_")
+    instances: list[seahaven.Instance] = []
 
     @child.middleware
     def look(ctx: seahaven.Ctx, call: seahaven.Call, next_: Any) -> Any:
-        seen.setdefault("inside the child", watch.connections())
+        seen.setdefault("inside the child", _recording(instances[0]))
         return next_(ctx, call)
 
     @nested.tool
     def both(ctx: seahaven.Ctx) -> None:
         """Write the root, then the child through its handle."""
-        seen["root only"] = watch.connections()
+        seen["root only"] = _recording(instances[0])
         ctx.db.execute("INSERT INTO entries (id, v) VALUES ('r', 'root')")
         ctx.worlds.child.call("record", id="c", v="child")
 
     with nested.instance() as inst:
-        root_conn = inst.db.conn
-        monkeypatch.setattr(apsw, "Session", watch)
-        assert watch.open == []
+        instances.append(inst)
+        monkeypatch.setattr(Capture, "start", watch.start())
+        assert _recording(inst) == []
         inst.call("both")
-        assert seen["root only"] == [root_conn]
-        child_sessions = seen["inside the child"]
-        assert len(child_sessions) == 2 and child_sessions[0] is root_conn
-        assert child_sessions[1] is not root_conn
-        assert watch.open == []  # the call is over: nothing is recording
-        assert watch.opened == 2
+        assert seen["root only"] == ["main"]
+        assert seen["inside the child"] == ["main", "child"]
+        assert _recording(inst) == []  # the call is over: nothing is recording
+        assert watch.started == 2
         # A surface call into the child records the child alone: the root has no
         # middleware on the route that could write to it.
         inst.call("child_record", id="d", v="again")
-        assert watch.opened == 3
-        assert watch.open == []
+        assert watch.started == 3
+        assert _recording(inst) == []
         assert len(inst.change_log()) == 3
 
 

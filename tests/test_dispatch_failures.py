@@ -20,6 +20,7 @@ import seahaven
 import seahaven.calls.activation
 import seahaven.calls.dispatch
 from seahaven.stores.arguments import MAX_ARGUMENT_DEPTH
+from seahaven.stores.capture import Capture
 
 
 def world_with(middleware: bool) -> seahaven.World:
@@ -170,30 +171,24 @@ def test_a_failure_rendering_the_records_takes_the_rows_back_out(
 ) -> None:
     with world_with(False).instance() as inst:
         inst.call("jot", id="kept")
-        real = seahaven.calls.activation.render_changeset
+        real = seahaven.calls.activation.render_changes
 
         def failing(*args: Any) -> Any:
             raise raised()
 
-        monkeypatch.setattr(seahaven.calls.activation, "render_changeset", failing)
+        monkeypatch.setattr(seahaven.calls.activation, "render_changes", failing)
         # An Exception becomes the framework's WorldBug; Ctrl-C stays Ctrl-C.
         expected = raised if not issubclass(raised, Exception) else seahaven.WorldBug
         with pytest.raises(expected):
             inst.call("jot", id="undone")
-        monkeypatch.setattr(seahaven.calls.activation, "render_changeset", real)
+        monkeypatch.setattr(seahaven.calls.activation, "render_changes", real)
         assert stored_ids(inst) == ["kept"]
         assert_whole(inst, 2)
 
 
-class _Unappliable:
-    """Stands in for ``apsw.Changeset``: inverts, then fails to apply, as a full disk would."""
-
-    invert = staticmethod(apsw.Changeset.invert)
-    iter = staticmethod(apsw.Changeset.iter)
-
-    @staticmethod
-    def apply(*args: Any, **kwargs: Any) -> None:
-        raise apsw.FullError("database or disk is full")
+def _unappliable(self: Any) -> None:
+    """Stands in for ``Capture.undo``: fails to put the rows back, as a full disk would."""
+    raise apsw.FullError("database or disk is full")
 
 
 @pytest.mark.usefixtures("on_disk")
@@ -205,8 +200,8 @@ def test_rows_that_can_be_neither_logged_nor_undone_make_the_instance_refuse_use
     def failing(*args: Any) -> Any:
         raise MemoryError()
 
-    monkeypatch.setattr(seahaven.calls.activation, "render_changeset", failing)
-    monkeypatch.setattr(apsw, "Changeset", _Unappliable)
+    monkeypatch.setattr(seahaven.calls.activation, "render_changes", failing)
+    monkeypatch.setattr(Capture, "undo", _unappliable)
     with pytest.raises(seahaven.WorldBug, match="refuses further use: destroy it"):
         inst.call("jot", id="stuck")
     monkeypatch.undo()

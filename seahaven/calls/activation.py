@@ -3,10 +3,11 @@
 An *activation* is one stretch of work on an instance: an agent's call (with
 every nested call it makes), a ``bulk()`` block, or instance startup. World
 handles live exactly as long as their activation. While an activation records,
-every node it touches has an SQLite session open, and at the end of each call
-the sessions are rendered into change-log records carrying that call's
-ordinal. Which thread is inside world code (and how deep) is kept here too, so
-the instance can refuse what world code may not do.
+every node it touches records through its store's ``Capture`` (SQLite's
+preupdate hook), and at the end of each call the net changes are rendered into
+change-log records carrying that call's ordinal. Which thread is inside world
+code (and how deep) is kept here too, so the instance can refuse what world code
+may not do.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import apsw
 from seahaven.declaration.context import Ctx, Worlds
 from seahaven.declaration.tool import Call
 from seahaven.errors import WorldBug
-from seahaven.stores.changelog import LogRecord, render_changeset, sort_key
+from seahaven.stores.capture import Change
+from seahaven.stores.changelog import LogRecord, render_changes, sort_key
 from seahaven.stores.names import AGENT
 
 if TYPE_CHECKING:
@@ -132,8 +134,8 @@ class Activation:
         self.thread = threading.get_ident()
         self.alive = True
         self.recording = recording
-        # node index -> (runtime, session), for the segment being recorded now.
-        self.sessions: dict[int, tuple[NodeRuntime, apsw.Session]] = {}
+        # node index -> runtime, for each store the segment being recorded now records.
+        self.sessions: dict[int, NodeRuntime] = {}
         self.ordinal: int | None = None
         # Who the segment being recorded now is by: its records carry it, as they carry ordinal.
         self.actor = actor
@@ -143,73 +145,60 @@ class Activation:
         self._worlds: dict[int, Worlds] = {}
         # Why the stores now hold a change the log cannot show, once that has happened.
         self.diverged: str | None = None
-        # Why some writes of this activation would go unrecorded (a session not reopened).
+        # Why some writes of this activation would go unrecorded (a store not recording again).
         self.unrecorded: str | None = None
 
     def touch(self, runtime: NodeRuntime) -> None:
         """Make sure ``runtime``'s writes in this activation are recorded."""
         if self.recording and runtime.index not in self.sessions:
-            session = apsw.Session(runtime.conn, "main")
-            try:
-                if runtime.table_filter is not None:
-                    session.table_filter(runtime.table_filter)
-                session.attach()
-            except BaseException:
-                session.close()
-                raise
-            self.sessions[runtime.index] = (runtime, session)
+            runtime.capture.start()
+            self.sessions[runtime.index] = runtime
 
     def flush(self) -> list[NodeRuntime]:
-        """Render the open sessions into records under the current ordinal, and close them.
+        """Render what the recording stores changed into records under the current ordinal.
 
-        Returns the nodes whose sessions were closed, so a caller can reopen them.
+        Returns the nodes that stopped recording, so a caller can start them again.
         Whatever interrupts it (an unrenderable value, ``MemoryError``, Ctrl-C), every
-        session is closed and what was written is taken back out, or, when that
+        store stops recording and what was written is taken back out, or, when that
         cannot be done, ``diverged`` says so.
         """
         sessions = self.sessions
         if not sessions:
             return []
-        if len(sessions) == 1:
-            # One store that recorded nothing, a read's usual end: close it and be done.
-            for runtime, session in sessions.values():
-                try:
-                    empty = session.is_empty
-                except BaseException:
-                    empty = False  # the general loop below meets it again and says so
-                if empty:
-                    session.close()
-                    sessions.clear()
-                    return [runtime]
-        touched = [runtime for runtime, _ in self.sessions.values()]
-        taken: list[tuple[NodeRuntime, bytes]] = []
-        unread: list[str] = []
+        touched = list(sessions.values())
+        if len(touched) == 1:
+            # One store that recorded nothing, a read's usual end: stop it and be done.
+            capture = touched[0].capture
+            if capture.is_empty:
+                capture.stop()
+                sessions.clear()
+                return touched
+        taken: list[tuple[NodeRuntime, list[Change]]] = []
+        written: list[NodeRuntime] = []
         failure: BaseException | None = None
-        for runtime, session in self.sessions.values():
-            try:
-                # A session that recorded nothing (a call that only read) has no changeset
-                # worth preparing: SQLite answers this without looking at a table.
-                changeset = b"" if session.is_empty else session.changeset()
-            except BaseException as error:
-                failure = failure or error
-                unread.append(runtime.path)
-                continue
-            finally:
-                session.close()
-            if changeset:
-                taken.append((runtime, changeset))
-        self.sessions.clear()
         rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
         try:
+            for runtime in touched:
+                capture = runtime.capture
+                if capture.is_empty:
+                    continue
+                written.append(runtime)
+                try:
+                    changes = capture.changes()
+                except BaseException as error:
+                    failure = failure or error
+                    continue
+                if changes:
+                    taken.append((runtime, changes))
             if failure is not None:
                 raise failure
             # Records are kept by store, table and key (``sort_key``): stores in path
             # order, then each store's own records sorted, which is the same order
             # without a key worked out for a store's only record.
-            for runtime, changeset in sorted(taken, key=_by_path) if len(taken) > 1 else taken:
-                part = render_changeset(
+            for runtime, changes in sorted(taken, key=_by_path) if len(taken) > 1 else taken:
+                part = render_changes(
                     runtime.path,
-                    changeset,
+                    changes,
                     self.ordinal,
                     runtime.describe_table,
                     runtime.shapes,
@@ -221,36 +210,31 @@ class Activation:
         except BaseException as error:
             # The rows are written but cannot be logged: take them back out, so the
             # instance never holds a change its state document does not show.
-            problem = self._unrecordable(taken, unread, error)
+            try:
+                problem = self._unrecordable(written, error)
+            finally:
+                self.discard()
             if isinstance(error, Exception):
                 raise problem from error
             raise
+        self.discard()
         if rendered:
             self.records.extend([record for record, _, _ in rendered])
             self.texts.extend([text for _, text, _ in rendered])
         return touched
 
-    def _unrecordable(
-        self, taken: list[tuple[NodeRuntime, bytes]], unread: list[str], error: BaseException
-    ) -> WorldBug:
-        """Undo the changes ``taken`` records, and say why they could not be logged."""
+    def _unrecordable(self, written: list[NodeRuntime], error: BaseException) -> WorldBug:
+        """Put back the rows ``written`` changed, and say why they could not be logged."""
         why = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-        stores = ", ".join([runtime.path for runtime, _ in taken] + unread)
+        stores = ", ".join([runtime.path for runtime in written])
         try:
-            for runtime, changeset in reversed(taken):
-                apsw.Changeset.apply(
-                    apsw.Changeset.invert(changeset),
-                    runtime.conn,
-                    conflict=lambda _reason, _change: apsw.SQLITE_CHANGESET_ABORT,
-                )
+            for runtime in reversed(written):
+                runtime.capture.undo()
         except apsw.Error as undo_error:
             self.diverged = (
                 f"what was written to {stores} could not be recorded ({why}) nor undone "
                 f"({type(undo_error).__name__}: {undo_error})"
             )
-        if unread:
-            # A session whose changes could not be read cannot be undone either.
-            self.diverged = f"what was written to {', '.join(unread)} could not be read ({why})"
         if self.diverged is not None:
             return WorldBug(
                 f"{self.diverged}; this instance no longer matches its state document, so it "
@@ -262,9 +246,9 @@ class Activation:
         )
 
     def discard(self) -> None:
-        """Close the open sessions without rendering them."""
-        for _, session in self.sessions.values():
-            session.close()
+        """Stop recording the stores, keeping nothing of what they recorded."""
+        for runtime in self.sessions.values():
+            runtime.capture.stop()
         self.sessions.clear()
 
     def end(self) -> None:
@@ -304,7 +288,7 @@ class Activation:
         )
 
 
-def _by_path(taken: tuple[NodeRuntime, bytes]) -> str:
+def _by_path(taken: tuple[NodeRuntime, list[Change]]) -> str:
     return taken[0].path
 
 

@@ -112,10 +112,9 @@ def record_net(calls: CallsOwner) -> Iterator[None]:
     """Record the block's calls together: one net change per row, logged when it ends.
 
     Each call runs as usual (its call record, its clock tick, its transaction)
-    but opens no change-capture session of its own: one session per store
-    covers the whole block, and its net changes join the change log at the end
-    with no call ordinal, as a ``bulk()`` block's do. The instance is this
-    thread's for the block.
+    but records nothing of its own: every store records for the whole block,
+    and the net changes join the change log at the end with no call ordinal,
+    as a ``bulk()`` block's do. The instance is this thread's for the block.
     """
     calls.check_usable()
     calls.refuse_inside("record_net() cannot start inside a call or a bulk() block")

@@ -37,6 +37,7 @@ from seahaven.declaration.context import InstanceInfo
 from seahaven.errors import WorldBug
 from seahaven.fixtures.preparation import copy_state_file
 from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
+from seahaven.stores.capture import Capture
 from seahaven.stores.changelog import Shape
 from seahaven.stores.clock import Clock
 from seahaven.stores.db import (
@@ -103,6 +104,7 @@ class NodeRuntime:
         "_extra_tables",
         "_journal",
         "_loads",
+        "capture",
         "children",
         "clock",
         "file",
@@ -156,6 +158,8 @@ class NodeRuntime:
             else frozenset(tracked).__contains__
         )
         self._extra_tables: dict[str, TableInfo] = {}
+        # What a recording activation changed on this store (its preupdate hook, once used).
+        self.capture = Capture(conn, self.table_filter, world.schema_info.hash)
         # How the change log renders each table this store's calls change, by table name.
         self.shapes: dict[str, Shape] = {}
 
@@ -234,6 +238,8 @@ class NodeRuntime:
             raise WorldBug(f"the store at {self.path!r} is a file; only a store in memory loads")
         self._conn.deserialize("main", image)
         self._loads += 1
+        # The image may hold tables of another shape than the one the capture knew.
+        self.capture.forget_layouts()
 
     def image_version(self) -> tuple[int, int, int]:
         """What changes whenever the store's content may have: a reader's copy is renewed then."""

@@ -275,12 +275,12 @@ def execute(
     # A door that writes runs its statement in a savepoint of its own, so that a
     # statement refused after it ran (it stored text that is not UTF-8) leaves nothing.
     writes = not authorizer.read_only
-    sessions: list[apsw.Session] = []
+    watch: _WrittenText | None = None
     if writes:
         conn.execute(f"SAVEPOINT {_SAVEPOINT}")
     try:
         if writes:
-            sessions = _watch_writes(conn, known.schemas)
+            watch = _WrittenText(conn, known.schemas)
         with _installed(conn, gate, max_sql_bytes):
             cursor = conn.cursor()
             try:
@@ -317,23 +317,84 @@ def execute(
                 ) from None
             finally:
                 cursor.close(force=True)
-        _check_written_text(sessions)
+        if watch is not None:
+            watch.check()
     except BaseException:
+        if watch is not None:
+            watch.close()
         if writes:
-            _close_sessions(sessions)
             if deadline is not None and deadline.expired:
                 # Past its deadline the handler stops every statement, this one too.
                 conn.set_progress_handler(None)
             if conn.in_transaction:
                 run_cleanup(conn, f"ROLLBACK TO {_SAVEPOINT}; RELEASE {_SAVEPOINT}")
         raise
+    if watch is not None:
+        watch.close()
     if writes:
-        _close_sessions(sessions)
         conn.execute(f"RELEASE {_SAVEPOINT}")
     return SqlResult(trace.columns, rows, truncated)
 
 
 _SAVEPOINT = "seahaven_sandbox_statement"
+
+
+class _WrittenText:
+    """Watches a statement's writes for text that is not UTF-8 (``CAST(x'ff' AS TEXT)``).
+
+    Such text cannot be read back, by the world's tools, the change log or the
+    state document, so it would break the episode for everyone after the agent.
+    The watch is a preupdate hook of its own beside the store's change capture;
+    on a connection where a session extension already holds the preupdate hook
+    (a caller's own connection), a session per schema watches instead, since
+    the two cannot share a connection.
+    """
+
+    __slots__ = ("_conn", "_sessions", "bad")
+
+    def __init__(self, conn: apsw.Connection, schemas: tuple[str, ...]) -> None:
+        self._conn: apsw.Connection | None = None
+        self._sessions: list[apsw.Session] = []
+        self.bad: str | None = None
+        try:
+            conn.preupdate_hook(self._hook, id=_HOOK_ID)
+            self._conn = conn
+        except Exception:
+            # APSW refuses the hook where a session has it: watch with sessions too.
+            self._sessions = _watch_writes(conn, schemas)
+
+    def _hook(self, update: apsw.PreUpdate) -> None:
+        if self.bad is not None:
+            return
+        opcode = update.opcode
+        try:
+            if opcode == apsw.SQLITE_INSERT:
+                update.new  # noqa: B018 (reading it is the check)
+            elif opcode == apsw.SQLITE_UPDATE:
+                update.update  # noqa: B018 (the changed values alone, as a session keeps them)
+        except UnicodeDecodeError:
+            self.bad = update.table_name
+
+    def check(self) -> None:
+        """Refuse the statement if it wrote text that is not UTF-8."""
+        if self._sessions:
+            _check_written_text(self._sessions)
+        if self.bad is not None:
+            raise StatementFailed(
+                "invalid_text",
+                f"the statement would store text that is not valid UTF-8 in "
+                f"{self.bad}; store bytes as a BLOB (X'...'), or text as text",
+            )
+
+    def close(self) -> None:
+        """Take the hook (or the sessions) off the connection."""
+        if self._conn is not None:
+            self._conn.preupdate_hook(None, id=_HOOK_ID)
+            self._conn = None
+        _close_sessions(self._sessions)
+
+
+_HOOK_ID = "seahaven.sandbox.written_text"
 
 
 def _watch_writes(conn: apsw.Connection, schemas: tuple[str, ...]) -> list[apsw.Session]:
@@ -359,11 +420,7 @@ def _close_sessions(sessions: list[apsw.Session]) -> None:
 
 
 def _check_written_text(sessions: list[apsw.Session]) -> None:
-    """Refuse a statement that stored text which is not UTF-8 (``CAST(x'ff' AS TEXT)``).
-
-    Such text cannot be read back, by the world's tools, the change log or the
-    state document, so it would break the episode for everyone after the agent.
-    """
+    """Refuse a statement that stored text which is not UTF-8, as its sessions recorded it."""
     for session in sessions:
         changeset = session.changeset()
         if not changeset:

@@ -1,7 +1,7 @@
 """The change log and the call log.
 
-SQLite's session extension records what each call changed, one session per
-node per call. When the call commits, its changesets are rendered into
+Each store's ``Capture`` (``seahaven.stores.capture``) records what each call
+changed. When the call ends, the net changes are rendered into
 ``LogRecord``s, sorted, and kept; the state document then only copies them.
 ``CallRecord`` is one dispatched call, whatever it raised. Both say who acted
 (``actor``): the agent, a simulated user, an event, or the harness's setup.
@@ -25,6 +25,7 @@ from seahaven.stores.arguments import (
     kept_arguments,
     kept_error,
 )
+from seahaven.stores.capture import Change
 from seahaven.stores.names import AGENT, SETUP, USER
 from seahaven.stores.schema import TableInfo
 
@@ -36,7 +37,7 @@ __all__ = [
     "json_text",
     "json_value",
     "published",
-    "render_changeset",
+    "render_changes",
     "sort_key",
 ]
 
@@ -174,16 +175,17 @@ def sort_key(record: LogRecord, raw_key: tuple[Any, ...]) -> tuple[Any, ...]:
     return (record.world, record.table, tuple(map(_sort_part, raw_key)))
 
 
-def render_changeset(
+def render_changes(
     path: str,
-    changeset: bytes,
+    changes: Iterable[Change],
     ordinal: int | None,
     describe_table: Callable[[str], TableInfo],
     shapes: dict[str, Shape],
     actor: str = AGENT,
 ) -> list[tuple[LogRecord, str, tuple[Any, ...]]]:
-    """Turn one node's changeset into records, each with its JSON text and its raw key.
+    """Turn one node's changes into records, each with its JSON text and its raw key.
 
+    ``changes`` are ``(table, op, old, new)`` in a changeset's shape (``Capture.changes``).
     The JSON text is the record's ``to_dict()`` as ``json.dumps(...,
     separators=(",", ":"), ensure_ascii=False)`` writes it, so the state
     document's JSON is assembled from the texts and never re-encoded. The raw
@@ -195,16 +197,14 @@ def render_changeset(
     opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
     # The actor closes every record's text: a key added after the ones the format always had.
     closing = _ACTOR_CLOSINGS.get(actor) or ',"actor":' + _encode_text(actor) + "}"
-    for change in apsw.Changeset.iter(changeset):
-        name = change.name
+    for name, op_name, old, new in changes:
         shape = shapes.get(name)
         if shape is None:
             shape = shapes[name] = Shape(path, name, describe_table(name))
         columns, names = shape.columns, shape.names
-        key_columns = shape.key_columns or tuple(sorted(change.pk_columns))
-        op = _OPS[change.op]
+        key_columns = shape.key_columns
+        op = _OPS[op_name]
         if op == "update":
-            old, new = change.old, change.new
             assert old is not None and new is not None
             source = old
             changed = [
@@ -214,14 +214,14 @@ def render_changeset(
             ]
             before = {columns[index]: json_value(old[index]) for index in changed}
             after = {columns[index]: json_value(new[index]) for index in changed}
-            changes = (
+            body = (
                 ',"before":'
                 + _object_text(names, changed, old)
                 + ',"after":'
                 + _object_text(names, changed, new)
             )
         else:
-            row = change.new if op == "insert" else change.old
+            row = new if op == "insert" else old
             assert row is not None
             source = row
             if _PLAIN.issuperset(map(type, row)):
@@ -253,10 +253,10 @@ def render_changeset(
                 text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
             if op == "insert":
                 before, after = None, whole
-                changes = ',"before":null,"after":' + text
+                body = ',"before":null,"after":' + text
             else:
                 before, after = whole, None
-                changes = ',"before":' + text + ',"after":null'
+                body = ',"before":' + text + ',"after":null'
         if len(key_columns) == 1:
             index = key_columns[0]
             raw_key: tuple[Any, ...] = (source[index],)
@@ -276,7 +276,7 @@ def render_changeset(
             )
         record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after, actor))
         rendered.append(
-            (record, opening + shape.prefixes[op] + key_text + "}" + changes + closing, raw_key)
+            (record, opening + shape.prefixes[op] + key_text + "}" + body + closing, raw_key)
         )
     return rendered
 
