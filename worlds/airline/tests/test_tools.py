@@ -386,3 +386,38 @@ def test_status_airports_calculator_and_transfer(instance: seahaven.Instance) ->
         instance.call("transfer_to_human_agents", summary="wants a human") == "Transfer successful"
     )
     assert instance.change_log() == []
+
+
+def test_a_tool_called_again_prepares_none_of_its_statements_again(
+    instance: seahaven.Instance,
+) -> None:
+    # Each statement is prepared once per episode. A bare "col = ?" in a statement with an
+    # ORDER BY would be prepared anew at every execution (SQLite's planner looks at the
+    # bound value): the authorizer, which SQLite asks only while preparing, counts them.
+    # The calls only read: a write's change-log statements are the change log's business.
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("get_user_details", {"user_id": MOHAMED}),
+        ("get_reservation_details", {"reservation_id": "K1NW8N"}),
+        ("search_direct_flight", {"origin": "JFK", "destination": "SFO", "date": "2024-05-26"}),
+        ("search_onestop_flight", {"origin": "JFK", "destination": "SFO", "date": "2024-05-26"}),
+        ("get_flight_status", {"flight_number": "HAT023", "date": "2024-05-26"}),
+    ]
+    conn = instance.db.conn
+    prepared: list[tuple[Any, ...]] = []
+
+    def counting(*action: Any) -> int:
+        prepared.append(action)
+        return 0  # SQLITE_OK
+
+    # Setting an authorizer expires every statement: the first round prepares them all.
+    conn.authorizer = counting
+    try:
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+        assert prepared
+        prepared.clear()
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+    finally:
+        conn.authorizer = None
+    assert prepared == []

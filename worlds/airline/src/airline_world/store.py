@@ -46,21 +46,25 @@ __all__ = [
 
 
 # A reservation's child rows in order. Every tool reads them with these very statements, so
-# an episode prepares each once on its connection, however many tools read them.
+# an episode prepares each once on its connection, however many tools read them. A key is
+# bound as CAST(? AS TEXT) wherever the statement has an ORDER BY: with a bare ``col = ?``
+# there, SQLite's planner marks the statement to be prepared again on every execution (it
+# looks at the bound value), and the key is TEXT either way, so the rows are the same.
 FLIGHTS_OF = (
     "SELECT flight_number, origin, destination, date, price FROM reservation_flights"
-    " WHERE reservation_id = ? ORDER BY position"
+    " WHERE reservation_id = CAST(? AS TEXT) ORDER BY position"
 )
 """A reservation's flights, in order."""
 
 PASSENGERS_OF = (
     "SELECT first_name, last_name, dob FROM reservation_passengers"
-    " WHERE reservation_id = ? ORDER BY position"
+    " WHERE reservation_id = CAST(? AS TEXT) ORDER BY position"
 )
 """A reservation's passengers, in order."""
 
 PAYMENTS_OF = (
-    "SELECT payment_id, amount FROM reservation_payments WHERE reservation_id = ? ORDER BY position"
+    "SELECT payment_id, amount FROM reservation_payments"
+    " WHERE reservation_id = CAST(? AS TEXT) ORDER BY position"
 )
 """A reservation's payment history, in order."""
 
@@ -127,7 +131,10 @@ def payment_method_model(row: dict[str, Any]) -> PaymentMethod:
 
 def user_payment_methods(ctx: seahaven.Ctx, user_id: str) -> dict[str, dict[str, Any]]:
     """A user's payment method rows by id, in the order of their profile."""
-    rows = ctx.db.rows("SELECT * FROM payment_methods WHERE user_id = ? ORDER BY position", user_id)
+    # CAST: see FLIGHTS_OF.
+    rows = ctx.db.rows(
+        "SELECT * FROM payment_methods WHERE user_id = CAST(? AS TEXT) ORDER BY position", user_id
+    )
     return {row["id"]: row for row in rows}
 
 

@@ -148,8 +148,9 @@ def _remove_payment_method(ctx: seahaven.Ctx, user_id: str, payment_id: str) -> 
     assert removed is not None  # checked by the caller
     ctx.db.execute("DELETE FROM payment_methods WHERE user_id = ? AND id = ?", user_id, payment_id)
     later = ctx.db.rows(
-        "SELECT id, position FROM payment_methods WHERE user_id = ? AND position > ?"
-        " ORDER BY position",
+        # CAST: see store.FLIGHTS_OF.
+        "SELECT id, position FROM payment_methods WHERE user_id = CAST(? AS TEXT)"
+        " AND position > ? ORDER BY position",
         user_id,
         removed["position"],
     )
