@@ -421,3 +421,16 @@ def test_a_tool_called_again_prepares_none_of_its_statements_again(
     finally:
         conn.authorizer = None
     assert prepared == []
+
+
+def test_a_creation_time_is_shown_in_est_and_worked_out_once_per_instant() -> None:
+    from airline_world.times import est_from_instant, instant_from_est
+
+    instant = "2024-05-15T20:00:00.000Z"
+    assert est_from_instant(instant) == "2024-05-15T15:00:00"
+    before = est_from_instant.cache_info().hits
+    assert est_from_instant(instant) == "2024-05-15T15:00:00"
+    assert est_from_instant.cache_info().hits == before + 1
+    assert instant_from_est("2024-05-15T15:00:00") == instant
+    with pytest.raises(ValueError):
+        est_from_instant("not an instant")
