@@ -22,13 +22,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_checkout(checkout: Path) -> None:
     """Import ``seahaven`` from ``checkout`` ahead of the installed (editable) one."""
-    package = checkout / "seahaven"
+    load_package("seahaven", checkout / "seahaven")
+
+
+def load_package(name: str, package: Path) -> None:
+    """Import package ``name`` from the directory ``package``, ahead of the installed one."""
     spec = importlib.util.spec_from_file_location(
-        "seahaven", package / "__init__.py", submodule_search_locations=[str(package)]
+        name, package / "__init__.py", submodule_search_locations=[str(package)]
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["seahaven"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
 
 

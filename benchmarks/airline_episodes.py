@@ -10,11 +10,15 @@ With ``--against DIR`` (a checkout of other Seahaven code, such as a ``git
 worktree`` of an older commit) the same rounds also run with that checkout's
 ``seahaven`` package first on the path, in a process of its own, alternating
 with this code's process round by round so both see the same machine noise;
-the ratio is this code's rate over that one's. Nothing asserts. Run it with
+the ratio is this code's rate over that one's. Both sides run this code's airline world unless
+``--against-world DIR`` names a checkout whose airline world the other side runs instead (the
+world as it was, to count what the world's own changes bought too). Nothing asserts. Run it with
 
     .venv/bin/python benchmarks/airline_episodes.py --rounds 7
     git worktree add --detach /tmp/old 3641c8b
     .venv/bin/python benchmarks/airline_episodes.py --against /tmp/old --rounds 7
+    git worktree add --detach /tmp/mw b8be88f
+    .venv/bin/python benchmarks/airline_episodes.py --against /tmp/old --against-world /tmp/mw
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from against import Side, load_checkout
+from against import Side, load_checkout, load_package
 
 # The calls a replay leaves out: the agent's messages and the end of the conversation.
 NOT_TOOLS = ("message_user", "submit")
@@ -64,23 +68,34 @@ def _episode(world: Any, steps: list[tuple[str, dict[str, Any]]]) -> int:
 def _round() -> dict[str, float]:
     """Run every task once; print and return the rate and the records the reads held."""
     tasks = _ROUND_TASKS
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     records = sum(_episode(world, steps) for world, steps in tasks)
     seconds = time.perf_counter() - started
-    return {"episodes_per_second": len(tasks) / seconds, "episodes": len(tasks), "records": records}
+    # This process's CPU time too: on a shared machine waiting for a core moves the wall
+    # clock, not this (the caches shared with other work still move both).
+    cpu_seconds = time.process_time() - cpu_started
+    return {
+        "episodes_per_second": len(tasks) / seconds,
+        "episodes_per_cpu_second": len(tasks) / cpu_seconds if cpu_seconds > 0 else 0.0,
+        "episodes": len(tasks),
+        "records": records,
+    }
 
 
 _ROUND_TASKS: list[tuple[Any, list[tuple[str, dict[str, Any]]]]] = []
 
 
-def serve_rounds(calls: Path, checkout: Path | None) -> None:
+def serve_rounds(calls: Path, checkout: Path | None, world_from: Path | None = None) -> None:
     """The child's side: a round each time a line arrives on stdin, its figures on stdout.
 
     The gold calls come from the parent, so an older checkout whose pack
     loader cannot read today's pack replays the same calls on the same world.
+    With ``world_from`` the side runs that checkout's airline world instead.
     """
     if checkout is not None:
         load_checkout(checkout)
+    if world_from is not None:
+        load_package("airline_world", world_from / "worlds" / "airline" / "src" / "airline_world")
     import airline_world
 
     import seahaven
@@ -98,18 +113,30 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--against", type=Path, help="a checkout whose seahaven to compare with")
+    parser.add_argument(
+        "--against-world",
+        type=Path,
+        help="a checkout whose airline world the other side runs (default: this code's)",
+    )
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--world-from", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
     checkout = arguments.against.resolve() if arguments.against is not None else None
     if arguments.serve is not None:
-        serve_rounds(arguments.serve, checkout)
+        serve_rounds(arguments.serve, checkout, arguments.world_from)
         return 0
     with tempfile.TemporaryDirectory(prefix="seahaven-airline-") as scratch:
         calls = Path(scratch) / "calls.json"
         calls.write_text(json.dumps(gold_calls()), encoding="utf-8")
         sides = [Side("this code", __file__, ["--serve", str(calls)], None)]
         if checkout is not None:
-            sides.append(Side(str(checkout), __file__, ["--serve", str(calls)], checkout))
+            other = ["--serve", str(calls)]
+            name = str(checkout)
+            if arguments.against_world is not None:
+                world = arguments.against_world.resolve()
+                other += ["--world-from", str(world)]
+                name += f" (airline world of {world})"
+            sides.append(Side(name, __file__, other, checkout))
         return _run(sides, arguments.rounds)
 
 
@@ -117,11 +144,15 @@ def _run(sides: list[Side], rounds: int) -> int:
     for side in sides:
         print(f"{side.name}: seahaven from {side.loaded_from}", flush=True)
     rates: dict[str, list[float]] = {side.name: [] for side in sides}
+    cpu_rates: dict[str, list[float]] = {side.name: [] for side in sides}
     shape: dict[str, Any] = {}
     for _ in range(rounds):
         for side in sides:
             figures = side.round()
             rates[side.name].append(figures["episodes_per_second"])
+            # A checkout older than this figure has none: its column is left out.
+            if "episodes_per_cpu_second" in figures:
+                cpu_rates[side.name].append(figures["episodes_per_cpu_second"])
             shape = figures
     for side in sides:
         side.close()
@@ -131,11 +162,16 @@ def _run(sides: list[Side], rounds: int) -> int:
         f"{os.getloadavg()[0]:.2f}"
     )
     medians = {name: statistics.median(values) for name, values in rates.items()}
+    cpu_medians = {name: statistics.median(values) for name, values in cpu_rates.items() if values}
     for name, median in medians.items():
-        print(f"  {name:<40} {median:8.1f} episodes/s")
+        cpu = f", {cpu_medians[name]:8.1f} a CPU second" if name in cpu_medians else ""
+        print(f"  {name:<40} {median:8.1f} episodes/s{cpu}")
     if len(sides) == 2:
         this, other = (medians[side.name] for side in sides)
         print(f"  ratio (this code over the other): {this / other:.2f}")
+        if len(cpu_medians) == 2:
+            this, other = (cpu_medians[side.name] for side in sides)
+            print(f"  ratio in CPU time: {this / other:.2f}")
     return 0
 
 

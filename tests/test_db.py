@@ -317,19 +317,28 @@ def test_inspect_is_read_only() -> None:
 # --- the connection set-up the framework owns ----------------------------------------------------
 
 
-def test_the_connection_is_set_up_by_the_framework() -> None:
+@pytest.mark.parametrize("storage", ["memory", "disk"])
+def test_the_connection_is_set_up_by_the_framework(storage: str) -> None:
     def settings(ctx: seahaven.Ctx) -> dict[str, Any]:
         conn = ctx.db.conn
         return {
             "journal_mode": conn.pragma("journal_mode"),
             "locking_mode": conn.pragma("locking_mode"),
+            "synchronous": conn.pragma("synchronous"),
+            "cache_spill": conn.pragma("cache_spill"),
             "foreign_keys": conn.pragma("foreign_keys"),
             "defensive": conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, -1),
         }
 
-    assert run(settings) == {
+    with with_tool(settings).instance(storage=storage) as inst:
+        found = inst.call("settings")
+    # In memory a transaction's pages never spill into the image a reader copies.
+    spill = found.pop("cache_spill")
+    assert (spill == 0) if storage == "memory" else (spill > 0)
+    assert found == {
         "journal_mode": "memory",
         "locking_mode": "exclusive",
+        "synchronous": 0,
         "foreign_keys": 1,
         "defensive": 1,
     }

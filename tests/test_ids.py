@@ -143,6 +143,53 @@ def test_ids_continue_across_calls_rather_than_restarting() -> None:
     assert set(first["uuids"]).isdisjoint(second["uuids"])
 
 
+def test_an_instance_seeds_no_stream_until_something_draws(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Seeding a stream costs as much as a small query; an instance whose calls draw nothing
+    # (most of a benchmark's) pays for none, and the first draw seeds only what it uses.
+    world = declare()
+
+    @world.tool
+    def nothing(ctx: seahaven.Ctx) -> int:
+        return 1
+
+    seeded: list[object] = []
+    real_seed = random.Random.seed
+
+    def counting_seed(self: random.Random, *args: Any, **kwargs: Any) -> None:
+        seeded.append(self)
+        real_seed(self, *args, **kwargs)
+
+    with world.instance(seed=3) as inst:
+        monkeypatch.setattr(random.Random, "seed", counting_seed)
+        inst.call("nothing")
+        assert seeded == []
+        inst.call("roll", count=1)
+        assert len(seeded) == 1
+        inst.call("mint", count=1)
+        assert len(seeded) == 2
+        inst.call("mint", count=1)
+        inst.call("roll", count=1)
+        assert len(seeded) == 2
+
+
+def test_a_stream_first_drawn_late_is_the_stream_drawn_early() -> None:
+    world = declare()
+
+    @world.tool
+    def nothing(ctx: seahaven.Ctx) -> int:
+        return 1
+
+    with world.instance(seed=5) as early:
+        drawn_early = (early.call("mint"), early.call("roll"))
+    with world.instance(seed=5) as late:
+        for _ in range(3):
+            late.call("nothing")
+        drawn_late = (late.call("mint"), late.call("roll"))
+    assert drawn_late == drawn_early
+
+
 # --- SQL random() and randomblob() ---------------------------------------------------------------
 
 

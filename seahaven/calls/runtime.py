@@ -180,11 +180,14 @@ class NodeRuntime:
     def ensure_journal(self) -> None:
         """Set up the journal now, if the node has not been used yet."""
         if self._journal is None:
-            use_private_journal(self._conn)
             if self.file is None:
-                # In memory a page written before the commit would be seen by a reader's
+                # A store in memory keeps its rollback journal in memory already (SQLite's
+                # own mode for an in-memory or deserialized database), so one script sets
+                # the rest. A page written before the commit would be seen by a reader's
                 # copy of the image, so a transaction's pages stay in the cache until it ends.
-                run_script(self._conn, "PRAGMA cache_spill=OFF")
+                run_script(self._conn, _MEMORY_STORE_PRAGMAS)
+            else:
+                use_private_journal(self._conn)
             self._journal = "private"
 
     def share(self) -> None:
@@ -264,6 +267,13 @@ class NodeRuntime:
 
     def __repr__(self) -> str:
         return f"NodeRuntime({self.path!r})"
+
+
+# What use_private_journal sets on a file, less the journal mode an in-memory database
+# already has, and no spilling of a transaction's pages into the image.
+_MEMORY_STORE_PRAGMAS = (
+    "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_spill=OFF"
+)
 
 
 def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:

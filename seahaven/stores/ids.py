@@ -25,11 +25,31 @@ _SEED_DOMAIN = b"seahaven.seed/1\x00"
 _BLOB_CHUNK = 1 << 24
 _MAX_SEED = 2**64
 
+
+class _LazyStream:
+    """A seeded ``random.Random`` made the first time something draws from it.
+
+    Seeding a Mersenne Twister costs as much as a small query, and most
+    instances never draw: the stream is what it would have been, made later.
+    """
+
+    __slots__ = ("_material", "_stream")
+
+    def __init__(self, material: int) -> None:
+        self._material = material
+        self._stream: random.Random | None = None
+
+    def get(self) -> random.Random:
+        """The stream, seeded now if nothing drew from it before."""
+        stream = self._stream
+        if stream is None:
+            stream = self._stream = random.Random(self._material)
+        return stream
+
+
 # Each connection's SQL stream, so that a snapshot can save where it is and a restore go on
 # from there; weak, so a closed and dropped connection takes its stream with it.
-_sql_streams: weakref.WeakKeyDictionary[apsw.Connection, random.Random] = (
-    weakref.WeakKeyDictionary()
-)
+_sql_streams: weakref.WeakKeyDictionary[apsw.Connection, _LazyStream] = weakref.WeakKeyDictionary()
 
 
 def check_seed(seed: object) -> int | None:
@@ -60,22 +80,27 @@ def node_seed(instance_seed: bytes, path: str) -> bytes:
     return hashlib.sha256(instance_seed + b"\x00node\x00" + path.encode("utf-8")).digest()
 
 
-def _stream(seed: bytes, purpose: str) -> random.Random:
-    return random.Random(int.from_bytes(hashlib.sha256(seed + purpose.encode()).digest(), "big"))
+def _stream(seed: bytes, purpose: str) -> _LazyStream:
+    return _LazyStream(int.from_bytes(hashlib.sha256(seed + purpose.encode()).digest(), "big"))
 
 
 class Ids:
     """The seeded stream world code draws identifiers and random choices from."""
 
-    __slots__ = ("_bits", "random")
+    __slots__ = ("_stream",)
 
     def __init__(self, seed: bytes) -> None:
-        self.random: random.Random = random.Random(int.from_bytes(seed, "big"))
-        self._bits = self.random.getrandbits
+        # Seeded on first use: most calls draw nothing, and the stream is the same either way.
+        self._stream = _LazyStream(int.from_bytes(seed, "big"))
+
+    @property
+    def random(self) -> random.Random:
+        """The seeded ``random.Random`` itself, for any draw other than an id."""
+        return self._stream.get()
 
     def uuid(self) -> str:
         """A UUIDv4-shaped identifier drawn from the seeded stream."""
-        return str(uuid.UUID(int=self._bits(128), version=4))
+        return str(uuid.UUID(int=self._stream.get().getrandbits(128), version=4))
 
     def __repr__(self) -> str:
         return "Ids(<seeded>)"
@@ -83,13 +108,14 @@ class Ids:
 
 def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
     """Override ``random()`` and ``randomblob()`` on ``conn`` with a stream of its own."""
-    stream = _stream(seed, "sql:" + purpose)
-    _sql_streams[conn] = stream
-    bits = stream.getrandbits
-    randbytes = stream.randbytes
+    lazy = _stream(seed, "sql:" + purpose)
+    _sql_streams[conn] = lazy
 
     def sql_random_value() -> int:
-        return bits(64) - 2**63
+        return lazy.get().getrandbits(64) - 2**63
+
+    def randbytes(count: int) -> bytes:
+        return lazy.get().randbytes(count)
 
     def sql_randomblob(size: object) -> bytes:
         count = size if isinstance(size, int) else 1
@@ -115,4 +141,5 @@ def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
 
 def sql_stream(conn: apsw.Connection) -> random.Random | None:
     """The stream ``conn``'s SQL ``random()`` and ``randomblob()`` draw from, if any."""
-    return _sql_streams.get(conn)
+    lazy = _sql_streams.get(conn)
+    return lazy.get() if lazy is not None else None

@@ -386,3 +386,51 @@ def test_status_airports_calculator_and_transfer(instance: seahaven.Instance) ->
         instance.call("transfer_to_human_agents", summary="wants a human") == "Transfer successful"
     )
     assert instance.change_log() == []
+
+
+def test_a_tool_called_again_prepares_none_of_its_statements_again(
+    instance: seahaven.Instance,
+) -> None:
+    # Each statement is prepared once per episode. A bare "col = ?" in a statement with an
+    # ORDER BY would be prepared anew at every execution (SQLite's planner looks at the
+    # bound value): the authorizer, which SQLite asks only while preparing, counts them.
+    # The calls only read: a write's change-log statements are the change log's business.
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("get_user_details", {"user_id": MOHAMED}),
+        ("get_reservation_details", {"reservation_id": "K1NW8N"}),
+        ("search_direct_flight", {"origin": "JFK", "destination": "SFO", "date": "2024-05-26"}),
+        ("search_onestop_flight", {"origin": "JFK", "destination": "SFO", "date": "2024-05-26"}),
+        ("get_flight_status", {"flight_number": "HAT023", "date": "2024-05-26"}),
+    ]
+    conn = instance.db.conn
+    prepared: list[tuple[Any, ...]] = []
+
+    def counting(*action: Any) -> int:
+        prepared.append(action)
+        return 0  # SQLITE_OK
+
+    # Setting an authorizer expires every statement: the first round prepares them all.
+    conn.authorizer = counting
+    try:
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+        assert prepared
+        prepared.clear()
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+    finally:
+        conn.authorizer = None
+    assert prepared == []
+
+
+def test_a_creation_time_is_shown_in_est_and_worked_out_once_per_instant() -> None:
+    from airline_world.times import est_from_instant, instant_from_est
+
+    instant = "2024-05-15T20:00:00.000Z"
+    assert est_from_instant(instant) == "2024-05-15T15:00:00"
+    before = est_from_instant.cache_info().hits
+    assert est_from_instant(instant) == "2024-05-15T15:00:00"
+    assert est_from_instant.cache_info().hits == before + 1
+    assert instant_from_est("2024-05-15T15:00:00") == instant
+    with pytest.raises(ValueError):
+        est_from_instant("not an instant")

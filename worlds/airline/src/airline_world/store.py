@@ -29,6 +29,10 @@ from airline_world.models import (
 from airline_world.times import est_from_instant
 
 __all__ = [
+    "FLIGHTS_OF",
+    "PASSENGERS_OF",
+    "PAYMENTS_OF",
+    "date_of_found_flight",
     "flight",
     "flight_date",
     "payment_method_model",
@@ -39,6 +43,30 @@ __all__ = [
     "user_model",
     "user_payment_methods",
 ]
+
+
+# A reservation's child rows in order. Every tool reads them with these very statements, so
+# an episode prepares each once on its connection, however many tools read them. A key is
+# bound as CAST(? AS TEXT) wherever the statement has an ORDER BY: with a bare ``col = ?``
+# there, SQLite's planner marks the statement to be prepared again on every execution (it
+# looks at the bound value), and the key is TEXT either way, so the rows are the same.
+FLIGHTS_OF = (
+    "SELECT flight_number, origin, destination, date, price FROM reservation_flights"
+    " WHERE reservation_id = CAST(? AS TEXT) ORDER BY position"
+)
+"""A reservation's flights, in order."""
+
+PASSENGERS_OF = (
+    "SELECT first_name, last_name, dob FROM reservation_passengers"
+    " WHERE reservation_id = CAST(? AS TEXT) ORDER BY position"
+)
+"""A reservation's passengers, in order."""
+
+PAYMENTS_OF = (
+    "SELECT payment_id, amount FROM reservation_payments"
+    " WHERE reservation_id = CAST(? AS TEXT) ORDER BY position"
+)
+"""A reservation's payment history, in order."""
 
 
 def user(ctx: seahaven.Ctx, user_id: str) -> dict[str, Any]:
@@ -68,6 +96,11 @@ def flight(ctx: seahaven.Ctx, flight_number: str) -> dict[str, Any]:
 def flight_date(ctx: seahaven.Ctx, flight_number: str, date: str) -> dict[str, Any]:
     """The flight's row for one date; ``NOT_FOUND`` for an unknown flight, then an unknown date."""
     flight(ctx, flight_number)
+    return date_of_found_flight(ctx, flight_number, date)
+
+
+def date_of_found_flight(ctx: seahaven.Ctx, flight_number: str, date: str) -> dict[str, Any]:
+    """``flight_date`` for a flight ``flight`` has just found: ``NOT_FOUND`` for the date alone."""
     found = ctx.db.one(
         "SELECT * FROM flight_dates WHERE flight_number = ? AND date = ?", flight_number, date
     )
@@ -98,7 +131,10 @@ def payment_method_model(row: dict[str, Any]) -> PaymentMethod:
 
 def user_payment_methods(ctx: seahaven.Ctx, user_id: str) -> dict[str, dict[str, Any]]:
     """A user's payment method rows by id, in the order of their profile."""
-    rows = ctx.db.rows("SELECT * FROM payment_methods WHERE user_id = ? ORDER BY position", user_id)
+    # CAST: see FLIGHTS_OF.
+    rows = ctx.db.rows(
+        "SELECT * FROM payment_methods WHERE user_id = CAST(? AS TEXT) ORDER BY position", user_id
+    )
     return {row["id"]: row for row in rows}
 
 
@@ -128,21 +164,9 @@ def user_model(ctx: seahaven.Ctx, row: dict[str, Any]) -> User:
 def reservation_model(ctx: seahaven.Ctx, row: dict[str, Any]) -> Reservation:
     """A ``reservations`` row and its flights, passengers and payments, as the benchmark's."""
     key = row["reservation_id"]
-    flights = ctx.db.rows(
-        "SELECT flight_number, origin, destination, date, price FROM reservation_flights"
-        " WHERE reservation_id = ? ORDER BY position",
-        key,
-    )
-    passengers = ctx.db.rows(
-        "SELECT first_name, last_name, dob FROM reservation_passengers"
-        " WHERE reservation_id = ? ORDER BY position",
-        key,
-    )
-    payments = ctx.db.rows(
-        "SELECT payment_id, amount FROM reservation_payments"
-        " WHERE reservation_id = ? ORDER BY position",
-        key,
-    )
+    flights = ctx.db.rows(FLIGHTS_OF, key)
+    passengers = ctx.db.rows(PASSENGERS_OF, key)
+    payments = ctx.db.rows(PAYMENTS_OF, key)
     return Reservation(
         reservation_id=key,
         user_id=row["user_id"],

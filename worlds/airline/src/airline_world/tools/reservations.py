@@ -72,6 +72,12 @@ _CHILD_COLUMNS = {
     "reservation_passengers": ("first_name", "last_name", "dob"),
 }
 
+# The statement reading a table's rows in order: the one reservation_model reads them with.
+_CHILDREN_OF = {
+    "reservation_flights": store.FLIGHTS_OF,
+    "reservation_passengers": store.PASSENGERS_OF,
+}
+
 
 def _replace_children(
     ctx: seahaven.Ctx, table: str, reservation_id: str, rows: Sequence[dict[str, Any]]
@@ -82,11 +88,8 @@ def _replace_children(
     flight of three is one row's change in the log.
     """
     columns = _CHILD_COLUMNS[table]
-    existing = ctx.db.rows(
-        f"SELECT position, {', '.join(columns)} FROM {table} WHERE reservation_id = ?"
-        " ORDER BY position",
-        reservation_id,
-    )
+    # Positions run 0, 1, 2, ... (every write keeps them so), so a row's index is its position.
+    existing = ctx.db.rows(_CHILDREN_OF[table], reservation_id)
     for position, row in enumerate(rows):
         values = [row[column] for column in columns]
         if position < len(existing):
@@ -130,11 +133,7 @@ def _append_payments(
 
 
 def _passenger_count(ctx: seahaven.Ctx, reservation_id: str) -> int:
-    return len(
-        ctx.db.rows(
-            "SELECT position FROM reservation_passengers WHERE reservation_id = ?", reservation_id
-        )
-    )
+    return len(ctx.db.rows(store.PASSENGERS_OF, reservation_id))
 
 
 def _remove_payment_method(ctx: seahaven.Ctx, user_id: str, payment_id: str) -> None:
@@ -149,8 +148,9 @@ def _remove_payment_method(ctx: seahaven.Ctx, user_id: str, payment_id: str) -> 
     assert removed is not None  # checked by the caller
     ctx.db.execute("DELETE FROM payment_methods WHERE user_id = ? AND id = ?", user_id, payment_id)
     later = ctx.db.rows(
-        "SELECT id, position FROM payment_methods WHERE user_id = ? AND position > ?"
-        " ORDER BY position",
+        # CAST: see store.FLIGHTS_OF.
+        "SELECT id, position FROM payment_methods WHERE user_id = CAST(? AS TEXT)"
+        " AND position > ? ORDER BY position",
         user_id,
         removed["position"],
     )
@@ -243,7 +243,8 @@ def book_reservation(
     FLIGHT_NOT_AVAILABLE, NOT_ENOUGH_SEATS, INSUFFICIENT_BALANCE, PAYMENT_MISMATCH;
     LIMIT_REACHED after three bookings in one episode.
     """
-    store.user(ctx, user_id)
+    # Nothing below writes the users row before the reservation's id is added to it.
+    user = store.user(ctx, user_id)
     taken = {
         row["reservation_id"]
         for row in ctx.db.rows(
@@ -260,7 +261,7 @@ def book_reservation(
     booked: list[dict[str, Any]] = []
     for item in flights:
         flight = store.flight(ctx, item.flight_number)
-        on_date = store.flight_date(ctx, item.flight_number, item.date)
+        on_date = store.date_of_found_flight(ctx, item.flight_number, item.date)
         if on_date["status"] != "available":
             raise FlightNotAvailable(
                 f"Flight {item.flight_number} not available on date {item.date}"
@@ -343,7 +344,6 @@ def book_reservation(
     _append_payments(
         ctx, reservation_id, [(payment.payment_id, payment.amount) for payment in payment_methods]
     )
-    user = store.user(ctx, user_id)
     ids = [*json.loads(user["reservations"]), reservation_id]
     ctx.db.execute(
         "UPDATE users SET reservations = ? WHERE user_id = ?",
@@ -362,11 +362,7 @@ def cancel_reservation(ctx: seahaven.Ctx, reservation_id: ReservationId) -> Rese
     Errors: NOT_FOUND for an unknown reservation.
     """
     store.reservation(ctx, reservation_id)
-    history = ctx.db.rows(
-        "SELECT payment_id, amount FROM reservation_payments WHERE reservation_id = ?"
-        " ORDER BY position",
-        reservation_id,
-    )
+    history = ctx.db.rows(store.PAYMENTS_OF, reservation_id)
     _append_payments(ctx, reservation_id, [(row["payment_id"], -row["amount"]) for row in history])
     ctx.db.execute(
         "UPDATE reservations SET status = 'cancelled' WHERE reservation_id = ?", reservation_id
@@ -429,11 +425,7 @@ def update_reservation_flights(
     """
     reservation = store.reservation(ctx, reservation_id)
     store.user(ctx, reservation["user_id"])
-    current = ctx.db.rows(
-        "SELECT flight_number, origin, destination, date, price FROM reservation_flights"
-        " WHERE reservation_id = ? ORDER BY position",
-        reservation_id,
-    )
+    current = ctx.db.rows(store.FLIGHTS_OF, reservation_id)
     count = _passenger_count(ctx, reservation_id)
     total_price = 0
     new_flights: list[dict[str, Any]] = []
@@ -453,7 +445,7 @@ def update_reservation_flights(
             new_flights.append(kept)
             continue
         flight = store.flight(ctx, item.flight_number)
-        on_date = store.flight_date(ctx, item.flight_number, item.date)
+        on_date = store.date_of_found_flight(ctx, item.flight_number, item.date)
         if on_date["status"] != "available":
             raise FlightNotAvailable(
                 f"Flight {item.flight_number} not available on date {item.date}"
