@@ -50,7 +50,7 @@ def make_checkout(root: Path) -> Path:
 def bash(checkout: Path, script: str, **env: str) -> subprocess.CompletedProcess[str]:
     """Run ``script`` in ``checkout``, in this environment without the variables the setup
     reads (so each test sets its own) and with ``env``."""
-    ours = {"SEAHAVEN_REINSTALL", "PYTHON"}
+    ours = {"SEAHAVEN_REINSTALL", "PYTHON", "SEAHAVEN_INSTALLER"}
     return subprocess.run(
         ["bash", "-c", script],
         cwd=checkout,
@@ -63,7 +63,12 @@ def bash(checkout: Path, script: str, **env: str) -> subprocess.CompletedProcess
 
 
 def source_setup(checkout: Path, **env: str) -> tuple[int, str]:
-    """Source the copied ``_venv.sh`` as the scripts do; its exit status and stderr."""
+    """Source the copied ``_venv.sh`` as the scripts do; its exit status and stderr.
+
+    The installs go to pip, whose stand-in counts them: which installer runs is
+    tests/test_cli_usability.py's business, when an install runs is this file's.
+    """
+    env = {"SEAHAVEN_INSTALLER": "pip", **env}
     result = bash(checkout, "set -euo pipefail; source scripts/_venv.sh", **env)
     return result.returncode, result.stderr
 
