@@ -410,3 +410,40 @@ def test_a_session_opened_inside_a_call_stops_the_instance() -> None:
             inst.call("note", id=1, body="unseen", watch=True)
         with pytest.raises(seahaven.WorldBug, match="no longer matches its state document"):
             inst.state()
+
+
+INDEXED = seahaven.World(
+    name="indexed_notes",
+    version="1.0.0",
+    schema=(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL);"
+        "CREATE VIRTUAL TABLE notes_fts USING fts5(body);"
+    ),
+    state_format="seahaven.state/1",
+)
+
+
+@INDEXED.tool
+def check_index(ctx: seahaven.Ctx) -> None:
+    """Run FTS5's integrity check: a write to a virtual table, which no hook sees."""
+    ctx.db.execute("INSERT INTO notes_fts (notes_fts, rank) VALUES ('integrity-check', 1)")
+
+
+@INDEXED.tool
+def add_note(ctx: seahaven.Ctx, id: int, body: str) -> None:
+    """Write a note and index it."""
+    ctx.db.execute("INSERT INTO notes (id, body) VALUES (?, ?)", id, body)
+    ctx.db.execute("INSERT INTO notes_fts (rowid, body) VALUES (?, ?)", id, body)
+
+
+def test_a_write_only_a_virtual_table_sees_records_nothing_and_fails_nothing() -> None:
+    # The count of changes moves and the hook sees nothing, as when a session takes the
+    # hook; the capture tells the two apart, and a virtual table's rows are not recorded,
+    # as a session does not record them.
+    with INDEXED.instance() as inst:
+        inst.call("check_index")
+        inst.call("add_note", id=1, body="indexed")
+        inst.call("check_index")
+        assert [record.key for record in inst.change_log()] == [{"id": 1}]
+        # The probe that told them apart left no temporary table behind.
+        assert inst.db.conn.execute("SELECT name FROM temp.sqlite_master").fetchall() == []

@@ -345,7 +345,11 @@ class Capture:
             self._settle()
         if self.failure is not None:
             raise self.failure
-        if self._events == 0 and self._conn.total_changes() != self._changes_before:
+        if (
+            self._events == 0
+            and self._conn.total_changes() != self._changes_before
+            and not self._hook_is_live()
+        ):
             # Rows changed and the hook saw none: a session opened on the connection took it,
             # so what changed is unknown and cannot be put back.
             self.unrestorable = True
@@ -373,6 +377,28 @@ class Capture:
                     if any(value is not _NO_CHANGE for value in new):
                         found.append((name, "UPDATE", old, new))
         return found
+
+    def _hook_is_live(self) -> bool:
+        """Whether the hook still sees this connection's writes.
+
+        Asked when rows changed and the hook saw none, which a session opened on the
+        connection since the stretch began explains (it takes the hook), but so does a
+        write no hook ever sees: a virtual table's, such as an FTS5 index's commands. So
+        a write the hook must see is made and undone: a row of a temporary table, in a
+        savepoint rolled back, which leaves nothing behind.
+        """
+        conn = self._conn
+        before, recording = self._events, self.recording
+        self.recording = True
+        conn.execute("SAVEPOINT seahaven_capture_probe")
+        try:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS seahaven_capture_probe (x)")
+            conn.execute("INSERT INTO temp.seahaven_capture_probe VALUES (1)")
+        finally:
+            self.recording = recording
+            conn.execute("ROLLBACK TO seahaven_capture_probe")
+            conn.execute("RELEASE seahaven_capture_probe")
+        return self._events != before
 
     def undo(self) -> None:
         """Put every touched row back as it was when first seen; raises if one cannot be."""
