@@ -4,9 +4,9 @@ Each first-party plugin, each world and each example extension is its own
 distribution with its own project directory, so its tests run as their own
 pytest session from that directory (where the pytest plugin's `world` fixture
 finds a world by convention). The sessions run one after another, but the
-agents and verifiers plugins', the worlds' and the examples' run in turn beside the
-Ray plugin's (``BESIDE``), which spends most of its time waiting. Exits non-zero
-if any session fails. Extra arguments are passed to every pytest session.
+worlds' and examples' run beside the agents plugin's (``BESIDE``), which spends
+half its time waiting. Exits non-zero if any session fails. Extra arguments are
+passed to every pytest session.
 
 Four environment variables shape a run (docs/testing.md, "The project's own suite"):
 
@@ -174,15 +174,12 @@ def chosen(
     ]
 
 
-# The session others run beside, and why: the Ray plugin's spends most of its time waiting on
-# its local clusters (112 s of CPU in 292 s of wall on two cores, in the run of 7 December).
-# Beside it, in turn, run the agents plugin's session, which waits about half its time too
-# (124 s of CPU in 113 s), the verifiers plugin's, and the worlds' and examples' (one process
-# each, about two minutes of one core in all); none starts a Ray cluster, so the Ray tests
-# never meet a second one. Their output is kept and printed whole after the Ray session's, so
-# the two lanes never interleave.
-BESIDE = "plugin ray"
-IN_THE_OTHER_LANE = ("plugin agents", "plugin verifiers")
+# The session the worlds' and examples' sessions run beside, and why: it spends about half its
+# time waiting (on its scripted model server and the `seahaven eval` processes it starts: 124 s
+# of CPU in 113 s of wall on two cores, in the run of 7 December), and they are one process
+# each, about two minutes of one core in all. Run side by side, their output is kept and
+# printed whole after it, so the two never interleave.
+BESIDE = "plugin agents"
 
 
 def lanes(
@@ -191,12 +188,10 @@ def lanes(
     """The run split into the sessions run in turn and those run beside ``BESIDE``.
 
     Nothing runs beside when ``BESIDE`` is not in the run (the other interpreters' passes).
-    The other lane runs ``IN_THE_OTHER_LANE`` first, then the worlds and examples.
     """
     if all(label != BESIDE for label, _, _ in run):
         return run, []
-    named = [session for label in IN_THE_OTHER_LANE for session in run if session[0] == label]
-    beside = named + [
+    beside = [
         session
         for session in run
         if session[1].relative_to(ROOT).parent.as_posix() in ONE_PROCESS_FOLDERS
