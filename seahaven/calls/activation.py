@@ -111,18 +111,18 @@ class WorldCodeScope:
 
 
 class Activation:
-    """One activation of an instance, and the sessions and records it holds."""
+    """One activation of an instance, the stores it captures and the records it holds."""
 
     __slots__ = (
         "_worlds",
         "actor",
         "alive",
         "calls",
+        "capturing",
         "diverged",
         "ordinal",
         "recording",
         "records",
-        "sessions",
         "texts",
         "thread",
         "unrecorded",
@@ -135,7 +135,7 @@ class Activation:
         self.alive = True
         self.recording = recording
         # node index -> runtime, for each store the segment being recorded now records.
-        self.sessions: dict[int, NodeRuntime] = {}
+        self.capturing: dict[int, NodeRuntime] = {}
         self.ordinal: int | None = None
         # Who the segment being recorded now is by: its records carry it, as they carry ordinal.
         self.actor = actor
@@ -150,9 +150,9 @@ class Activation:
 
     def touch(self, runtime: NodeRuntime) -> None:
         """Make sure ``runtime``'s writes in this activation are recorded."""
-        if self.recording and runtime.index not in self.sessions:
+        if self.recording and runtime.index not in self.capturing:
             runtime.capture.start()
-            self.sessions[runtime.index] = runtime
+            self.capturing[runtime.index] = runtime
 
     def flush(self) -> list[NodeRuntime]:
         """Render what the recording stores changed into records under the current ordinal.
@@ -162,16 +162,16 @@ class Activation:
         store stops recording and what was written is taken back out, or, when that
         cannot be done, ``diverged`` says so.
         """
-        sessions = self.sessions
-        if not sessions:
+        capturing = self.capturing
+        if not capturing:
             return []
-        touched = list(sessions.values())
+        touched = list(capturing.values())
         if len(touched) == 1:
             # One store that recorded nothing, a read's usual end: stop it and be done.
             capture = touched[0].capture
             if capture.is_empty:
                 capture.stop()
-                sessions.clear()
+                capturing.clear()
                 return touched
         taken: list[tuple[NodeRuntime, list[Change]]] = []
         written: list[NodeRuntime] = []
@@ -247,9 +247,9 @@ class Activation:
 
     def discard(self) -> None:
         """Stop recording the stores, keeping nothing of what they recorded."""
-        for runtime in self.sessions.values():
+        for runtime in self.capturing.values():
             runtime.capture.stop()
-        self.sessions.clear()
+        self.capturing.clear()
 
     def end(self) -> None:
         """This activation is over: every handle made in it is now stale."""

@@ -104,7 +104,7 @@ class WorkingCall:
         else:
             # A call made inside bulk(): what the block wrote before it is a segment
             # of its own, and so is what it writes after, on the same stores.
-            self._resumed = list(activation.sessions.values())
+            self._resumed = list(activation.capturing.values())
             self._ordinal_before = activation.ordinal
             self._actor_before = activation.actor
         self._activation = activation

@@ -355,7 +355,7 @@ class Calls:
             # A call in a record_net() block has no sessions of its own: the block's
             # recorder has one on every store, any of which the call may have left open.
             recorder = self.net if self.net is not None and not activation.recording else activation
-            for runtime in recorder.sessions.values():
+            for runtime in recorder.capturing.values():
                 if runtime.conn.in_transaction:
                     roll_back_quietly(runtime.conn)
                     left_open.append(runtime.path)
