@@ -352,8 +352,8 @@ class Calls:
         left_open = []
         unrecorded: WorldBug | None = None
         try:
-            # A call in a record_net() block has no sessions of its own: the block's
-            # recorder has one on every store, any of which the call may have left open.
+            # A call in a record_net() block captures nothing of its own: the block's
+            # recorder captures every store, any of which the call may have left open.
             recorder = self.net if self.net is not None and not activation.recording else activation
             for runtime in recorder.capturing.values():
                 if runtime.conn.in_transaction:

@@ -417,7 +417,7 @@ def _play(scenario: Scenario, world: World, seed: int | None, start: Snapshot | 
         # The solution is played as an agent's calls in a trial are, the user and the events
         # acting beside it (their calls recorded one by one). When every change is the
         # agent's (no events, and a user who only talks), only the net state is compared, so
-        # the calls are recorded as one net change per row: no change-capture session per
+        # the calls are recorded as one net change per row: no change capture per
         # call, and a fold of one record per row.
         play = Play(scenario, instance, seed=seed)
         agent_only = play.cast is None or (not play.cast.user_tools and not scenario.events)
