@@ -11,6 +11,7 @@ from sample_worlds import cafe_world, memo_world, till_world
 
 import seahaven
 from seahaven.calls import concurrency
+from seahaven.stores.db import is_closing
 
 # How long a thread may take to reach a point it is expected to reach. Only a
 # failing test ever waits this long.
@@ -303,6 +304,103 @@ def test_destroy_waits_for_a_call_in_flight_to_let_go(no_gate: None) -> None:
         assert outcome == {"result": "finished"}
     assert destroyed.is_set()
     assert not inst.state_path.exists()
+
+
+def interrupt_reads(conn: Any, *, once: bool = False) -> None:
+    """Stop the reads ``conn`` runs from now on (``once``: only the first).
+
+    Once a tool has returned, the only reads left in its call are the change log's
+    own: a table's layout, and the rows the tool wrote read back.
+    """
+    running: list[str] = [""]
+    fired: list[bool] = []
+
+    def note(cursor: Any, sql: str, bindings: Any) -> bool:
+        running[0] = sql
+        return True
+
+    def stop() -> bool:
+        if not running[0].startswith(("SELECT", "PRAGMA")) or (once and fired):
+            return False
+        fired.append(True)
+        return True
+
+    conn.exec_trace = note
+    conn.set_progress_handler(stop, 1)
+
+
+@pytest.mark.usefixtures("on_disk")
+def test_destroy_stopping_the_change_logs_own_reads_names_the_destruction(no_gate: None) -> None:
+    """A call whose tool is done when destroy() begins fails naming the destruction.
+
+    The statements left are the change log's own (reading back what the tool wrote);
+    destroy() interrupting them is the instance going away, not text the log cannot
+    store, and the error says so.
+    """
+    world = declare()
+    entered, release = threading.Event(), threading.Event()
+    outcome: dict[str, Any] = {}
+
+    @world.tool
+    def write_then_wait(ctx: seahaven.Ctx) -> str:
+        ctx.db.execute("INSERT INTO memos VALUES ('early', 'written before destroy began')")
+        entered.set()
+        assert release.wait(REACH)
+        return "finished"
+
+    inst = world.instance()
+    conn = inst.db.conn
+
+    def run_call() -> None:
+        try:
+            outcome["result"] = inst.call("write_then_wait")
+        except BaseException as error:  # reported by the assertions below, not by the thread
+            outcome["raised"] = error
+
+    caller = threading.Thread(target=run_call)
+    caller.start()
+    assert entered.wait(REACH)
+    destroyer = threading.Thread(target=inst.destroy)
+    destroyer.start()
+    waited = 0.0
+    while not is_closing(conn) and waited < REACH:
+        threading.Event().wait(0.01)
+        waited += 0.01
+    assert is_closing(conn)
+    # destroy()'s own interrupts only stop a statement running when they land; this one
+    # stops whichever the call runs next, so the change log's read-back is stopped for sure.
+    interrupt_reads(conn)
+    release.set()
+    caller.join(REACH)
+    destroyer.join(REACH)
+    assert not caller.is_alive() and not destroyer.is_alive()
+    raised = outcome.get("raised")
+    assert isinstance(raised, seahaven.WorldBug), repr(outcome)
+    assert "destroyed" in str(raised)
+    assert "UTF-8" not in str(raised)
+    assert not inst.state_path.exists()
+
+
+def test_an_interrupt_while_the_change_log_reads_undoes_the_call_and_keeps_the_instance() -> None:
+    """Interrupted while its writes were read back, a call is undone whole; the instance goes on."""
+    world = declare()
+
+    @world.tool
+    def write_then_stop(ctx: seahaven.Ctx) -> str:
+        ctx.db.execute("INSERT INTO memos VALUES ('kept?', 'written, then interrupted')")
+        interrupt_reads(inst.db.conn, once=True)
+        return "finished"
+
+    with world.instance() as inst:
+        before = inst.state()
+        with pytest.raises(seahaven.WorldBug, match="interrupted while the change log read"):
+            inst.call("write_then_stop")
+        inst.db.conn.set_progress_handler(None)
+        inst.db.conn.exec_trace = None
+        assert inst.call("count") == 0
+        assert inst.state()["state"] == before["state"]
+        inst.call("memo", gist="after the interrupt")
+        assert inst.call("count") == 1
 
 
 def test_destroy_from_inside_its_own_call_is_refused() -> None:

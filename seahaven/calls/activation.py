@@ -22,6 +22,7 @@ from seahaven.declaration.tool import Call
 from seahaven.errors import WorldBug
 from seahaven.stores.capture import Change
 from seahaven.stores.changelog import LogRecord, render_changes, sort_key
+from seahaven.stores.db import DESTROYED_WHILE_RUNNING, is_closing
 from seahaven.stores.names import AGENT
 
 if TYPE_CHECKING:
@@ -225,6 +226,12 @@ class Activation:
 
     def _unrecordable(self, written: list[NodeRuntime], error: BaseException) -> WorldBug:
         """Put back the rows ``written`` changed, and say why they could not be logged."""
+        if isinstance(error, apsw.InterruptError) and any(
+            [is_closing(runtime.conn) for runtime in written]
+        ):
+            # destroy() stopped the capture's own statements: the instance and all it
+            # holds are going, so there is nothing to put back and one thing to say.
+            return WorldBug(DESTROYED_WHILE_RUNNING)
         why = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         stores = ", ".join([runtime.path for runtime in written])
         try:
@@ -239,6 +246,11 @@ class Activation:
             return WorldBug(
                 f"{self.diverged}; this instance no longer matches its state document, so it "
                 "refuses further use: destroy it"
+            )
+        if isinstance(error, apsw.InterruptError):
+            return WorldBug(
+                f"the call was interrupted while the change log read what it wrote to {stores}, "
+                "so what it wrote was undone"
             )
         return WorldBug(
             f"the change log cannot record what was written to {stores} ({why}), so it was "

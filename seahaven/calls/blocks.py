@@ -159,7 +159,7 @@ def _commit_bulk(calls: CallsOwner, records: list[LogRecord], texts: list[str]) 
                 if record.world in committed
             ]
             calls.log.extend([record for record, _ in kept], [text for _, text in kept])
-            raise db_error(error) from error
+            raise db_error(error, runtime.conn) from error
         committed.add(runtime.path)
     calls.log.extend(records, texts)
 

@@ -502,7 +502,7 @@ def run_statement(
     try:
         known = catalog(conn)
     except apsw.Error as error:
-        raise db_error(error) from None
+        raise db_error(error, conn) from None
     try:
         with Deadline(conn, seconds) as deadline:
             return execute(

@@ -323,11 +323,17 @@ class Capture:
         return found
 
     def _settle(self) -> None:
-        pending, self._pending = self._pending, []
-        for name, old, new, error, lost in pending:
-            layout = self._layout(name)
-            if layout is not None:
-                self._event(name, layout, old, new, error, lost)
+        pending, settled = self._pending, 0
+        try:
+            for name, old, new, error, lost in pending:
+                # A layout read that fails (interrupted, say) leaves this event and the
+                # rest pending, so ``undo`` settles them again rather than forgetting rows.
+                layout = self._layout(name)
+                settled += 1
+                if layout is not None:
+                    self._event(name, layout, old, new, error, lost)
+        finally:
+            del pending[:settled]
 
     def changes(self) -> list[Change]:
         """The net change of every touched row, as a changeset would hold it.

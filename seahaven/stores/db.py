@@ -230,7 +230,7 @@ class _Transaction:
             else:
                 self._conn.execute("BEGIN")
         except apsw.Error as error:
-            raise db_error(error) from error
+            raise db_error(error, self._conn) from error
 
     def __exit__(
         self,
@@ -246,7 +246,7 @@ class _Transaction:
                 # A commit that fails (a deferred foreign key, say) must not leave the
                 # transaction open behind the caller's back.
                 self._roll_back()
-                raise db_error(error) from error
+                raise db_error(error, self._conn) from error
         self._roll_back()
 
     def _roll_back(self) -> None:
