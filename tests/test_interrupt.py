@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import apsw
 import pytest
 from sample_worlds import add_jot, memo_ids, memo_world
 
@@ -118,3 +119,46 @@ def test_an_interrupt_with_nothing_running_or_after_destroy_does_nothing(
     inst.destroy()
     inst.interrupt()
     assert not directory.exists()
+
+
+def test_an_interrupt_caught_while_sqlite_prepares_reads_as_an_interrupt() -> None:
+    # SQLite stops a statement it is still parsing with SQLITE_ERROR and the text
+    # "interrupted" (APSW's SQLError); one already running with InterruptError.
+    from seahaven.stores.db import INTERRUPTED, db_error, is_interrupt
+
+    while_preparing = apsw.SQLError("interrupted")
+    assert is_interrupt(while_preparing)
+    assert is_interrupt(apsw.InterruptError("interrupted"))
+    assert not is_interrupt(apsw.SQLError('near "SELEC": syntax error'))
+    translated = db_error(while_preparing)
+    assert isinstance(translated, seahaven.DbError)
+    assert translated.message == INTERRUPTED
+
+
+def test_an_interrupt_stopping_the_change_logs_first_look_fails_the_call_as_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A store's first recorded call looks at its schema; an interrupt landing while that
+    # statement is prepared (the race tests/test_destroy_races.py runs) fails the call as
+    # interrupted, not with a raw SQLite error, and the instance goes on.
+    from seahaven.stores import capture
+
+    world = memo_world("interrupted_start", work_dir=tmp_path / "work")
+    add_jot(world)
+    real = capture._has_virtual_columns
+    stopped: list[bool] = []
+
+    def interrupted_once(conn: apsw.Connection) -> bool:
+        if not stopped:
+            stopped.append(True)
+            raise apsw.SQLError("interrupted")
+        return real(conn)
+
+    monkeypatch.setattr(capture, "_has_virtual_columns", interrupted_once)
+    monkeypatch.setattr(capture, "_BY_SESSION", {})
+    with world.instance() as inst:
+        with pytest.raises(seahaven.DbError) as raised:
+            inst.call("jot", id="m0", gist="stopped")
+        assert raised.value.message == "the statement was interrupted before it finished"
+        assert inst.call("jot", id="m1", gist="kept") is None
+        assert memo_ids(inst) == ["m1"]

@@ -22,7 +22,7 @@ from seahaven.declaration.tool import Call
 from seahaven.errors import WorldBug
 from seahaven.stores.capture import Change
 from seahaven.stores.changelog import LogRecord, render_changes, sort_key
-from seahaven.stores.db import DESTROYED_WHILE_RUNNING, is_closing
+from seahaven.stores.db import DESTROYED_WHILE_RUNNING, db_error, is_closing, is_interrupt
 from seahaven.stores.names import AGENT
 
 if TYPE_CHECKING:
@@ -152,7 +152,11 @@ class Activation:
     def touch(self, runtime: NodeRuntime) -> None:
         """Make sure ``runtime``'s writes in this activation are recorded."""
         if self.recording and runtime.index not in self.capturing:
-            runtime.capture.start()
+            try:
+                runtime.capture.start()
+            except apsw.Error as error:
+                # Its first start reads the schema: an interrupt or destroy() can stop that.
+                raise db_error(error, runtime.conn) from error
             self.capturing[runtime.index] = runtime
 
     def flush(self) -> list[NodeRuntime]:
@@ -226,9 +230,7 @@ class Activation:
 
     def _unrecordable(self, written: list[NodeRuntime], error: BaseException) -> WorldBug:
         """Put back the rows ``written`` changed, and say why they could not be logged."""
-        if isinstance(error, apsw.InterruptError) and any(
-            [is_closing(runtime.conn) for runtime in written]
-        ):
+        if is_interrupt(error) and any([is_closing(runtime.conn) for runtime in written]):
             # destroy() stopped the capture's own statements: the instance and all it
             # holds are going, so there is nothing to put back and one thing to say.
             return WorldBug(DESTROYED_WHILE_RUNNING)
@@ -247,7 +249,7 @@ class Activation:
                 f"{self.diverged}; this instance no longer matches its state document, so it "
                 "refuses further use: destroy it"
             )
-        if isinstance(error, apsw.InterruptError):
+        if is_interrupt(error):
             return WorldBug(
                 f"the call was interrupted while the change log read what it wrote to {stores}, "
                 "so what it wrote was undone"

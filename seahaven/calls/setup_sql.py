@@ -31,7 +31,7 @@ from seahaven.sandbox import (
     StatementFailed,
     split_statements,
 )
-from seahaven.stores.db import Connections, run_cleanup, use_memory_journal
+from seahaven.stores.db import Connections, is_interrupt, run_cleanup, use_memory_journal
 
 if TYPE_CHECKING:
     from seahaven.calls.runtime import NodeRuntime
@@ -131,8 +131,10 @@ def run_setup_sql(
                 )
             known = sandbox.catalog(conn)
             conn.execute("BEGIN")
-        except apsw.InterruptError:
-            # An interrupt meant for the statements can land while they are being prepared.
+        except apsw.Error as error:
+            # An interrupt meant for the statements can land while these are being prepared.
+            if not is_interrupt(error):
+                raise
             if conn.in_transaction:
                 run_cleanup(conn, "ROLLBACK")
             raise WorldBug(f"{_where(1, statements)} {_INTERRUPTED}") from None

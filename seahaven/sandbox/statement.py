@@ -29,7 +29,15 @@ from seahaven.sandbox.limits import Deadline, check_limits
 from seahaven.sandbox.policy import Authorizer, Refused
 from seahaven.sandbox.wording import StatementFailed, agent_error
 from seahaven.stores.changelog import json_value
-from seahaven.stores.db import INTERRUPTED, Db, db_error, is_closing, run_cleanup, value_error
+from seahaven.stores.db import (
+    INTERRUPTED,
+    Db,
+    db_error,
+    is_closing,
+    is_interrupt,
+    run_cleanup,
+    value_error,
+)
 
 __all__ = ["SqlResult", "execute", "run_statement", "split_statements"]
 
@@ -454,12 +462,12 @@ def _failure(
     if isinstance(error, apsw.ExecTraceAbort) and trace.problem is not None:
         return StatementFailed("statements", trace.problem, error=error)
     if isinstance(error, apsw.ConnectionClosedError | apsw.CursorClosedError) or (
-        isinstance(error, apsw.InterruptError) and is_closing(conn)
+        is_interrupt(error) and is_closing(conn)
     ):
         return StatementFailed(
             "destroyed", "the instance behind this database was destroyed", error=error
         )
-    if isinstance(error, apsw.InterruptError):
+    if is_interrupt(error):
         return StatementFailed("interrupted", INTERRUPTED, error=error)
     message = str(error.args[0]) if error.args else type(error).__name__
     if isinstance(error, apsw.TooBigError):

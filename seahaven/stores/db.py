@@ -28,6 +28,7 @@ __all__ = [
     "Db",
     "Exec",
     "is_closing",
+    "is_interrupt",
     "open_connection",
     "roll_back_quietly",
     "run_cleanup",
@@ -92,7 +93,7 @@ def db_error(error: apsw.Error, conn: apsw.Connection | None = None) -> DbError 
     if isinstance(error, apsw.ConnectionClosedError | apsw.CursorClosedError):
         return WorldBug("the instance behind this database was destroyed")
     message = error.args[0] if error.args else type(error).__name__
-    if isinstance(error, apsw.InterruptError):
+    if is_interrupt(error):
         if conn is not None and is_closing(conn):
             return WorldBug(DESTROYED_WHILE_RUNNING)
         # Another thread interrupted it (Instance.interrupt(), a server stopping):
@@ -150,6 +151,17 @@ DESTROYED_WHILE_RUNNING = (
 
 # The connections whose owner is closing them: an interrupt on one now means destroy().
 _closing: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
+
+
+def is_interrupt(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite stopping a statement on an interrupt.
+
+    A statement running when the interrupt lands fails with ``InterruptError``; one
+    being prepared when it lands fails with an ``SQLError`` saying "interrupted".
+    """
+    if isinstance(error, apsw.InterruptError):
+        return True
+    return isinstance(error, apsw.SQLError) and error.args[:1] == ("interrupted",)
 
 
 def is_closing(conn: apsw.Connection) -> bool:
