@@ -133,7 +133,9 @@ def list_cards(ctx: seahaven.Ctx, customer_email: str) -> list[PortalCard]:
         customer_email: The billing email of your account.
     """
     rows = ctx.db.rows(
-        "SELECT * FROM cards WHERE customer_email = ? ORDER BY id DESC",
+        # CAST(? AS TEXT), not a bare "?": beside an ORDER BY, SQLite prepares a statement
+        # that compares a column with a bare parameter again at every execution.
+        "SELECT * FROM cards WHERE customer_email = CAST(? AS TEXT) ORDER BY id DESC",
         customer_email.strip().lower(),
     )
     return [_card(row) for row in rows]

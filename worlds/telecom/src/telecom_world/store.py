@@ -61,8 +61,12 @@ def line(db: Db, line_id: str) -> dict[str, Any]:
 
 def line_by_phone(db: Db, phone_number: str) -> dict[str, Any]:
     """The first line with that number, or ``NOT_FOUND``."""
+    # The number is bound as CAST(? AS TEXT): with a bare "col = ?" beside an ORDER BY,
+    # SQLite's planner looks at the bound value, so the statement would be prepared again at
+    # every execution. The column is TEXT, so the comparison and the rows are the same.
     found = db.one(
-        "SELECT * FROM lines WHERE phone_number = ? ORDER BY position LIMIT 1", phone_number
+        "SELECT * FROM lines WHERE phone_number = CAST(? AS TEXT) ORDER BY position LIMIT 1",
+        phone_number,
     )
     if found is None:
         raise NotFound(f"Line with phone number {phone_number} not found")
@@ -126,7 +130,7 @@ def customer_model(db: Db, row: dict[str, Any]) -> Customer:
     """A ``customers`` row and its payment methods, as the benchmark's ``Customer``."""
     methods = db.rows(
         "SELECT method_type, account_number_last_4, expiration_date FROM payment_methods"
-        " WHERE customer_id = ? ORDER BY position",
+        " WHERE customer_id = CAST(? AS TEXT) ORDER BY position",  # CAST: see line_by_phone
         row["customer_id"],
     )
     created = shown(row["created_at"])
@@ -180,7 +184,7 @@ def bill_model(db: Db, row: dict[str, Any]) -> Bill:
     """A ``bills`` row and its line items, as the benchmark's ``Bill``."""
     items = db.rows(
         "SELECT description, amount, date, item_type FROM bill_line_items"
-        " WHERE bill_id = ? ORDER BY position",
+        " WHERE bill_id = CAST(? AS TEXT) ORDER BY position",  # CAST: see line_by_phone
         row["bill_id"],
     )
     return Bill(

@@ -50,7 +50,7 @@ def list_portal_cards(
     """
     rows = ctx.worlds.portal.db.rows(
         "SELECT token, brand, last4, exp_month, exp_year, added_at FROM cards "
-        "WHERE customer_email = ? ORDER BY id DESC",
+        "WHERE customer_email = CAST(? AS TEXT) ORDER BY id DESC",  # CAST: see portal.list_cards
         customer_email.strip().lower(),
     )
     return [PortalCardToken.model_validate(row) for row in rows]

@@ -53,7 +53,10 @@ def find_user_id_by_name_zip(
     Errors: NOT_FOUND when no customer matches.
     """
     rows = ctx.db.rows(
-        "SELECT user_id, first_name, last_name FROM users WHERE zip = ? ORDER BY position", zip
+        # CAST: see store.order_items.
+        "SELECT user_id, first_name, last_name FROM users WHERE zip = CAST(? AS TEXT)"
+        " ORDER BY position",
+        zip,
     )
     for row in rows:
         if (row["first_name"].lower(), row["last_name"].lower()) == (

@@ -54,7 +54,11 @@ def get_customer_by_name(
 ) -> list[Customer]:
     """The customers with this full name (ignoring case) and date of birth; none, one, or
     more when two share both."""
-    rows = ctx.db.rows("SELECT * FROM customers WHERE date_of_birth = ? ORDER BY position", dob)
+    rows = ctx.db.rows(
+        # CAST: see store.line_by_phone.
+        "SELECT * FROM customers WHERE date_of_birth = CAST(? AS TEXT) ORDER BY position",
+        dob,
+    )
     return [
         store.customer_model(ctx.db, row)
         for row in rows
