@@ -416,3 +416,37 @@ def test_the_agent_never_gets_the_phones_tools(world: seahaven.World) -> None:
         assert rows(trial.instance, "SELECT roaming_enabled FROM phone.device") == [
             {"roaming_enabled": 0}
         ]
+
+
+def test_a_tool_called_again_prepares_none_of_its_statements_again(
+    instance: seahaven.Instance,
+) -> None:
+    # Each statement is prepared once per episode. A bare "col = ?" in a statement with an
+    # ORDER BY would be prepared anew at every execution (SQLite's planner looks at the
+    # bound value): the authorizer, which SQLite asks only while preparing, counts them.
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("get_customer_by_phone", {"phone_number": "555-123-2003"}),
+        ("get_customer_by_id", {"customer_id": "C1002"}),
+        ("get_customer_by_name", {"full_name": "Sarah Johnson", "dob": "1990-11-22"}),
+        ("get_details_by_id", {"id": "L1003"}),
+        ("get_bills_for_customer", {"customer_id": "C1001", "limit": 2}),
+    ]
+    conn = instance.db.conn
+    prepared: list[tuple[Any, ...]] = []
+
+    def counting(*action: Any) -> int:
+        prepared.append(action)
+        return 0  # SQLITE_OK
+
+    # Setting an authorizer expires every statement: the first round prepares them all.
+    conn.authorizer = counting
+    try:
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+        assert prepared
+        prepared.clear()
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+    finally:
+        conn.authorizer = None
+    assert prepared == []
