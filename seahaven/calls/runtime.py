@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,13 +151,7 @@ class NodeRuntime:
         self.children: dict[str, NodeRuntime] = {}
         world = node.world
         self.tables = world.schema_info.tables
-        tracked = world.schema_info.tracked(world.untracked_tables)
-        every_table = {name for name, table in self.tables.items() if table.kind == "table"}
-        self.table_filter: Callable[[str], bool] | None = (
-            None
-            if set(tracked) == every_table and not _has_shadows(self.tables)
-            else frozenset(tracked).__contains__
-        )
+        self.table_filter: Callable[[str], bool] | None = _table_filter(world)
         self._extra_tables: dict[str, TableInfo] = {}
         # What a recording activation changed on this store (its preupdate hook, once used).
         self.capture = Capture(conn, self.table_filter, world.schema_info.hash)
@@ -278,6 +273,31 @@ _MEMORY_STORE_PRAGMAS = (
 
 def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
     return any(table.kind in ("shadow", "virtual") for table in tables.values())
+
+
+# Each world's table filter, worked out from its schema and untracked tables (both fixed when
+# the world is made) by the first store of it, and shared by every store after: a tuple, so
+# that a world whose every table is tracked (no filter) is told from one not seen yet.
+_table_filters: weakref.WeakKeyDictionary[DeclaredWorld, tuple[Callable[[str], bool] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _table_filter(world: DeclaredWorld) -> Callable[[str], bool] | None:
+    """The tables a store of ``world`` records changes of, or ``None`` for every table it has."""
+    known = _table_filters.get(world)
+    if known is not None:
+        return known[0]
+    tables = world.schema_info.tables
+    tracked = world.schema_info.tracked(world.untracked_tables)
+    every_table = {name for name, table in tables.items() if table.kind == "table"}
+    table_filter = (
+        None
+        if set(tracked) == every_table and not _has_shadows(tables)
+        else frozenset(tracked).__contains__
+    )
+    _table_filters[world] = (table_filter,)
+    return table_filter
 
 
 def open_store(
