@@ -372,9 +372,11 @@ def _run_schema(conn: apsw.Connection, node: Node) -> None:
 def link_children(runtimes: Sequence[NodeRuntime]) -> None:
     """Give each store its added stores by name, once every store of the instance is open."""
     for runtime in runtimes:
-        runtime.children = {
-            name: runtimes[child.index] for name, child in runtime.node.children.items()
-        }
+        # A store that adds no world keeps the empty dict it was made with.
+        if runtime.node.edges:
+            runtime.children = {
+                name: runtimes[child.index] for name, child in runtime.node.children.items()
+            }
 
 
 def open_reader(

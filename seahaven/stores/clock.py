@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, get_args
 
 import apsw
 
@@ -300,7 +300,8 @@ class StatementClock:
                 "timediff", (now_text() if _is_now(a) else a, now_text() if _is_now(b) else b)
             )
 
-        overrides: list[tuple[str, Callable[..., Any], int]] = [
+        # Typed Any: APSW's stubs name one signature per arity, and these take several.
+        overrides: list[tuple[str, Any, int]] = [
             ("current_timestamp", current_timestamp, 0),
             ("current_date", current_date, 0),
             ("current_time", current_time, 0),
@@ -313,7 +314,7 @@ class StatementClock:
             ("timediff", timediff, 2),
         ]
         for name, function, arity in overrides:
-            conn.create_scalar_function(name, cast(Any, function), arity, flags=flags)
+            conn.create_scalar_function(name, function, arity, flags=flags)
 
     def _now_text(self) -> str:
         return _sql_text(self.ms())
