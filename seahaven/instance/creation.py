@@ -245,6 +245,8 @@ def _materialise(
                 image=image,
                 copy_from=copy_from,
                 run_schema=run_schema,
+                # Each image loaded here is the process's own, loaded by every instance.
+                room=True,
             )
         )
 

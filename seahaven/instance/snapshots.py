@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from seahaven.calls.activation import in_call
 from seahaven.calls.concurrency import watch
-from seahaven.calls.runtime import InstanceParts, NodeRuntime, link_children, open_store
+from seahaven.calls.runtime import (
+    InstanceParts,
+    NodeRuntime,
+    image_of,
+    link_children,
+    open_store,
+)
 from seahaven.declaration.composition import Composition, NodeReport
 from seahaven.declaration.context import InstanceInfo
 from seahaven.declaration.state_formats import carries_whole_log
@@ -198,7 +204,8 @@ def _capture_store(runtime: NodeRuntime) -> StoreImage:
             f"the store at {runtime.path!r} has a transaction open, so no snapshot was taken; "
             "take it between calls, once every transaction is closed"
         )
-    image = conn.serialize("main")
+    # Without the room a store in memory is loaded with: the bytes a file of it would hold.
+    image = image_of(conn)
     stream = sql_stream(conn)
     try:
         node_state = copy.deepcopy(runtime.state)
