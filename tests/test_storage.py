@@ -14,7 +14,7 @@ import apsw
 import pytest
 
 import seahaven
-from seahaven.calls import runtime as runtime_module
+from seahaven.stores import images
 from seahaven.stores import storage as storage_module
 
 NOW = "2026-06-01T09:00:00.000Z"
@@ -295,19 +295,19 @@ def test_a_store_in_memory_is_loaded_with_room_to_grow_which_no_image_of_it_show
     size = fixture.state_path.stat().st_size
     with world.instance("base", storage="memory") as inst:
         conn = inst.calls.runtimes[0].conn
-        assert len(conn.serialize("main")) == size + runtime_module.ROOM_BYTES
+        assert len(conn.serialize("main")) == size + images.ROOM_BYTES
         pages = conn.execute("PRAGMA page_count").fetchall()[0][0]
         for number in range(4):
             inst.call("put", id=f"long-{number:02d}-" + "x" * 1000, n=number)
         grown = conn.execute("PRAGMA page_count").fetchall()[0][0]
-        assert pages < grown and grown * 4096 <= size + runtime_module.ROOM_BYTES
-        assert len(conn.serialize("main")) == size + runtime_module.ROOM_BYTES
+        assert pages < grown and grown * 4096 <= size + images.ROOM_BYTES
+        assert len(conn.serialize("main")) == size + images.ROOM_BYTES
         assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
         # Past the room, SQLite makes more as it always did.
         for number in range(4, 40):
             inst.call("put", id=f"long-{number:02d}-" + "x" * 1000, n=number)
         grown = conn.execute("PRAGMA page_count").fetchall()[0][0]
-        assert grown * 4096 > size + runtime_module.ROOM_BYTES
+        assert grown * 4096 > size + images.ROOM_BYTES
         assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
         # What a snapshot keeps, and a freeze writes, is the database alone.
         snapshot = inst.snapshot()
@@ -326,8 +326,8 @@ def test_an_image_whose_header_does_not_record_its_size_is_loaded_as_it_is() -> 
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
     image = conn.serialize("main")
-    assert runtime_module._with_room(image) == image + bytes(runtime_module.ROOM_BYTES)
+    assert images.with_room(image) == image + bytes(images.ROOM_BYTES)
     # A change counter the page count was not written with: SQLite takes the file's size.
     stale = bytearray(image)
     stale[95] ^= 0xFF
-    assert runtime_module._with_room(bytes(stale)) == bytes(stale)
+    assert images.with_room(bytes(stale)) == bytes(stale)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +53,7 @@ from seahaven.stores.db import (
     use_shared_journal,
 )
 from seahaven.stores.ids import Ids, node_seed
+from seahaven.stores.images import with_room
 from seahaven.stores.schema import TableInfo, describe
 from seahaven.stores.storage import Storage
 from seahaven.stores.workdir import write_new_file
@@ -65,7 +65,6 @@ __all__ = [
     "InstanceParts",
     "NodeRuntime",
     "ReaderDb",
-    "image_of",
     "keep_combined_writes",
     "link_children",
     "open_combined",
@@ -324,7 +323,7 @@ def open_store(
     up as every store's is, its journal on first use. ``run_schema`` runs the
     world's schema on the store's own connection first, so rows it makes read
     the instance's clock and random stream. ``room`` loads a store in memory with
-    ``ROOM_BYTES`` to grow into, for an image this process loads again and again
+    room to grow into (``seahaven.stores.images``), for an image this process loads again and again
     (a fixture's, a blank schema's). The caller adds the runtime to its instance.
     """
     seed = node_seed(instance_seed, node.path)
@@ -348,7 +347,7 @@ def open_store(
     try:
         if target is None:
             if image:
-                conn.deserialize("main", _with_room(image) if room else image)
+                conn.deserialize("main", with_room(image) if room else image)
         else:
             # Closing must not copy the write-ahead log back into a file that is deleted next.
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
@@ -362,63 +361,6 @@ def open_store(
     except BaseException:
         connections.close(conn)
         raise
-
-
-# Room for a store in memory to grow into. SQLite's in-memory database holds exactly the image
-# it is given, and the first page a write adds past it reallocates the whole buffer at twice the
-# size, copying the image again (half of the airline pack's episodes add one to four pages to
-# its 2.1 MB image). Zero bytes past the end of an image whose header records its page count
-# are no part of the database: SQLite reads the count from the header, and writes its new pages
-# there. They do show in Connection.serialize(), which copies the buffer as it is.
-ROOM_BYTES = 64 * 1024
-# The padded copies kept, by the identity of the image they copy (kept alive with them), least
-# recently used first out past this many bytes. An image larger than this is loaded as it is.
-_ROOMY_LIMIT = 64 * 1024 * 1024
-_roomy: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
-_roomy_size = 0
-_roomy_lock = threading.Lock()
-
-
-def _recorded_size(image: bytes) -> int | None:
-    """The size ``image``'s header records, when SQLite trusts it; else ``None``.
-
-    The header's page count (bytes 28 to 31) is trusted when the change counter it
-    was written with (bytes 92 to 95) matches the file's (bytes 24 to 27).
-    """
-    if len(image) < 100 or image[24:28] != image[92:96]:
-        return None
-    page_size = int.from_bytes(image[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    return int.from_bytes(image[28:32], "big") * page_size or None
-
-
-def _with_room(image: bytes) -> bytes:
-    """``image`` followed by ``ROOM_BYTES`` of zeros, made once per image and kept."""
-    global _roomy_size
-    key = id(image)
-    with _roomy_lock:
-        kept = _roomy.get(key)
-        if kept is not None and kept[0] is image:
-            _roomy.move_to_end(key)
-            return kept[1]
-    if len(image) + ROOM_BYTES > _ROOMY_LIMIT or _recorded_size(image) != len(image):
-        return image
-    padded = image + bytes(ROOM_BYTES)
-    with _roomy_lock:
-        if key not in _roomy:
-            _roomy[key] = (image, padded)
-            _roomy_size += len(padded)
-            while _roomy_size > _ROOMY_LIMIT:
-                _, (_, dropped) = _roomy.popitem(last=False)
-                _roomy_size -= len(dropped)
-    return padded
-
-
-def image_of(conn: apsw.Connection) -> bytes:
-    """The image of ``conn``'s main database, without the room it may have been loaded with."""
-    image = conn.serialize("main")
-    size = _recorded_size(image)
-    return image[:size] if size is not None and size < len(image) else image
 
 
 def _run_schema(conn: apsw.Connection, node: Node) -> None:

@@ -33,13 +33,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from seahaven.calls.activation import in_call
 from seahaven.calls.concurrency import watch
-from seahaven.calls.runtime import (
-    InstanceParts,
-    NodeRuntime,
-    image_of,
-    link_children,
-    open_store,
-)
+from seahaven.calls.runtime import InstanceParts, NodeRuntime, link_children, open_store
 from seahaven.declaration.composition import Composition, NodeReport
 from seahaven.declaration.context import InstanceInfo
 from seahaven.declaration.state_formats import carries_whole_log
@@ -47,6 +41,7 @@ from seahaven.errors import WorldBug
 from seahaven.stores.changelog import CallRecord, LogRecord
 from seahaven.stores.clock import Clock, ClockMode, format_instant
 from seahaven.stores.ids import sql_stream
+from seahaven.stores.images import image_of
 from seahaven.stores.storage import Storage, check_storage, rollback_image
 from seahaven.stores.workdir import instance_directory
 
