@@ -10,6 +10,7 @@ import apsw
 import pytest
 
 import seahaven
+from seahaven.stores.clock import format_instant, parse_instant
 
 START = "2026-06-01T09:00:00.000Z"
 START_AT = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -99,6 +100,32 @@ def test_canonical_text_sorts_as_time_does() -> None:
     texts = [seahaven.Clock(moment).iso() for moment in moments]
     assert texts == sorted(texts)
     assert all(len(text) == len(START) and text.endswith("Z") for text in texts)
+
+
+@pytest.mark.parametrize(
+    "ms",
+    [
+        0,
+        -1,
+        1,
+        951_782_400_000,  # 2000-02-29, a leap day
+        1_780_304_400_123,
+        -62_135_596_800_000,  # the first instant of year 1
+        253_402_300_799_999,  # the last of year 9999
+        *range(-86_400_000 * 800, 86_400_000 * 800, 86_400_000 * 7 + 3_601_001),
+    ],
+)
+def test_canonical_text_is_what_datetime_shows(ms: int) -> None:
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    expected = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    assert format_instant(ms) == expected.rjust(len(START), "0")
+    assert parse_instant(format_instant(ms)) == ms
+
+
+@pytest.mark.parametrize("ms", [-62_135_596_800_001, 253_402_300_800_000])
+def test_an_instant_past_datetimes_years_has_no_canonical_text(ms: int) -> None:
+    with pytest.raises(OverflowError):
+        format_instant(ms)
 
 
 def test_a_naive_datetime_is_refused() -> None:

@@ -12,6 +12,7 @@ import os
 import resource
 import shutil
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,8 @@ import yaml
 
 import seahaven
 from seahaven import fixtures
+from seahaven.fixtures import preparation, verification
 from seahaven.fixtures import sidecar as sidecars
-from seahaven.fixtures import verification
 from seahaven.stores import workdir
 
 NOW = "2026-06-01T09:00:00.000Z"
@@ -251,6 +252,72 @@ def test_a_state_file_swapped_for_a_link_after_a_first_instance_is_refused(
     with pytest.raises(seahaven.WorldBug, match="is a symbolic link"):
         world.instance("books")
     assert no_instance_left(tmp_path)
+
+
+# A fixture whose directory has not changed for a while is checked again by three lstat calls
+# (directory, sidecar, state file): a journal appearing beside a file changes the directory's
+# stamps, so it is not looked for by name. One frozen a moment ago is looked for by name until
+# its directory's stamps are older than any file system's clock tick.
+
+
+def count_lstat(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    real = os.lstat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        seen.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", counted)
+    return seen
+
+
+def test_a_settled_fixture_is_checked_again_by_three_lstat_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = make_world(tmp_path)
+    fixture = freeze_rows(world, "books")
+    with world.instance("books", storage="memory"):
+        pass
+    seen = count_lstat(monkeypatch)
+    with world.instance("books", storage="memory"):
+        pass
+    # Frozen a moment ago: every journal is looked for by name.
+    assert len(seen) == 6
+    # Once the directory's stamps are old enough, the next check settles it, and from then on
+    # the directory's own stamps stand for its entries.
+    monkeypatch.setattr(preparation, "_SETTLED_NS", -1)
+    with world.instance("books", storage="memory"):
+        pass
+    seen.clear()
+    with world.instance("books", storage="memory"):
+        pass
+    assert sorted(seen) == sorted(
+        [str(fixture.directory), str(fixture.directory / sidecars.SIDECAR), str(fixture.state_path)]
+    )
+
+
+@pytest.mark.parametrize("suffix", verification.COMPANION_SUFFIXES)
+@pytest.mark.parametrize("storage", ["memory", "disk"])
+def test_a_journal_beside_a_settled_fixture_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str, storage: str
+) -> None:
+    monkeypatch.setattr(preparation, "_SETTLED_NS", -1)
+    world = make_world(tmp_path)
+    fixture = freeze_rows(world, "books")
+    with world.instance("books", storage=storage):
+        pass
+    # Past the clock tick the freeze's last change fell in, which a real fixture's age assures.
+    time.sleep(0.05)
+    journal = fixture.directory / f"state.sqlite{suffix}"
+    journal.write_bytes(b"")
+
+    with pytest.raises(seahaven.WorldBug, match=rf"state\.sqlite{suffix} file beside it"):
+        world.instance("books", storage=storage)
+    assert no_instance_left(tmp_path)
+    journal.unlink()
+    with world.instance("books", storage=storage):
+        pass
 
 
 # --- 13: the advice names a fix that works --------------------------------------------------------

@@ -109,6 +109,28 @@ def test_state_format_answers_in_another_format_for_one_instance() -> None:
         assert inst.state_format == "seahaven.state/1"
 
 
+def test_a_startup_hook_registered_after_an_instance_runs_for_the_next() -> None:
+    # What making an instance works out from the world once is worked out again after a
+    # registration: the second instance runs the hook the first did not have.
+    world = declare()
+    with world.instance() as inst:
+        assert inst.call("count") == 0
+
+    @world.instance_startup
+    def seed_memo(ctx: seahaven.Ctx) -> None:
+        ctx.db.execute("INSERT INTO memos (id, gist) VALUES ('m0', 'from startup')")
+
+    with world.instance() as inst:
+        assert inst.call("count") == 1
+
+
+def test_a_fixture_id_refused_once_is_refused_again() -> None:
+    world = declare()
+    for _ in range(2):
+        with pytest.raises(seahaven.WorldBug, match="not a fixture id"):
+            world.instance("../escape")
+
+
 @pytest.mark.usefixtures("on_disk")
 def test_two_instances_have_their_own_ids_files_and_rows() -> None:
     world = declare()

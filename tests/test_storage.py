@@ -10,9 +10,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 
 import seahaven
+from seahaven.stores import images
 from seahaven.stores import storage as storage_module
 
 NOW = "2026-06-01T09:00:00.000Z"
@@ -281,3 +283,51 @@ def test_an_outside_tool_reads_a_live_instance_once_inspect_has_shared_its_files
         assert read_from_outside(till, "sales") == "1"
         inst.call("put", id="b", n=3)
         assert read_from_outside(inst.state_path, "items") == "2"
+
+
+def test_a_store_in_memory_is_loaded_with_room_to_grow_which_no_image_of_it_shows(
+    tmp_path: Path,
+) -> None:
+    # SQLite's in-memory database reallocates its whole buffer, at twice the size, for the first
+    # page written past the image it was given; a fixture's image is loaded with room to grow.
+    world = composite(tmp_path)
+    fixture = freeze(world, "base")
+    size = fixture.state_path.stat().st_size
+    with world.instance("base", storage="memory") as inst:
+        conn = inst.calls.runtimes[0].conn
+        assert len(conn.serialize("main")) == size + images.ROOM_BYTES
+        pages = conn.execute("PRAGMA page_count").fetchall()[0][0]
+        for number in range(4):
+            inst.call("put", id=f"long-{number:02d}-" + "x" * 1000, n=number)
+        grown = conn.execute("PRAGMA page_count").fetchall()[0][0]
+        assert pages < grown and grown * 4096 <= size + images.ROOM_BYTES
+        assert len(conn.serialize("main")) == size + images.ROOM_BYTES
+        assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+        # Past the room, SQLite makes more as it always did.
+        for number in range(4, 40):
+            inst.call("put", id=f"long-{number:02d}-" + "x" * 1000, n=number)
+        grown = conn.execute("PRAGMA page_count").fetchall()[0][0]
+        assert grown * 4096 > size + images.ROOM_BYTES
+        assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+        # What a snapshot keeps, and a freeze writes, is the database alone.
+        snapshot = inst.snapshot()
+        assert [len(store.image) for store in snapshot.stores] == [
+            grown * 4096,
+            inst.calls.runtimes[1].conn.execute("PRAGMA page_count").fetchall()[0][0] * 4096,
+        ]
+        grown_rows = inst.query("SELECT count(*) AS n FROM items")
+        frozen = inst.freeze("grown", "Forty long items more.")
+    with snapshot.restore() as restored:
+        assert restored.query("SELECT count(*) AS n FROM items") == grown_rows
+    assert frozen.state_path.stat().st_size == grown * 4096
+
+
+def test_an_image_whose_header_does_not_record_its_size_is_loaded_as_it_is() -> None:
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+    image = conn.serialize("main")
+    assert images.with_room(image) == image + bytes(images.ROOM_BYTES)
+    # A change counter the page count was not written with: SQLite takes the file's size.
+    stale = bytearray(image)
+    stale[95] ^= 0xFF
+    assert images.with_room(bytes(stale)) == bytes(stale)

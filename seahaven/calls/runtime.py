@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ from seahaven.stores.db import (
     use_shared_journal,
 )
 from seahaven.stores.ids import Ids, node_seed
+from seahaven.stores.images import with_room
 from seahaven.stores.schema import TableInfo, describe
 from seahaven.stores.storage import Storage
 from seahaven.stores.workdir import write_new_file
@@ -150,13 +152,7 @@ class NodeRuntime:
         self.children: dict[str, NodeRuntime] = {}
         world = node.world
         self.tables = world.schema_info.tables
-        tracked = world.schema_info.tracked(world.untracked_tables)
-        every_table = {name for name, table in self.tables.items() if table.kind == "table"}
-        self.table_filter: Callable[[str], bool] | None = (
-            None
-            if set(tracked) == every_table and not _has_shadows(self.tables)
-            else frozenset(tracked).__contains__
-        )
+        self.table_filter: Callable[[str], bool] | None = _table_filter(world)
         self._extra_tables: dict[str, TableInfo] = {}
         # What a recording activation changed on this store (its preupdate hook, once used).
         self.capture = Capture(conn, self.table_filter, world.schema_info.hash)
@@ -280,6 +276,31 @@ def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
     return any(table.kind in ("shadow", "virtual") for table in tables.values())
 
 
+# Each world's table filter, worked out from its schema and untracked tables (both fixed when
+# the world is made) by the first store of it, and shared by every store after: a tuple, so
+# that a world whose every table is tracked (no filter) is told from one not seen yet.
+_table_filters: weakref.WeakKeyDictionary[DeclaredWorld, tuple[Callable[[str], bool] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _table_filter(world: DeclaredWorld) -> Callable[[str], bool] | None:
+    """The tables a store of ``world`` records changes of, or ``None`` for every table it has."""
+    known = _table_filters.get(world)
+    if known is not None:
+        return known[0]
+    tables = world.schema_info.tables
+    tracked = world.schema_info.tracked(world.untracked_tables)
+    every_table = {name for name, table in tables.items() if table.kind == "table"}
+    table_filter = (
+        None
+        if set(tracked) == every_table and not _has_shadows(tables)
+        else frozenset(tracked).__contains__
+    )
+    _table_filters[world] = (table_filter,)
+    return table_filter
+
+
 def open_store(
     node: Node,
     *,
@@ -291,6 +312,7 @@ def open_store(
     image: bytes | None = None,
     copy_from: Path | None = None,
     run_schema: bool = False,
+    room: bool = False,
 ) -> NodeRuntime:
     """Open one store of an instance: a private file in ``directory``, or (``None``) in memory.
 
@@ -300,8 +322,9 @@ def open_store(
     image is loaded in one step. The connection joins ``connections`` and is set
     up as every store's is, its journal on first use. ``run_schema`` runs the
     world's schema on the store's own connection first, so rows it makes read
-    the instance's clock and random stream. The caller adds the runtime to its
-    instance.
+    the instance's clock and random stream. ``room`` loads a store in memory with
+    room to grow into (``seahaven.stores.images``), for an image this process loads again and again
+    (a fixture's, a blank schema's). The caller adds the runtime to its instance.
     """
     seed = node_seed(instance_seed, node.path)
     target: Path | None = None
@@ -324,7 +347,7 @@ def open_store(
     try:
         if target is None:
             if image:
-                conn.deserialize("main", image)
+                conn.deserialize("main", with_room(image) if room else image)
         else:
             # Closing must not copy the write-ahead log back into a file that is deleted next.
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
@@ -352,9 +375,11 @@ def _run_schema(conn: apsw.Connection, node: Node) -> None:
 def link_children(runtimes: Sequence[NodeRuntime]) -> None:
     """Give each store its added stores by name, once every store of the instance is open."""
     for runtime in runtimes:
-        runtime.children = {
-            name: runtimes[child.index] for name, child in runtime.node.children.items()
-        }
+        # A store that adds no world keeps the empty dict it was made with.
+        if runtime.node.edges:
+            runtime.children = {
+                name: runtimes[child.index] for name, child in runtime.node.children.items()
+            }
 
 
 def open_reader(

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import secrets
+import functools
+import os
 import time
+import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +65,10 @@ def create_instance(
         )
     composition = world.composition()
     if fixture is not None:
-        check_fixture_id(fixture)
+        if type(fixture) is str:
+            _check_fixture_id(fixture)
+        else:
+            check_fixture_id(fixture)
     caller_seed = check_seed(seed)
     mode = check_clock_mode(clock_mode if clock_mode is not None else world.default_clock_mode)
     format_name = state_format if state_format is not None else world.pinned_state_format
@@ -73,7 +79,7 @@ def create_instance(
         raise WorldBug("setup_sql must be a string of SQL statements, or None")
     where = check_storage(storage)
     caller_startup = _check_startup(composition, startup)
-    _check_primary_keys(composition)
+    plan = _plan(composition)
     prepared: PreparedFixture | None = prepare(world, composition, fixture) if fixture else None
 
     if now is not None:
@@ -90,19 +96,15 @@ def create_instance(
     clock = Clock.starting_at(start_ms, mode)
 
     instance_seed = derive_seed(fixture if fixture is not None else world.name, caller_seed)
-    info = InstanceInfo(f"inst-{secrets.token_hex(8)}", fixture, instance_seed)
-    frozen = prepared.frozen_versions if prepared is not None else {}
-    reports = tuple(
-        NodeReport(
-            path=report.path,
-            world=report.world,
-            world_version=report.world_version,
-            scope=report.scope,
-            aliases=report.aliases,
-            schema_hash=report.schema_hash,
-            frozen_world_version=frozen.get(report.path),
+    # secrets.token_hex(8) without its two frames: the same eight bytes of os.urandom.
+    info = InstanceInfo("inst-" + os.urandom(8).hex(), fixture, instance_seed)
+    frozen = prepared.frozen_versions if prepared is not None else None
+    reports = (
+        tuple(
+            replace(report, frozen_world_version=frozen.get(report.path)) for report in plan.reports
         )
-        for report in composition.reports()
+        if frozen
+        else plan.reports
     )
     instance = Instance(
         InstanceParts(
@@ -113,7 +115,7 @@ def create_instance(
             setup_sql=setup_sql,
             control_tools=control_tools,
             caller_seed=caller_seed,
-            startup=to_jsonable_python(caller_startup, fallback=str),
+            startup=to_jsonable_python(caller_startup, fallback=str) if caller_startup else {},
             fixture_files=prepared.file_hashes if prepared is not None else None,
             reports=reports,
             directory=(
@@ -134,7 +136,8 @@ def create_instance(
                 seed=instance.seed,
                 connections=instance.connections,
             )
-        _run_startup(instance, composition, caller_startup)
+        if plan.startup_order:
+            _run_startup(instance, plan.startup_order, caller_startup)
         # An instance is idle until its first call: the pages its making read are given back
         # (most of what a store's connection holds), and the first call reads what it needs.
         for runtime in instance.calls.runtimes:
@@ -143,6 +146,45 @@ def create_instance(
         instance.destroy()
         raise
     return instance
+
+
+@functools.lru_cache(maxsize=256)
+def _check_fixture_id(fixture: str) -> None:
+    """``check_fixture_id``, remembered for the ids that passed: one is checked per instance."""
+    check_fixture_id(fixture)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What making an instance works out from its sealed composition alone, once per sealing.
+
+    A composition is sealed anew whenever a world registers anything (a tool, a
+    startup hook), so what is kept here never outlives what it was worked out from.
+    """
+
+    # One report per node, root first, with no frozen world version.
+    reports: tuple[NodeReport, ...]
+    # The nodes in the order their startup hooks run; empty when no node has a hook.
+    startup_order: tuple[Node, ...]
+
+
+_plans: weakref.WeakKeyDictionary[Composition, _Plan] = weakref.WeakKeyDictionary()
+
+
+def _plan(composition: Composition) -> _Plan:
+    """The composition's ``_Plan``, its tables' primary keys checked the first time."""
+    plan = _plans.get(composition)
+    if plan is None:
+        _check_primary_keys(composition)
+        order = startup_order(composition)
+        plan = _Plan(
+            reports=tuple(composition.reports()),
+            startup_order=tuple(order)
+            if any(node.world.startup_hook_infos for node in order)
+            else (),
+        )
+        _plans[composition] = plan
+    return plan
 
 
 def _check_startup(composition: Composition, startup: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -203,6 +245,8 @@ def _materialise(
                 image=image,
                 copy_from=copy_from,
                 run_schema=run_schema,
+                # Each image loaded here is the process's own, loaded by every instance.
+                room=True,
             )
         )
 
@@ -238,9 +282,8 @@ def startup_order(composition: Composition) -> list[Node]:
 
 
 def _run_startup(
-    instance: Instance, composition: Composition, caller_startup: dict[str, Any]
+    instance: Instance, order: tuple[Node, ...], caller_startup: dict[str, Any]
 ) -> None:
-    order = startup_order(composition)
     for node in order:
         available = {**caller_startup, **node.bound_startup}
         for hook in node.world.startup_hook_infos:
@@ -251,8 +294,6 @@ def _run_startup(
                     f"{node.world.name!r} needs startup keyword {', '.join(map(repr, missing))}; "
                     f"pass startup={{{missing[0]!r}: ...}}"
                 )
-    if not any(node.world.startup_hook_infos for node in order):
-        return
     runtimes = instance.calls.runtimes
 
     def hooks(activation: Activation) -> None:

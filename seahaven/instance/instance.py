@@ -378,7 +378,11 @@ class Instance:
     @property
     def startup(self) -> Any:
         """The startup keywords given to ``world.instance(...)``, as JSON values (a copy)."""
-        return copy.deepcopy(self._parts.startup)
+        startup = self._parts.startup
+        # Most instances are given none, and every state document reads them.
+        if type(startup) is dict and not startup:
+            return {}
+        return copy.deepcopy(startup)
 
     @property
     def fixture_files(self) -> dict[str, str] | None:

@@ -41,6 +41,7 @@ from seahaven.errors import WorldBug
 from seahaven.stores.changelog import CallRecord, LogRecord
 from seahaven.stores.clock import Clock, ClockMode, format_instant
 from seahaven.stores.ids import sql_stream
+from seahaven.stores.images import image_of
 from seahaven.stores.storage import Storage, check_storage, rollback_image
 from seahaven.stores.workdir import instance_directory
 
@@ -198,7 +199,8 @@ def _capture_store(runtime: NodeRuntime) -> StoreImage:
             f"the store at {runtime.path!r} has a transaction open, so no snapshot was taken; "
             "take it between calls, once every transaction is closed"
         )
-    image = conn.serialize("main")
+    # Without the room a store in memory is loaded with: the bytes a file of it would hold.
+    image = image_of(conn)
     stream = sql_stream(conn)
     try:
         node_state = copy.deepcopy(runtime.state)

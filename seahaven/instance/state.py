@@ -151,27 +151,37 @@ def run_formatter(
     instance: InstanceView, name: str, formatter: Callable[[Any, Any], dict[str, Any]]
 ) -> dict[str, Any]:
     """Run a formatter, refusing one that writes or returns something that is not JSON."""
+    if formatter in BUILTIN_FORMATS.values():
+        # A built-in only copies records: it neither writes nor calls into the instance, so
+        # it runs unfenced, and what it returns is JSON already.
+        try:
+            state = formatter(instance.world, instance)
+        except WorldBug:
+            raise
+        except Exception as error:
+            raise WorldBug(
+                f"state format {name!r} raised {type(error).__name__}: {error}"
+            ) from error
+        return state
     wrote = f"state format {name!r} wrote to the instance; a formatter only reads"
     changes = [runtime.total_changes() for runtime in instance.calls.runtimes]
-    # A built-in only copies records, so only a world's own formatter is fenced
-    # off from writing; the fence refuses the write rather than finding it later.
-    guard = None if formatter in BUILTIN_FORMATS.values() else _ReadOnlyGuard(instance)
+    # Only a world's own formatter is fenced off from writing; the fence refuses the
+    # write rather than finding it later.
+    guard = _ReadOnlyGuard(instance)
     try:
         with instance.calls.formatting():
             try:
-                if guard is not None:
-                    guard.install()
+                guard.install()
                 state = formatter(instance.world, instance)
             finally:
-                if guard is not None:
-                    guard.remove()
+                guard.remove()
     except WorldBug:
         raise
     except Exception as error:
-        if guard is not None and guard.refused:
+        if guard.refused:
             raise WorldBug(wrote) from error
         raise WorldBug(f"state format {name!r} raised {type(error).__name__}: {error}") from error
-    if guard is not None and guard.refused:
+    if guard.refused:
         raise WorldBug(wrote)
     if [runtime.total_changes() for runtime in instance.calls.runtimes] != changes:
         raise WorldBug(wrote)
@@ -180,13 +190,12 @@ def run_formatter(
             f"state format {name!r} returned {type(state).__name__}; it must return a dict, "
             "the value of the document's state"
         )
-    if formatter not in BUILTIN_FORMATS.values():
-        try:
-            json.dumps(state)
-        except (TypeError, ValueError) as error:
-            raise WorldBug(
-                f"state format {name!r} returned something JSON cannot carry: {error}"
-            ) from None
+    try:
+        json.dumps(state)
+    except (TypeError, ValueError) as error:
+        raise WorldBug(
+            f"state format {name!r} returned something JSON cannot carry: {error}"
+        ) from None
     return state
 
 

@@ -317,13 +317,15 @@ class Db:
         """Every row, each a dict keyed by column name."""
         try:
             cursor = self._conn.execute(sql, params)
-            rows = iter(cursor)
-            first = next(rows, None)
+            first = next(cursor, None)
             if first is None:
                 return []
             names = [column[0] for column in cursor.get_description()]
             result = [dict(zip(names, first, strict=True))]
-            result.extend(dict(zip(names, row, strict=True)) for row in rows)
+            # A plain loop: most queries return a row or two, where a generator's frame costs
+            # more than the appends.
+            for row in cursor:
+                result.append(dict(zip(names, row, strict=True)))
             return result
         except apsw.Error as error:
             raise db_error(error, self._conn) from error

@@ -8,11 +8,11 @@ from a stream of its own, so no two doors hand out the same values.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 import uuid
 import weakref
-from typing import Any, cast
 
 import apsw
 
@@ -31,11 +31,13 @@ class _LazyStream:
 
     Seeding a Mersenne Twister costs as much as a small query, and most
     instances never draw: the stream is what it would have been, made later.
+    The seed is the integer ``material``, or the SHA-256 of ``material`` bytes
+    (hashed on first use too).
     """
 
     __slots__ = ("_material", "_stream")
 
-    def __init__(self, material: int) -> None:
+    def __init__(self, material: int | bytes) -> None:
         self._material = material
         self._stream: random.Random | None = None
 
@@ -43,7 +45,10 @@ class _LazyStream:
         """The stream, seeded now if nothing drew from it before."""
         stream = self._stream
         if stream is None:
-            stream = self._stream = random.Random(self._material)
+            material = self._material
+            if isinstance(material, bytes):
+                material = int.from_bytes(hashlib.sha256(material).digest(), "big")
+            stream = self._stream = random.Random(material)
         return stream
 
 
@@ -65,6 +70,7 @@ def check_seed(seed: object) -> int | None:
     return seed
 
 
+@functools.lru_cache(maxsize=1024)
 def derive_seed(base: str, seed: int | None) -> bytes:
     """The instance seed: the fixture id (or world name) and the caller's seed, hashed."""
     material = _SEED_DOMAIN + base.encode("utf-8") + b"\x00"
@@ -81,7 +87,7 @@ def node_seed(instance_seed: bytes, path: str) -> bytes:
 
 
 def _stream(seed: bytes, purpose: str) -> _LazyStream:
-    return _LazyStream(int.from_bytes(hashlib.sha256(seed + purpose.encode()).digest(), "big"))
+    return _LazyStream(seed + purpose.encode())
 
 
 class Ids:
@@ -135,8 +141,9 @@ def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
     # Innocuous so that a DEFAULT or a trigger may call them; not deterministic,
     # so that SQLite asks for a fresh value every time.
     flags = apsw.SQLITE_INNOCUOUS
-    conn.create_scalar_function("random", cast(Any, sql_random_value), 0, flags=flags)
-    conn.create_scalar_function("randomblob", cast(Any, sql_randomblob), 1, flags=flags)
+    # APSW's stubs want a function of any SQL values; these take the one arity they register.
+    conn.create_scalar_function("random", sql_random_value, 0, flags=flags)  # type: ignore[arg-type]
+    conn.create_scalar_function("randomblob", sql_randomblob, 1, flags=flags)  # type: ignore[arg-type]
 
 
 def sql_stream(conn: apsw.Connection) -> random.Random | None:
