@@ -13,6 +13,11 @@ the store does not track are skipped, as a session skips them.
 
 The hook's values are compared as a session compares them: an integer and a
 real of the same value differ, and so do text and a blob; 0.0 and -0.0 do not.
+
+What the hook's values are (a table's columns and key, its *layout*) is read
+afresh each stretch, as a table may be altered between two, but from one
+statement listing every table's ``CREATE TABLE`` text: the layout follows from
+that text, so it is worked out once per process for each (table, text).
 """
 
 from __future__ import annotations
@@ -112,6 +117,7 @@ class Capture:
         "_pending",
         "_schema",
         "_session",
+        "_tables",
         "by_session",
         "failure",
         "lost",
@@ -136,8 +142,11 @@ class Capture:
         # Hook calls, and the connection's total_changes(), since recording started.
         self._events = 0
         self._changes_before = 0
-        # table -> its layout, or None for a table that is not recorded.
+        # table -> its layout, or None for a table that is not recorded; for one stretch, since
+        # a table may be altered (or a store's image replaced) between two.
         self._layouts: dict[str, _Layout | None] = {}
+        # table -> its CREATE TABLE text, read at the stretch's first table met, or None.
+        self._tables: dict[str, str] | None = None
         # Events on tables whose layout is not known yet: it is read when the stretch ends.
         self._pending: list[tuple[str, Any, Any, BaseException | None, int | None]] = []
         self.recording = False
@@ -191,13 +200,20 @@ class Capture:
         self.lost = []
         self.unrestorable = False
         self._changeset = b""
+        if self._layouts:
+            self._layouts = {}
+        self._tables = None
         if self._session is not None:
             session, self._session = self._session, None
             session.close()
 
     def forget_layouts(self) -> None:
-        """Read each table's columns again when next met (the store's image was replaced)."""
+        """Read each table's columns again when next met (the store's image was replaced).
+
+        A stretch that ends forgets them too: this is for an image replaced mid-stretch.
+        """
         self._layouts = {}
+        self._tables = None
 
     @property
     def is_empty(self) -> bool:
@@ -312,13 +328,18 @@ class Capture:
             return self._layouts[name]
         found: _Layout | None = None
         if self._filter is None or self._filter(name):
-            xinfo = self._conn.execute(f"PRAGMA main.table_xinfo({_quote(name)})").fetchall()
-            if name == "sqlite_stat1":
-                # A session keys ANALYZE's table by its table and index names.
-                keyed = {"tbl": 1, "idx": 2}
-                xinfo = [(*row[:5], keyed.get(str(row[1]), 0), row[6]) for row in xinfo]
-            if any(row[5] for row in xinfo):
-                found = _Layout(name, xinfo)
+            tables = self._tables
+            if tables is None:
+                # Every table's text in one statement, read once per stretch at its first
+                # table met: what PRAGMA table_xinfo would report follows from it alone.
+                rows: list[Any] = self._conn.execute(_TABLES).fetchall()
+                tables = self._tables = dict(rows)
+            sql = tables.get(name)
+            if sql is None:
+                # Not an ordinary table of main's (gone, or SQLite's own): asked directly.
+                found = _read_layout(self._conn, name)
+            else:
+                found = _cached_layout(self._conn, name, sql)
         self._layouts[name] = found
         return found
 
@@ -334,6 +355,8 @@ class Capture:
                     self._event(name, layout, old, new, error, lost)
         finally:
             del pending[:settled]
+            # Read again at the next table met: SQL may run before then.
+            self._tables = None
 
     def changes(self) -> list[Change]:
         """The net change of every touched row, as a changeset would hold it.
@@ -452,6 +475,13 @@ class Capture:
 
 
 _PENDING: Any = object()
+# Each ordinary table of main's, with the text of its CREATE TABLE statement.
+_TABLES = "SELECT name, sql FROM main.sqlite_schema WHERE type = 'table'"
+# (table, its CREATE TABLE text) -> its layout, or None without a key, for every store of the
+# process: the text says all PRAGMA table_xinfo reports, so stores of one schema (each episode's
+# fresh instance) read it once. Kept to a bound.
+_LAYOUTS: dict[tuple[str, str], _Layout | None] = {}
+_LAYOUTS_KEPT = 1024
 # In place of a row's old values that could not be read.
 _UNRESTORABLE: Any = object()
 _SESSION_HOLDS_HOOK = (
@@ -461,6 +491,31 @@ _SESSION_HOLDS_HOOK = (
 )
 # Schema text's hash -> whether a store of that schema records with a session.
 _BY_SESSION: dict[str, bool] = {}
+
+
+def _read_layout(conn: apsw.Connection, name: str) -> _Layout | None:
+    """Table ``name`` of ``main`` as PRAGMA table_xinfo reports it; None without a key."""
+    xinfo = conn.execute(f"PRAGMA main.table_xinfo({_quote(name)})").fetchall()
+    if name == "sqlite_stat1":
+        # A session keys ANALYZE's table by its table and index names.
+        keyed = {"tbl": 1, "idx": 2}
+        xinfo = [(*row[:5], keyed.get(str(row[1]), 0), row[6]) for row in xinfo]
+    if any(row[5] for row in xinfo):
+        return _Layout(name, xinfo)
+    return None
+
+
+def _cached_layout(conn: apsw.Connection, name: str, sql: str) -> _Layout | None:
+    """``_read_layout``'s answer for table ``name`` whose CREATE TABLE text is ``sql``."""
+    key = (name, sql)
+    found: _Layout | None = _LAYOUTS.get(key, _PENDING)
+    if found is _PENDING:
+        found = _read_layout(conn, name)
+        if len(_LAYOUTS) >= _LAYOUTS_KEPT:
+            # Emptied whole, which no other thread's lookup can trip over mid-way.
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = found
+    return found
 
 
 def _has_virtual_columns(conn: apsw.Connection) -> bool:
