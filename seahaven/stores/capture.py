@@ -345,14 +345,29 @@ class Capture:
 
     def _settle(self) -> None:
         pending, settled = self._pending, 0
+        layouts = self._layouts
         try:
             for name, old, new, error, lost in pending:
-                # A layout read that fails (interrupted, say) leaves this event and the
-                # rest pending, so ``undo`` settles them again rather than forgetting rows.
-                layout = self._layout(name)
+                layout = layouts.get(name, _PENDING)
+                if layout is _PENDING:
+                    # A layout read that fails (interrupted, say) leaves this event and the
+                    # rest pending, so ``undo`` settles them again rather than forgetting rows.
+                    layout = self._layout(name)
                 settled += 1
-                if layout is not None:
+                if layout is None:
+                    continue
+                if error is not None or old is _UNRESTORABLE:
                     self._event(name, layout, old, new, error, lost)
+                    continue
+                # The usual event, noted as the hook notes one on a table it knows.
+                try:
+                    if old is not None:
+                        self._note(name, layout, old, None)
+                    if new is not None:
+                        self._note(name, layout, None, new)
+                except BaseException as failure:
+                    if self.failure is None:
+                        self.failure = failure
         finally:
             del pending[:settled]
             # Read again at the next table met: SQL may run before then.
@@ -384,27 +399,34 @@ class Capture:
             self.unrestorable = True
             raise WorldBug(_SESSION_HOLDS_HOOK)
         found: list[Change] = []
-        execute = self._conn.execute
-        for name, rows in self.rows.items():
-            layout = self._layouts[name]
-            assert layout is not None
-            read = layout.read
-            for values, old in rows.values():
-                current = execute(read, values).fetchone()
-                if old is None:
-                    if current is not None:
-                        found.append((name, "INSERT", None, current))
-                elif current is None:
-                    found.append((name, "DELETE", old, None))
-                else:
-                    new = tuple(
-                        [
-                            _NO_CHANGE if same_value(was, now) else now
-                            for was, now in zip(old, current, strict=True)
-                        ]
-                    )
-                    if any(value is not _NO_CHANGE for value in new):
-                        found.append((name, "UPDATE", old, new))
+        # One cursor for every row read back: the statements are the layouts' few.
+        cursor = self._conn.cursor()
+        try:
+            execute = cursor.execute
+            for name, rows in self.rows.items():
+                layout = self._layouts[name]
+                assert layout is not None
+                read = layout.read
+                for values, old in rows.values():
+                    current = execute(read, values).fetchone()
+                    if old is None:
+                        if current is not None:
+                            found.append((name, "INSERT", None, current))
+                    elif current is None:
+                        found.append((name, "DELETE", old, None))
+                    else:
+                        # same_value, written out: a call per column costs more than the test.
+                        new = tuple(
+                            [
+                                _NO_CHANGE if type(was) is type(now) and was == now else now
+                                for was, now in zip(old, current, strict=True)
+                            ]
+                        )
+                        if new.count(_NO_CHANGE) != len(new):
+                            found.append((name, "UPDATE", old, new))
+        finally:
+            # Each read is one statement: nothing is left that closing could lose.
+            cursor.close(True)
         return found
 
     def _hook_is_live(self) -> bool:
