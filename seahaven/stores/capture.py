@@ -77,8 +77,14 @@ class _Layout:
         # Key positions in the hook's values, in declared column order (a session's order).
         self.key = tuple(sorted(position for _, position in keyed))
         self.key_names = tuple(str(stored[index][1]) for index in self.key)
-        names = ", ".join(_quote(column) for column in self.columns)
-        where = " AND ".join(f"{_quote(column)} IS ?" for column in self.key_names)
+        # Every column as declared, when none is generated: ``*`` says so in less to compile.
+        names = (
+            "*"
+            if len(self.columns) == len(xinfo)
+            else ", ".join(_quote(column) for column in self.columns)
+        )
+        # ``=``, which is ``IS`` for the values read back by (a key holding NULL is skipped).
+        where = " AND ".join(f"{_quote(column)} = ?" for column in self.key_names)
         self.read = f"SELECT {names} FROM main.{_quote(name)} WHERE {where}"
         self.stat1 = name == "sqlite_stat1"
         if self.stat1:
