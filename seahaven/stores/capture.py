@@ -13,6 +13,11 @@ the store does not track are skipped, as a session skips them.
 
 The hook's values are compared as a session compares them: an integer and a
 real of the same value differ, and so do text and a blob; 0.0 and -0.0 do not.
+
+What the hook's values are (a table's columns and key, its *layout*) is read
+afresh each stretch, as a table may be altered between two, but from one
+statement listing every table's ``CREATE TABLE`` text: the layout follows from
+that text, so it is worked out once per process for each (table, text).
 """
 
 from __future__ import annotations
@@ -72,8 +77,14 @@ class _Layout:
         # Key positions in the hook's values, in declared column order (a session's order).
         self.key = tuple(sorted(position for _, position in keyed))
         self.key_names = tuple(str(stored[index][1]) for index in self.key)
-        names = ", ".join(_quote(column) for column in self.columns)
-        where = " AND ".join(f"{_quote(column)} IS ?" for column in self.key_names)
+        # Every column as declared, when none is generated: ``*`` says so in less to compile.
+        names = (
+            "*"
+            if len(self.columns) == len(xinfo)
+            else ", ".join(_quote(column) for column in self.columns)
+        )
+        # ``=``, which is ``IS`` for the values read back by (a key holding NULL is skipped).
+        where = " AND ".join(f"{_quote(column)} = ?" for column in self.key_names)
         self.read = f"SELECT {names} FROM main.{_quote(name)} WHERE {where}"
         self.stat1 = name == "sqlite_stat1"
         if self.stat1:
@@ -112,6 +123,7 @@ class Capture:
         "_pending",
         "_schema",
         "_session",
+        "_tables",
         "by_session",
         "failure",
         "lost",
@@ -136,8 +148,11 @@ class Capture:
         # Hook calls, and the connection's total_changes(), since recording started.
         self._events = 0
         self._changes_before = 0
-        # table -> its layout, or None for a table that is not recorded.
+        # table -> its layout, or None for a table that is not recorded; for one stretch, since
+        # a table may be altered (or a store's image replaced) between two.
         self._layouts: dict[str, _Layout | None] = {}
+        # table -> its CREATE TABLE text, read at the stretch's first table met, or None.
+        self._tables: dict[str, str] | None = None
         # Events on tables whose layout is not known yet: it is read when the stretch ends.
         self._pending: list[tuple[str, Any, Any, BaseException | None, int | None]] = []
         self.recording = False
@@ -191,13 +206,20 @@ class Capture:
         self.lost = []
         self.unrestorable = False
         self._changeset = b""
+        if self._layouts:
+            self._layouts = {}
+        self._tables = None
         if self._session is not None:
             session, self._session = self._session, None
             session.close()
 
     def forget_layouts(self) -> None:
-        """Read each table's columns again when next met (the store's image was replaced)."""
+        """Read each table's columns again when next met (the store's image was replaced).
+
+        A stretch that ends forgets them too: this is for an image replaced mid-stretch.
+        """
         self._layouts = {}
+        self._tables = None
 
     @property
     def is_empty(self) -> bool:
@@ -312,28 +334,50 @@ class Capture:
             return self._layouts[name]
         found: _Layout | None = None
         if self._filter is None or self._filter(name):
-            xinfo = self._conn.execute(f"PRAGMA main.table_xinfo({_quote(name)})").fetchall()
-            if name == "sqlite_stat1":
-                # A session keys ANALYZE's table by its table and index names.
-                keyed = {"tbl": 1, "idx": 2}
-                xinfo = [(*row[:5], keyed.get(str(row[1]), 0), row[6]) for row in xinfo]
-            if any(row[5] for row in xinfo):
-                found = _Layout(name, xinfo)
+            tables = self._tables
+            if tables is None:
+                # Every table's text in one statement, read once per stretch at its first
+                # table met: what PRAGMA table_xinfo would report follows from it alone.
+                rows: list[Any] = self._conn.execute(_TABLES).fetchall()
+                tables = self._tables = dict(rows)
+            sql = tables.get(name)
+            if sql is None:
+                # Not an ordinary table of main's (gone, or SQLite's own): asked directly.
+                found = _read_layout(self._conn, name)
+            else:
+                found = _cached_layout(self._conn, name, sql)
         self._layouts[name] = found
         return found
 
     def _settle(self) -> None:
         pending, settled = self._pending, 0
+        layouts = self._layouts
         try:
             for name, old, new, error, lost in pending:
-                # A layout read that fails (interrupted, say) leaves this event and the
-                # rest pending, so ``undo`` settles them again rather than forgetting rows.
-                layout = self._layout(name)
+                layout = layouts.get(name, _PENDING)
+                if layout is _PENDING:
+                    # A layout read that fails (interrupted, say) leaves this event and the
+                    # rest pending, so ``undo`` settles them again rather than forgetting rows.
+                    layout = self._layout(name)
                 settled += 1
-                if layout is not None:
+                if layout is None:
+                    continue
+                if error is not None or old is _UNRESTORABLE:
                     self._event(name, layout, old, new, error, lost)
+                    continue
+                # The usual event, noted as the hook notes one on a table it knows.
+                try:
+                    if old is not None:
+                        self._note(name, layout, old, None)
+                    if new is not None:
+                        self._note(name, layout, None, new)
+                except BaseException as failure:
+                    if self.failure is None:
+                        self.failure = failure
         finally:
             del pending[:settled]
+            # Read again at the next table met: SQL may run before then.
+            self._tables = None
 
     def changes(self) -> list[Change]:
         """The net change of every touched row, as a changeset would hold it.
@@ -361,27 +405,34 @@ class Capture:
             self.unrestorable = True
             raise WorldBug(_SESSION_HOLDS_HOOK)
         found: list[Change] = []
-        execute = self._conn.execute
-        for name, rows in self.rows.items():
-            layout = self._layouts[name]
-            assert layout is not None
-            read = layout.read
-            for values, old in rows.values():
-                current = execute(read, values).fetchone()
-                if old is None:
-                    if current is not None:
-                        found.append((name, "INSERT", None, current))
-                elif current is None:
-                    found.append((name, "DELETE", old, None))
-                else:
-                    new = tuple(
-                        [
-                            _NO_CHANGE if same_value(was, now) else now
-                            for was, now in zip(old, current, strict=True)
-                        ]
-                    )
-                    if any(value is not _NO_CHANGE for value in new):
-                        found.append((name, "UPDATE", old, new))
+        # One cursor for every row read back: the statements are the layouts' few.
+        cursor = self._conn.cursor()
+        try:
+            execute = cursor.execute
+            for name, rows in self.rows.items():
+                layout = self._layouts[name]
+                assert layout is not None
+                read = layout.read
+                for values, old in rows.values():
+                    current = execute(read, values).fetchone()
+                    if old is None:
+                        if current is not None:
+                            found.append((name, "INSERT", None, current))
+                    elif current is None:
+                        found.append((name, "DELETE", old, None))
+                    else:
+                        # same_value, written out: a call per column costs more than the test.
+                        new = tuple(
+                            [
+                                _NO_CHANGE if type(was) is type(now) and was == now else now
+                                for was, now in zip(old, current, strict=True)
+                            ]
+                        )
+                        if new.count(_NO_CHANGE) != len(new):
+                            found.append((name, "UPDATE", old, new))
+        finally:
+            # Each read is one statement: nothing is left that closing could lose.
+            cursor.close(True)
         return found
 
     def _hook_is_live(self) -> bool:
@@ -452,6 +503,13 @@ class Capture:
 
 
 _PENDING: Any = object()
+# Each ordinary table of main's, with the text of its CREATE TABLE statement.
+_TABLES = "SELECT name, sql FROM main.sqlite_schema WHERE type = 'table'"
+# (table, its CREATE TABLE text) -> its layout, or None without a key, for every store of the
+# process: the text says all PRAGMA table_xinfo reports, so stores of one schema (each episode's
+# fresh instance) read it once. Kept to a bound.
+_LAYOUTS: dict[tuple[str, str], _Layout | None] = {}
+_LAYOUTS_KEPT = 1024
 # In place of a row's old values that could not be read.
 _UNRESTORABLE: Any = object()
 _SESSION_HOLDS_HOOK = (
@@ -461,6 +519,31 @@ _SESSION_HOLDS_HOOK = (
 )
 # Schema text's hash -> whether a store of that schema records with a session.
 _BY_SESSION: dict[str, bool] = {}
+
+
+def _read_layout(conn: apsw.Connection, name: str) -> _Layout | None:
+    """Table ``name`` of ``main`` as PRAGMA table_xinfo reports it; None without a key."""
+    xinfo = conn.execute(f"PRAGMA main.table_xinfo({_quote(name)})").fetchall()
+    if name == "sqlite_stat1":
+        # A session keys ANALYZE's table by its table and index names.
+        keyed = {"tbl": 1, "idx": 2}
+        xinfo = [(*row[:5], keyed.get(str(row[1]), 0), row[6]) for row in xinfo]
+    if any(row[5] for row in xinfo):
+        return _Layout(name, xinfo)
+    return None
+
+
+def _cached_layout(conn: apsw.Connection, name: str, sql: str) -> _Layout | None:
+    """``_read_layout``'s answer for table ``name`` whose CREATE TABLE text is ``sql``."""
+    key = (name, sql)
+    found: _Layout | None = _LAYOUTS.get(key, _PENDING)
+    if found is _PENDING:
+        found = _read_layout(conn, name)
+        if len(_LAYOUTS) >= _LAYOUTS_KEPT:
+            # Emptied whole, which no other thread's lookup can trip over mid-way.
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = found
+    return found
 
 
 def _has_virtual_columns(conn: apsw.Connection) -> bool:

@@ -153,21 +153,39 @@ def json_text(value: Any) -> str:
 
 
 class Shape:
-    """What rendering one table's changes needs, worked out once per table and store."""
+    """What rendering one table's changes needs, worked out once per table (and kept)."""
 
-    __slots__ = ("columns", "key_columns", "names", "prefixes")
+    __slots__ = ("columns", "key_columns", "key_names", "names", "others", "prefixes")
 
     def __init__(self, path: str, name: str, table: TableInfo) -> None:
         self.columns = table.columns
         self.key_columns = table.primary_key
         # Each column's name as a JSON object key, with its colon.
         self.names = tuple(_encode_text(column) + ":" for column in table.columns)
+        self.key_names = tuple(self.names[index] for index in table.primary_key)
+        # The columns outside the key, which an update's before and after show.
+        self.others = tuple(
+            index for index in range(len(table.columns)) if index not in table.primary_key
+        )
         where = f'"world":{_encode_text(path)},"table":{_encode_text(name)},"op":'
         self.prefixes = {op: f'{where}"{op}","key":{{' for op in ("insert", "update", "delete")}
 
 
-def _object_text(names: tuple[str, ...], indexes: Any, row: Any) -> str:
-    return "{" + ",".join([names[index] + json_text(row[index]) for index in indexes]) + "}"
+# (path, table, columns, key) -> the table's Shape, for every store of the process: a store's
+# own ``shapes`` starts empty with each instance. Kept to a bound.
+_SHAPES: dict[tuple[str, str, tuple[str, ...], tuple[int, ...]], Shape] = {}
+_SHAPES_KEPT = 1024
+
+
+def _shape(path: str, name: str, table: TableInfo) -> Shape:
+    key = (path, name, table.columns, table.primary_key)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        if len(_SHAPES) >= _SHAPES_KEPT:
+            # Emptied whole, which no other thread's lookup can trip over mid-way.
+            _SHAPES.clear()
+        shape = _SHAPES[key] = Shape(path, name, table)
+    return shape
 
 
 def sort_key(record: LogRecord, raw_key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -197,86 +215,86 @@ def render_changes(
     opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
     # The actor closes every record's text: a key added after the ones the format always had.
     closing = _ACTOR_CLOSINGS.get(actor) or ',"actor":' + _encode_text(actor) + "}"
+    plain = _PLAIN.issuperset
     for name, op_name, old, new in changes:
         shape = shapes.get(name)
         if shape is None:
-            shape = shapes[name] = Shape(path, name, describe_table(name))
+            shape = shapes[name] = _shape(path, name, describe_table(name))
         columns, names = shape.columns, shape.names
         key_columns = shape.key_columns
         op = _OPS[op_name]
         if op == "update":
             assert old is not None and new is not None
             source = old
-            changed = [
-                index
-                for index, value in enumerate(new)
-                if value is not _NO_CHANGE and index not in key_columns
-            ]
-            before = {columns[index]: json_value(old[index]) for index in changed}
-            after = {columns[index]: json_value(new[index]) for index in changed}
-            body = (
-                ',"before":'
-                + _object_text(names, changed, old)
-                + ',"after":'
-                + _object_text(names, changed, new)
-            )
+            changed = [index for index in shape.others if new[index] is not _NO_CHANGE]
+            if len(changed) == 1:
+                # One column changed, the usual update.
+                index = changed[0]
+                was, now = old[index], new[index]
+                before = {columns[index]: json_value(was)}
+                after = {columns[index]: json_value(now)}
+                body = (
+                    f',"before":{{{names[index]}{json_text(was)}}},'
+                    f'"after":{{{names[index]}{json_text(now)}}}'
+                )
+            else:
+                before = {columns[index]: json_value(old[index]) for index in changed}
+                after = {columns[index]: json_value(new[index]) for index in changed}
+                body = (
+                    ',"before":{'
+                    + ",".join([names[index] + json_text(old[index]) for index in changed])
+                    + '},"after":{'
+                    + ",".join([names[index] + json_text(new[index]) for index in changed])
+                    + "}"
+                )
         else:
             row = new if op == "insert" else old
             assert row is not None
             source = row
-            if _PLAIN.issuperset(map(type, row)):
+            if plain(map(type, row)):
                 # Integers, text and NULL, the common row, are their own JSON values.
                 whole = dict(zip(columns, row, strict=True))
-                pairs = zip(names, row, strict=True)
-                text = (
-                    "{"
-                    + ",".join(
-                        [
-                            column
-                            + (
-                                _encode_text(value)
-                                if type(value) is str
-                                else "null"
-                                if value is None
-                                else _int_text(value)
-                            )
-                            for column, value in pairs
-                        ]
-                    )
-                    + "}"
+                text = ",".join(
+                    [
+                        column
+                        + (
+                            _encode_text(value)
+                            if type(value) is str
+                            else "null"
+                            if value is None
+                            else _int_text(value)
+                        )
+                        for column, value in zip(names, row, strict=True)
+                    ]
                 )
             else:
                 values = [json_value(value) for value in row]
                 whole = dict(zip(columns, values, strict=True))
                 # A JSON value's text is the SQLite value's: json_text renders both alike.
-                pairs = zip(names, values, strict=True)
-                text = "{" + ",".join([column + json_text(value) for column, value in pairs]) + "}"
+                text = ",".join(
+                    [column + json_text(value) for column, value in zip(names, values, strict=True)]
+                )
             if op == "insert":
                 before, after = None, whole
-                body = ',"before":null,"after":' + text
+                body = ',"before":null,"after":{' + text + "}"
             else:
                 before, after = whole, None
-                body = ',"before":' + text + ',"after":null'
+                body = ',"before":{' + text + '},"after":null'
         if len(key_columns) == 1:
-            index = key_columns[0]
-            raw_key: tuple[Any, ...] = (source[index],)
-            key = {columns[index]: json_value(raw_key[0])}
-            key_text = names[index] + json_text(raw_key[0])
+            part = source[key_columns[0]]
+            raw_key: tuple[Any, ...] = (part,)
+            key = {columns[key_columns[0]]: json_value(part)}
+            key_text = shape.key_names[0] + json_text(part)
         else:
             raw_key = tuple([source[index] for index in key_columns])
             key = {
                 columns[index]: json_value(value)
                 for index, value in zip(key_columns, raw_key, strict=True)
             }
-            key_text = ",".join(
-                [
-                    names[index] + json_text(value)
-                    for index, value in zip(key_columns, raw_key, strict=True)
-                ]
-            )
+            key_text = ",".join(map(str.__add__, shape.key_names, map(json_text, raw_key)))
         record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after, actor))
         rendered.append(
-            (record, opening + shape.prefixes[op] + key_text + "}" + body + closing, raw_key)
+            (record, f"{opening}{shape.prefixes[op]}{key_text}}}{body}{closing}", raw_key)
         )
     return rendered
 
