@@ -1,14 +1,15 @@
-"""The pytest plugin: the ``world`` and ``instance`` fixtures, the marker and one option.
+"""The pytest plugin: the ``world`` and ``instance`` fixtures, the marker, one option, one helper.
 
 Installing ``seahaven`` activates it through the ``pytest11`` entry point.
 ``instance`` makes a fresh instance per test from the ``@pytest.mark.seahaven``
-marker closest to the test, and destroys it on teardown.
+marker closest to the test, and destroys it on teardown. ``prepared_on_repeat``
+tells a world's tests which statements SQLite prepares again at every execution.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from seahaven.declaration.world import World
 from seahaven.errors import SeahavenError
 from seahaven.instance.instance import Instance
 
-__all__ = ["instance", "world"]
+__all__ = ["instance", "prepared_on_repeat", "world"]
 
 _MARKER = "seahaven"
 _PREVIOUS_STORAGE = pytest.StashKey[str | None]()
@@ -181,3 +182,38 @@ def instance(request: pytest.FixtureRequest, world: World) -> Iterator[Instance]
         yield made
     finally:
         made.destroy()
+
+
+def prepared_on_repeat(
+    instance: Instance, calls: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[tuple[Any, ...]]:
+    """What SQLite asked the authorizer while ``calls`` ran a second time on ``instance``.
+
+    A statement is prepared once an episode and kept; one SQLite prepares anew at
+    every execution (with SQLite 3.54, one comparing a column with a bare ``?``
+    beside an ``ORDER BY``: bind it as ``CAST(? AS TEXT)``) shows up here, as the
+    authorizer calls its preparation made, since SQLite asks the authorizer only
+    while preparing. ``[]`` means the second round prepared nothing. Give read-only
+    tools: a write's second round takes other paths. The root store is watched.
+    """
+    conn = instance.db.conn
+    asked: list[tuple[Any, ...]] = []
+
+    def counting(*action: Any) -> int:
+        asked.append(action)
+        return 0  # SQLITE_OK
+
+    previous = conn.authorizer
+    # Setting an authorizer expires every statement: the first round prepares them all.
+    conn.authorizer = counting
+    try:
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+        if not asked:
+            raise SeahavenError("the first round prepared no statement: nothing was watched")
+        asked.clear()
+        for name, arguments in calls:
+            instance.call(name, **arguments)
+    finally:
+        conn.authorizer = previous
+    return asked

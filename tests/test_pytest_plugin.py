@@ -497,3 +497,39 @@ def test_the_option_refuses_something_that_is_not_a_world(pytester: pytest.Pytes
     result = run_tests(pytester, source, "--seahaven-world", "plugworld:jot")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*plugworld:jot is a *, not a seahaven.World*"])
+
+
+def test_prepared_on_repeat_names_a_statement_sqlite_prepares_at_every_execution() -> None:
+    import seahaven
+    from seahaven.pytest_plugin import prepared_on_repeat
+
+    world = seahaven.World(
+        name="repeats",
+        version="1.0.0",
+        schema="CREATE TABLE memos (id TEXT PRIMARY KEY, gist TEXT NOT NULL, n INTEGER) STRICT;",
+        state_format="seahaven.state/1",
+    )
+
+    @world.tool
+    def bare(ctx: seahaven.Ctx, gist: str) -> list[str]:
+        """Memos of one gist, in order: a bare parameter beside ORDER BY."""
+        rows = ctx.db.rows("SELECT id FROM memos WHERE gist = ? ORDER BY n", gist)
+        return [row["id"] for row in rows]
+
+    @world.tool
+    def cast(ctx: seahaven.Ctx, gist: str) -> list[str]:
+        """The same, the parameter bound as TEXT."""
+        rows = ctx.db.rows("SELECT id FROM memos WHERE gist = CAST(? AS TEXT) ORDER BY n", gist)
+        return [row["id"] for row in rows]
+
+    @world.tool(transaction=False)
+    def nothing(ctx: seahaven.Ctx) -> int:
+        """No statement at all, not even a transaction's."""
+        return 0
+
+    with world.instance() as inst:
+        assert prepared_on_repeat(inst, [("cast", {"gist": "g"})]) == []
+        assert prepared_on_repeat(inst, [("bare", {"gist": "g"})]) != []
+        with pytest.raises(seahaven.SeahavenError, match="nothing was watched"):
+            prepared_on_repeat(inst, [("nothing", {})])
+        assert inst.db.conn.authorizer is None

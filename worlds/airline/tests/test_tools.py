@@ -8,6 +8,7 @@ import pytest
 from airline_support import refusal, row, rows
 
 import seahaven
+from seahaven.pytest_plugin import prepared_on_repeat
 
 pytestmark = pytest.mark.seahaven(fixture="initial")
 
@@ -391,10 +392,8 @@ def test_status_airports_calculator_and_transfer(instance: seahaven.Instance) ->
 def test_a_tool_called_again_prepares_none_of_its_statements_again(
     instance: seahaven.Instance,
 ) -> None:
-    # Each statement is prepared once per episode. A bare "col = ?" in a statement with an
-    # ORDER BY would be prepared anew at every execution (SQLite's planner looks at the
-    # bound value): the authorizer, which SQLite asks only while preparing, counts them.
-    # The calls only read: a write's change-log statements are the change log's business.
+    # Each statement is prepared once per episode: a second round of the read tools
+    # prepares nothing (a bare "col = ?" beside an ORDER BY would be prepared every time).
     calls: list[tuple[str, dict[str, Any]]] = [
         ("get_user_details", {"user_id": MOHAMED}),
         ("get_reservation_details", {"reservation_id": "K1NW8N"}),
@@ -402,25 +401,7 @@ def test_a_tool_called_again_prepares_none_of_its_statements_again(
         ("search_onestop_flight", {"origin": "JFK", "destination": "SFO", "date": "2024-05-26"}),
         ("get_flight_status", {"flight_number": "HAT023", "date": "2024-05-26"}),
     ]
-    conn = instance.db.conn
-    prepared: list[tuple[Any, ...]] = []
-
-    def counting(*action: Any) -> int:
-        prepared.append(action)
-        return 0  # SQLITE_OK
-
-    # Setting an authorizer expires every statement: the first round prepares them all.
-    conn.authorizer = counting
-    try:
-        for name, arguments in calls:
-            instance.call(name, **arguments)
-        assert prepared
-        prepared.clear()
-        for name, arguments in calls:
-            instance.call(name, **arguments)
-    finally:
-        conn.authorizer = None
-    assert prepared == []
+    assert prepared_on_repeat(instance, calls) == []
 
 
 def test_a_creation_time_is_shown_in_est_and_worked_out_once_per_instant() -> None:

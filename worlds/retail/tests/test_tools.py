@@ -9,6 +9,7 @@ import pytest
 from retail_support import refusal, row, rows
 
 import seahaven
+from seahaven.pytest_plugin import prepared_on_repeat
 
 pytestmark = pytest.mark.seahaven(fixture="initial")
 
@@ -343,9 +344,8 @@ def test_arguments_of_the_wrong_type_are_refused_as_invalid_input(
 def test_a_tool_called_again_prepares_none_of_its_statements_again(
     instance: seahaven.Instance,
 ) -> None:
-    # Each statement is prepared once per episode. A bare "col = ?" in a statement with an
-    # ORDER BY would be prepared anew at every execution (SQLite's planner looks at the
-    # bound value): the authorizer, which SQLite asks only while preparing, counts them.
+    # Each statement is prepared once per episode: a second round of the read tools
+    # prepares nothing (a bare "col = ?" beside an ORDER BY would be prepared every time).
     calls: list[tuple[str, dict[str, Any]]] = [
         ("find_user_id_by_email", {"email": "Omar.Khan3563@example.com"}),
         ("find_user_id_by_name_zip", {"first_name": "omar", "last_name": "KHAN", "zip": "75203"}),
@@ -354,22 +354,4 @@ def test_a_tool_called_again_prepares_none_of_its_statements_again(
         ("get_product_details", {"product_id": "7996920482"}),
         ("get_item_details", {"item_id": DUMBBELLS_RUBBER}),
     ]
-    conn = instance.db.conn
-    prepared: list[tuple[Any, ...]] = []
-
-    def counting(*action: Any) -> int:
-        prepared.append(action)
-        return 0  # SQLITE_OK
-
-    # Setting an authorizer expires every statement: the first round prepares them all.
-    conn.authorizer = counting
-    try:
-        for name, arguments in calls:
-            instance.call(name, **arguments)
-        assert prepared
-        prepared.clear()
-        for name, arguments in calls:
-            instance.call(name, **arguments)
-    finally:
-        conn.authorizer = None
-    assert prepared == []
+    assert prepared_on_repeat(instance, calls) == []

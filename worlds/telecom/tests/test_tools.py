@@ -14,6 +14,7 @@ import pytest
 from telecom_support import action, johns_phone, refusal, row, rows
 
 import seahaven
+from seahaven.pytest_plugin import prepared_on_repeat
 from seahaven.scenarios import Scenario, Trial
 
 pytestmark = pytest.mark.seahaven(fixture="initial")
@@ -421,9 +422,8 @@ def test_the_agent_never_gets_the_phones_tools(world: seahaven.World) -> None:
 def test_a_tool_called_again_prepares_none_of_its_statements_again(
     instance: seahaven.Instance,
 ) -> None:
-    # Each statement is prepared once per episode. A bare "col = ?" in a statement with an
-    # ORDER BY would be prepared anew at every execution (SQLite's planner looks at the
-    # bound value): the authorizer, which SQLite asks only while preparing, counts them.
+    # Each statement is prepared once per episode: a second round of the read tools
+    # prepares nothing (a bare "col = ?" beside an ORDER BY would be prepared every time).
     calls: list[tuple[str, dict[str, Any]]] = [
         ("get_customer_by_phone", {"phone_number": "555-123-2003"}),
         ("get_customer_by_id", {"customer_id": "C1002"}),
@@ -431,22 +431,4 @@ def test_a_tool_called_again_prepares_none_of_its_statements_again(
         ("get_details_by_id", {"id": "L1003"}),
         ("get_bills_for_customer", {"customer_id": "C1001", "limit": 2}),
     ]
-    conn = instance.db.conn
-    prepared: list[tuple[Any, ...]] = []
-
-    def counting(*action: Any) -> int:
-        prepared.append(action)
-        return 0  # SQLITE_OK
-
-    # Setting an authorizer expires every statement: the first round prepares them all.
-    conn.authorizer = counting
-    try:
-        for name, arguments in calls:
-            instance.call(name, **arguments)
-        assert prepared
-        prepared.clear()
-        for name, arguments in calls:
-            instance.call(name, **arguments)
-    finally:
-        conn.authorizer = None
-    assert prepared == []
+    assert prepared_on_repeat(instance, calls) == []
