@@ -192,6 +192,25 @@ def test_a_store_of_a_schema_met_before_reads_its_tables_in_one_statement() -> N
     assert len([sql for sql in seen if "sqlite_schema" in sql]) == 1
 
 
+def test_a_later_stretch_on_an_unchanged_schema_reads_no_table_again() -> None:
+    # What an earlier stretch learnt is trusted once the schema cookie is seen unchanged: one
+    # PRAGMA a stretch that writes, and no read of sqlite_schema or of a table's columns.
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE a (id INTEGER PRIMARY KEY, v); CREATE TABLE b (id, v)")
+    capture = Capture(conn, None)
+    first = ["INSERT INTO a VALUES (1, 1)", "INSERT INTO b VALUES (0, 0)"]
+    assert len(_captured(capture, conn, first)) == 1  # b has no key: not recorded
+    seen: list[str] = []
+    conn.exec_trace = lambda _cursor, sql, _bindings: seen.append(sql) or True
+    for number in range(2, 5):
+        statements = [f"INSERT INTO a VALUES ({number}, 1)", "INSERT INTO b VALUES (1, 1)"]
+        assert len(_captured(capture, conn, statements)) == 1
+        assert len(_captured(capture, conn, ["SELECT count(*) FROM a"])) == 0
+    conn.exec_trace = None
+    assert not [sql for sql in seen if "sqlite_schema" in sql or "table_xinfo" in sql]
+    assert len([sql for sql in seen if "schema_version" in sql]) == 3
+
+
 # --- through instances: two worlds with a table of one name ----------------------------------
 
 NARROW = seahaven.World(

@@ -119,11 +119,13 @@ class Capture:
         "_conn",
         "_events",
         "_filter",
+        "_known",
         "_layouts",
         "_pending",
         "_schema",
         "_session",
         "_tables",
+        "_version",
         "by_session",
         "failure",
         "lost",
@@ -148,11 +150,15 @@ class Capture:
         # Hook calls, and the connection's total_changes(), since recording started.
         self._events = 0
         self._changes_before = 0
-        # table -> its layout, or None for a table that is not recorded; for one stretch, since
-        # a table may be altered (or a store's image replaced) between two.
+        # table -> its layout, or None for a table that is not recorded, as this stretch trusts
+        # them. A stretch starts with none: those of earlier stretches wait in ``_known`` until
+        # the schema is seen unchanged (``_version``, its schema_version when they were read),
+        # since a table may be altered between two stretches.
         self._layouts: dict[str, _Layout | None] = {}
-        # table -> its CREATE TABLE text, read at the stretch's first table met, or None.
+        # table -> its CREATE TABLE text, read at the first table met, or None.
         self._tables: dict[str, str] | None = None
+        self._known: tuple[dict[str, _Layout | None], dict[str, str] | None] | None = None
+        self._version: int | None = None
         # Events on tables whose layout is not known yet: it is read when the stretch ends.
         self._pending: list[tuple[str, Any, Any, BaseException | None, int | None]] = []
         self.recording = False
@@ -206,7 +212,14 @@ class Capture:
         self.lost = []
         self.unrestorable = False
         self._changeset = b""
-        if self._layouts:
+        layouts = self._layouts
+        if layouts:
+            # Kept for the next stretch that writes, trusted there once the schema is seen
+            # unchanged. A stretch that never settled holds only tables its filter skips.
+            if self._known is None:
+                self._known = (layouts, self._tables)
+            else:
+                self._known[0].update(layouts)
             self._layouts = {}
         self._tables = None
         if self._session is not None:
@@ -214,12 +227,11 @@ class Capture:
             session.close()
 
     def forget_layouts(self) -> None:
-        """Read each table's columns again when next met (the store's image was replaced).
-
-        A stretch that ends forgets them too: this is for an image replaced mid-stretch.
-        """
+        """Read each table's columns again when next met (the store's image was replaced)."""
         self._layouts = {}
         self._tables = None
+        self._known = None
+        self._version = None
 
     @property
     def is_empty(self) -> bool:
@@ -336,8 +348,9 @@ class Capture:
         if self._filter is None or self._filter(name):
             tables = self._tables
             if tables is None:
-                # Every table's text in one statement, read once per stretch at its first
-                # table met: what PRAGMA table_xinfo would report follows from it alone.
+                # Every table's text in one statement, read at the first table met: what
+                # PRAGMA table_xinfo would report follows from it alone.
+                self._version = _schema_version(self._conn)
                 rows: list[Any] = self._conn.execute(_TABLES).fetchall()
                 tables = self._tables = dict(rows)
             sql = tables.get(name)
@@ -349,7 +362,18 @@ class Capture:
         self._layouts[name] = found
         return found
 
+    def _trust_known(self) -> None:
+        """Take back earlier stretches' layouts, if the schema has not changed since."""
+        known, self._known = self._known, None
+        assert known is not None
+        if _schema_version(self._conn) == self._version:
+            layouts, tables = known
+            layouts.update(self._layouts)
+            self._layouts, self._tables = layouts, tables
+
     def _settle(self) -> None:
+        if self._known is not None:
+            self._trust_known()
         pending, settled = self._pending, 0
         layouts = self._layouts
         try:
@@ -376,8 +400,6 @@ class Capture:
                         self.failure = failure
         finally:
             del pending[:settled]
-            # Read again at the next table met: SQL may run before then.
-            self._tables = None
 
     def changes(self) -> list[Change]:
         """The net change of every touched row, as a changeset would hold it.
@@ -544,6 +566,12 @@ def _cached_layout(conn: apsw.Connection, name: str, sql: str) -> _Layout | None
             _LAYOUTS.clear()
         _LAYOUTS[key] = found
     return found
+
+
+def _schema_version(conn: apsw.Connection) -> int:
+    """``main``'s schema cookie, which every change to its schema moves."""
+    row = conn.execute("PRAGMA main.schema_version").fetchone()
+    return int(row[0]) if row else 0
 
 
 def _has_virtual_columns(conn: apsw.Connection) -> bool:
