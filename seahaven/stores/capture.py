@@ -270,17 +270,8 @@ class Capture:
             # Text that is not UTF-8, say: the row cannot be keyed, but can be found by rowid.
             error, new = failure, None
             lost = update.rowid if opcode == _INSERT else update.rowid_new
-        if error is None and layout is not _PENDING:
-            # The usual event, on a table met before: noted here, without another call.
-            try:
-                if old is not None:
-                    self._note(name, layout, old, None)
-                if new is not None:
-                    self._note(name, layout, None, new)
-            except BaseException as failure:
-                if self.failure is None:
-                    self.failure = failure
-            return
+        # A stretch trusts no layout before it settles (the schema may have changed since the
+        # last one), so the event waits in ``_pending`` unless its table is one not recorded.
         self._event(name, layout, old, new, error, lost)
 
     def _event(
