@@ -375,20 +375,8 @@ class Capture:
                     # rest pending, so ``undo`` settles them again rather than forgetting rows.
                     layout = self._layout(name)
                 settled += 1
-                if layout is None:
-                    continue
-                if error is not None or old is _UNRESTORABLE:
+                if layout is not None:
                     self._event(name, layout, old, new, error, lost)
-                    continue
-                # The usual event, noted as the hook notes one on a table it knows.
-                try:
-                    if old is not None:
-                        self._note(name, layout, old, None)
-                    if new is not None:
-                        self._note(name, layout, None, new)
-                except BaseException as failure:
-                    if self.failure is None:
-                        self.failure = failure
         finally:
             del pending[:settled]
 
