@@ -15,9 +15,11 @@ The hook's values are compared as a session compares them: an integer and a
 real of the same value differ, and so do text and a blob; 0.0 and -0.0 do not.
 
 What the hook's values are (a table's columns and key, its *layout*) is read
-afresh each stretch, as a table may be altered between two, but from one
-statement listing every table's ``CREATE TABLE`` text: the layout follows from
-that text, so it is worked out once per process for each (table, text).
+from one statement listing every table's ``CREATE TABLE`` text: the layout
+follows from that text, so it is worked out once per process for each (table,
+text). A store keeps its layouts from one stretch to the next, trusting them
+again only once ``main``'s schema cookie is seen unchanged, since a table may be
+altered between two.
 """
 
 from __future__ import annotations
