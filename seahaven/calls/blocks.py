@@ -21,6 +21,7 @@ from seahaven.errors import WorldBug
 from seahaven.stores.changelog import LogRecord
 from seahaven.stores.db import db_error, roll_back_quietly
 from seahaven.stores.names import AGENT, SETUP, check_actor
+from seahaven.stores.transactions import begin, commit
 
 if TYPE_CHECKING:
     from seahaven.calls.owner import CallsOwner
@@ -175,12 +176,12 @@ def run_startup(calls: CallsOwner, hooks: Callable[[Activation], None]) -> None:
     begun: list[NodeRuntime] = []
     try:
         for runtime in runtimes:
-            runtime.conn.execute("BEGIN")
+            begin(runtime.conn)
             begun.append(runtime)
         with WorldCodeScope():
             hooks(activation)
         for runtime in [*runtimes[1:], runtimes[0]]:
-            runtime.conn.execute("COMMIT")
+            commit(runtime.conn)
     except BaseException:
         for runtime in begun:
             roll_back_quietly(runtime.conn)

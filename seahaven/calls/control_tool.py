@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import apsw
 
 import seahaven.sandbox as sandbox
-from seahaven.calls.runtime import ReaderDb, open_reader
+from seahaven.calls.readers import ReaderDb, open_reader
 from seahaven.errors import ArgumentError
 from seahaven.stores.db import Connections
 

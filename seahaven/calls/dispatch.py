@@ -48,6 +48,7 @@ from seahaven.errors import UnknownTool, WorldBug
 from seahaven.stores.changelog import CallRecord, ChangeLog, LogRecord
 from seahaven.stores.db import roll_back_quietly
 from seahaven.stores.names import AGENT, CONTROL_TOOL_NAME, SETUP
+from seahaven.stores.transactions import transaction_open
 
 if TYPE_CHECKING:
     from seahaven.calls.control_tool import ControlTool
@@ -356,9 +357,13 @@ class Calls:
             # recorder captures every store, any of which the call may have left open.
             recorder = self.net if self.net is not None and not activation.recording else activation
             for runtime in recorder.capturing.values():
-                if runtime.conn.in_transaction:
-                    roll_back_quietly(runtime.conn)
+                conn = runtime.conn
+                if transaction_open(conn):
+                    roll_back_quietly(conn)
                     left_open.append(runtime.path)
+                lost = getattr(conn, "lost", None)
+                if lost is not None:
+                    self.diverged = self.diverged or f"{lost} (at {runtime.path})"
             try:
                 activation.flush()
             except WorldBug as error:

@@ -99,6 +99,7 @@ def compose(
             values = validate(arguments)
             ctx = activation.ctx(owner, Call(name, values, tool, node))
             if not transactional:
+                owner.settle()  # as run_tool does
                 result = fn(ctx, **values)
                 check_result(tool.name, result)
                 return result
@@ -152,6 +153,9 @@ def run_tool(
     values = tool.validate(arguments)
     ctx = activation.ctx(owner, Call(name, values, tool, node))
     if not tool.transaction:
+        # World code takes transactions into its own hands: the store's episode, if it
+        # runs in one and no call's transaction is open over it, ends here, committed.
+        owner.settle()
         result = tool.fn(ctx, **values)
         check_result(tool.name, result)
         return result

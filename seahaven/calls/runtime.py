@@ -5,12 +5,10 @@ store. It is handed everything it needs when the instance is made (the clock,
 the instance's info, the connections registry that closes it).
 
 A store lives in a file of the instance's directory (storage "disk") or in
-its connection's memory (storage "memory"). The connections that see every
-store at once are opened here, for both: ``open_reader`` (``inst.inspect()``
-and the control tool) and ``open_combined`` (``setup_sql``). On disk they
-attach the stores' files; in memory, where no other connection can open a
-store, they hold copies of the stores' images, which ``ReaderDb.sync`` renews
-before each statement for every store that changed since the last.
+its connection's memory (storage "memory"). A store in memory loaded from an
+image the process loads again and again runs in an episode, on a connection
+the pool keeps between stores (``seahaven.stores.pool``). The connections that
+see every store at once are ``seahaven.calls.readers``'.
 
 ``open_store`` opens one store (a copy of a fixture file, or an image loaded in
 memory) and ``link_children`` gives each store its added stores, for whatever
@@ -22,14 +20,11 @@ importing each other.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 import apsw
 
@@ -37,18 +32,18 @@ from seahaven.declaration.composition import Node, NodeReport
 from seahaven.declaration.context import InstanceInfo
 from seahaven.errors import WorldBug
 from seahaven.fixtures.preparation import copy_state_file
-from seahaven.sandbox import Deadline, ReaderAuthorizer, limit_values
+from seahaven.sandbox import Deadline, ReaderAuthorizer
+from seahaven.stores import pool
 from seahaven.stores.capture import Capture
 from seahaven.stores.changelog import Shape
 from seahaven.stores.clock import Clock
 from seahaven.stores.db import (
     Connections,
     Db,
-    Exec,
-    db_error,
     open_connection,
     run_script,
     use_memory_journal,
+    use_memory_store_journal,
     use_private_journal,
     use_shared_journal,
 )
@@ -56,6 +51,7 @@ from seahaven.stores.ids import Ids, node_seed
 from seahaven.stores.images import with_room
 from seahaven.stores.schema import TableInfo, describe
 from seahaven.stores.storage import Storage
+from seahaven.stores.transactions import settle, transaction_open
 from seahaven.stores.workdir import write_new_file
 
 if TYPE_CHECKING:
@@ -64,11 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "InstanceParts",
     "NodeRuntime",
-    "ReaderDb",
-    "keep_combined_writes",
     "link_children",
-    "open_combined",
-    "open_reader",
     "open_store",
 ]
 
@@ -132,6 +124,7 @@ class NodeRuntime:
         clock: Clock,
         info: InstanceInfo,
         connections: Connections,
+        capture: Capture | None = None,
     ) -> None:
         self.node = node
         self.index = node.index
@@ -155,7 +148,7 @@ class NodeRuntime:
         self.table_filter: Callable[[str], bool] | None = _table_filter(world)
         self._extra_tables: dict[str, TableInfo] = {}
         # What a recording activation changed on this store (its preupdate hook, once used).
-        self.capture = Capture(conn, self.table_filter, world.schema_info.hash)
+        self.capture = capture or Capture(conn, self.table_filter, world.schema_info.hash)
         # How the change log renders each table this store's calls change, by table name.
         self.shapes: dict[str, Shape] = {}
 
@@ -177,14 +170,14 @@ class NodeRuntime:
         """Set up the journal now, if the node has not been used yet."""
         if self._journal is None:
             if self.file is None:
-                # A store in memory keeps its rollback journal in memory already (SQLite's
-                # own mode for an in-memory or deserialized database), so one script sets
-                # the rest. A page written before the commit would be seen by a reader's
-                # copy of the image, so a transaction's pages stay in the cache until it ends.
-                run_script(self._conn, _MEMORY_STORE_PRAGMAS)
+                use_memory_store_journal(self._conn)
             else:
                 use_private_journal(self._conn)
             self._journal = "private"
+
+    def journal_set_up(self) -> None:
+        """Note that the connection's journal is set up already (a kept connection's, say)."""
+        self._journal = "private"
 
     def share(self) -> None:
         """Let another connection read this store alongside its own: the write-ahead log.
@@ -195,8 +188,14 @@ class NodeRuntime:
         if self._journal == "shared":
             return
         if self.file is None:
-            # Readers of a store in memory read copies of its image: nothing to switch.
+            # Readers of a store in memory read copies of its image, which must hold
+            # everything committed: the episode ends here, committed.
             self.ensure_journal()
+            if not self.settle():
+                raise WorldBug(
+                    f"the store at {self.path!r} cannot be opened to a reader while a transaction "
+                    "is open on it; open inst.inspect() between calls"
+                )
             self._journal = "shared"
             return
         if self._conn.in_transaction:
@@ -215,7 +214,7 @@ class NodeRuntime:
         so a grader reads the end state at the cost of the query alone.
         """
         conn = self.conn
-        if conn.in_transaction:
+        if transaction_open(conn):
             raise WorldBug(
                 f"the store at {self.path!r} cannot be read while a transaction is open on it; "
                 "read it between calls"
@@ -235,6 +234,8 @@ class NodeRuntime:
         """Replace a store in memory with ``image`` whole (``setup_sql``'s result, say)."""
         if self.file is not None:
             raise WorldBug(f"the store at {self.path!r} is a file; only a store in memory loads")
+        if not self.settle():
+            raise WorldBug(f"the store at {self.path!r} loads an image only between calls")
         self._conn.deserialize("main", image)
         self._loads += 1
         # The image may hold tables of another shape than the one the capture knew.
@@ -250,8 +251,15 @@ class NodeRuntime:
         return int(self._conn.total_changes())
 
     def close(self) -> None:
-        """Close the connection, without setting up anything first."""
+        """Close the connection, or, its episode intact, hand it to the pool for the next store."""
+        if pool.hand_back(self._conn, self.capture):
+            self._connections.discard(self._conn)
+            return
         self._connections.close(self._conn)
+
+    def settle(self) -> bool:
+        """End the store's episode, committed, if it runs in one (``transactions.settle``)."""
+        return settle(self._conn)
 
     def describe_table(self, name: str) -> TableInfo:
         """Columns and key of ``name``, from the world's schema or, failing that, SQLite."""
@@ -263,13 +271,6 @@ class NodeRuntime:
 
     def __repr__(self) -> str:
         return f"NodeRuntime({self.path!r})"
-
-
-# What use_private_journal sets on a file, less the journal mode an in-memory database
-# already has, and no spilling of a transaction's pages into the image.
-_MEMORY_STORE_PRAGMAS = (
-    "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_spill=OFF"
-)
 
 
 def _has_shadows(tables: Mapping[str, TableInfo]) -> bool:
@@ -327,6 +328,8 @@ def open_store(
     (a fixture's, a blank schema's). The caller adds the runtime to its instance.
     """
     seed = node_seed(instance_seed, node.path)
+    if directory is None and image and room and not run_schema and copy_from is None:
+        return _open_kept(node, image, seed, clock=clock, info=info, connections=connections)
     target: Path | None = None
     if directory is not None:
         target = directory / node.file_name
@@ -363,6 +366,30 @@ def open_store(
         raise
 
 
+def _open_kept(
+    node: Node,
+    image: bytes,
+    seed: bytes,
+    *,
+    clock: Clock,
+    info: InstanceInfo,
+    connections: Connections,
+) -> NodeRuntime:
+    """A store in memory holding ``image``, in an episode, on a kept connection when one waits."""
+    conn, capture = pool.open_kept(image, node.world, clock=clock, seed=seed)
+    connections.add(conn)
+    try:
+        runtime = NodeRuntime(
+            node, None, conn, seed, clock=clock, info=info, connections=connections, capture=capture
+        )
+        runtime.journal_set_up()
+        pool.begin_kept(conn, image, node.world, runtime.capture)
+    except BaseException:
+        connections.close(conn)
+        raise
+    return runtime
+
+
 def _run_schema(conn: apsw.Connection, node: Node) -> None:
     try:
         run_script(conn, node.world.schema)
@@ -380,215 +407,3 @@ def link_children(runtimes: Sequence[NodeRuntime]) -> None:
             runtime.children = {
                 name: runtimes[child.index] for name, child in runtime.node.children.items()
             }
-
-
-def open_reader(
-    runtimes: Sequence[NodeRuntime],
-    clock: Clock,
-    seed: bytes,
-    connections: Connections,
-    purpose: str,
-    lock: threading.RLock,
-) -> ReaderDb:
-    """A read-only ``Db`` on the root store with every other store attached.
-
-    On disk every store switches to the write-ahead log first, so the reader
-    reads alongside each store's own connection. In memory the reader holds a
-    copy of each store's image, renewed by ``ReaderDb.sync`` (under ``lock``,
-    the instance's) for each store that changed. The reader joins
-    ``connections``, so destroying the instance closes it; ``purpose``
-    "control" holds it to the sandbox's value limit, since it runs the agent's
-    SQL.
-    """
-    for runtime in runtimes:
-        runtime.share()
-    in_memory = runtimes[0].file is None
-    conn = _open_all(runtimes, clock, seed, purpose, readonly=True)
-    connections.add(conn)
-    try:
-        reader = ReaderDb(conn, runtimes if in_memory else (), lock)
-        reader.sync()
-        conn.execute("PRAGMA query_only=ON")
-        conn.authorizer = ReaderAuthorizer()
-        if purpose == "control":
-            limit_values(conn)
-        # No time limit, but a Ctrl-C stops a long read instead of waiting for it.
-        Deadline(conn, None).install()
-    except BaseException:
-        connections.close(conn)
-        raise
-    return reader
-
-
-def _open_all(
-    runtimes: Sequence[NodeRuntime], clock: Clock, seed: bytes, purpose: str, *, readonly: bool
-) -> apsw.Connection:
-    """A connection on the root store with the others attached; in memory, empty ones to fill."""
-    root = runtimes[0]
-    if root.file is None:
-        conn = open_connection(
-            ":memory:", clock=clock, seed=node_seed(seed, "main"), purpose=purpose
-        )
-        try:
-            for runtime in runtimes[1:]:
-                conn.execute(f"ATTACH DATABASE ':memory:' AS \"{runtime.node.schema_name}\"")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-    conn = open_connection(
-        root.file, clock=clock, seed=node_seed(seed, "main"), purpose=purpose, readonly=readonly
-    )
-    try:
-        for runtime in runtimes[1:]:
-            file = runtime.file
-            if file is None:
-                raise WorldBug("an instance's stores are all on disk or all in memory")
-            location = f"file:{quote(str(file.resolve()))}?mode=ro" if readonly else str(file)
-            conn.execute(f'ATTACH DATABASE ? AS "{runtime.node.schema_name}"', (location,))
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def open_combined(
-    runtimes: Sequence[NodeRuntime], clock: Clock, seed: bytes, purpose: str
-) -> apsw.Connection:
-    """A writable connection with every store on it, root as ``main``, for ``setup_sql``.
-
-    On disk it opens the stores' files; in memory it holds copies of their
-    images, which ``keep_combined_writes`` loads back into the stores once its
-    work is committed.
-    """
-    conn = _open_all(runtimes, clock, seed, purpose, readonly=False)
-    if runtimes[0].file is None:
-        try:
-            for runtime in runtimes:
-                conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
-        except BaseException:
-            conn.close()
-            raise
-    return conn
-
-
-def keep_combined_writes(conn: apsw.Connection, runtimes: Sequence[NodeRuntime]) -> None:
-    """Make what ``conn`` (from ``open_combined``) committed the stores' own; a no-op on disk."""
-    if runtimes[0].file is None:
-        for runtime in runtimes:
-            runtime.load_image(conn.serialize(runtime.node.schema_name))
-
-
-class ReaderDb(Db):
-    """The ``Db`` of a reader from ``open_reader``: one connection, shared by every thread.
-
-    A connection runs one statement at a time, so each of ``one``, ``rows``,
-    ``execute`` and ``executemany`` takes the reader's turn (a lock of its own)
-    for its statement: threads sharing the reader each get their rows, one
-    statement after another, in memory and on disk alike. On disk that is all;
-    the statement reads alongside the calls. In memory each first copies in the
-    image of every store that changed since the reader last looked (``sync``),
-    under the instance's lock, so never half way through a call, and the turn is
-    taken before that lock is let go, so no other thread renews the copies under
-    a running statement. Whoever uses ``conn`` directly calls ``sync`` first, and
-    keeps that connection to one thread.
-    """
-
-    __slots__ = ("_lock", "_runtimes", "_seen", "_turn")
-
-    def __init__(
-        self, conn: apsw.Connection, runtimes: Iterable[NodeRuntime], lock: threading.RLock
-    ) -> None:
-        super().__init__(conn)
-        self._runtimes = tuple(runtimes)
-        self._lock = lock
-        self._seen: dict[int, tuple[int, int, int]] = {}
-        # One statement at a time on the reader's connection. Always taken after the
-        # instance's lock, never before it: a thread holding the turn never waits for the
-        # instance, so a call that reads through the reader cannot wait on it in a circle.
-        self._turn = threading.RLock()
-
-    def sync(self) -> None:
-        """Copy in each store changed since the last ``sync``: nothing to do on disk."""
-        if not self._runtimes:
-            return
-        with self._lock, self._turn:
-            self._copy_changed()
-
-    def _take_turn(self) -> None:
-        """Take the reader's turn for one statement; in memory, with the copies renewed first."""
-        if not self._runtimes:
-            self._turn.acquire()
-            return
-        with self._lock:
-            self._turn.acquire()
-            try:
-                self._copy_changed()
-            except BaseException:
-                self._turn.release()
-                raise
-
-    def _copy_changed(self) -> None:
-        """Copy in each store that changed; the caller holds the instance's lock and the turn."""
-        conn = self.conn
-        try:
-            stale = [
-                (runtime, version)
-                for runtime in self._runtimes
-                if self._seen.get(runtime.index) != (version := runtime.image_version())
-            ]
-        except apsw.Error as error:
-            raise db_error(error, conn) from error
-        if not stale:
-            return
-        try:
-            authorizer = conn.authorizer
-            conn.authorizer = None
-        except apsw.Error as error:
-            raise db_error(error, conn) from error
-        try:
-            for runtime, version in stale:
-                conn.deserialize(runtime.node.schema_name, runtime.conn.serialize("main"))
-                if runtime.conn.in_transaction:
-                    # What is copied is the last commit; the open transaction's commit
-                    # changes no count, so the store is copied again next time.
-                    self._seen.pop(runtime.index, None)
-                else:
-                    self._seen[runtime.index] = version
-        except apsw.Error as error:
-            raise db_error(error, conn) from error
-        finally:
-            with contextlib.suppress(apsw.Error):
-                conn.authorizer = authorizer
-
-    def one(self, sql: str, *params: Any) -> dict[str, Any] | None:
-        """The first row as a dict, or ``None``."""
-        self._take_turn()
-        try:
-            return super().one(sql, *params)
-        finally:
-            self._turn.release()
-
-    def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
-        """Every row, each a dict keyed by column name."""
-        self._take_turn()
-        try:
-            return super().rows(sql, *params)
-        finally:
-            self._turn.release()
-
-    def execute(self, sql: str, *params: Any) -> Exec:
-        """Run a statement; a reader's refuses anything that writes."""
-        self._take_turn()
-        try:
-            return super().execute(sql, *params)
-        finally:
-            self._turn.release()
-
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
-        """Run one statement per row of bindings; a reader's refuses anything that writes."""
-        self._take_turn()
-        try:
-            return super().executemany(sql, rows)
-        finally:
-            self._turn.release()

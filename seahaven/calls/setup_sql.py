@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 import seahaven.sandbox as sandbox
-from seahaven.calls.runtime import keep_combined_writes, open_combined
+from seahaven.calls.readers import keep_combined_writes, open_combined
 from seahaven.errors import WorldBug
 from seahaven.sandbox import (
     ALLOWED_FUNCTIONS,

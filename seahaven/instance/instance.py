@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 from seahaven.calls.activation import Activation, in_world_code
 from seahaven.calls.control_tool import ControlTool
 from seahaven.calls.dispatch import Calls
-from seahaven.calls.runtime import InstanceParts, NodeRuntime, ReaderDb, open_reader
+from seahaven.calls.readers import ReaderDb, open_reader
+from seahaven.calls.runtime import InstanceParts, NodeRuntime
 from seahaven.declaration.composition import NodeReport
 from seahaven.declaration.context import Ctx
 from seahaven.declaration.state_formats import carries_whole_log
@@ -338,8 +339,12 @@ class Instance:
         For a server stopping, or a harness giving up on a call: the statement (a
         tool's, ``setup_sql``'s, a reader's) fails with a ``DbError`` saying it was
         interrupted, and the call running it fails as that error makes it. A
-        statement started afterwards runs as usual, and the instance stays usable.
-        ``destroy()`` does this itself for whatever holds the instance.
+        statement started afterwards runs as usual, and the instance stays usable,
+        except in one case: a store in memory running in an episode whose
+        interrupted statement was writing, after earlier calls had written, loses
+        those calls to SQLite's rollback, and the instance then refuses further use
+        (docs/concurrency.md). ``destroy()`` does this itself for whatever holds the
+        instance.
         """
         self._connections.interrupt()
 

@@ -43,6 +43,7 @@ from seahaven.stores.clock import Clock, ClockMode, format_instant
 from seahaven.stores.ids import sql_stream
 from seahaven.stores.images import image_of
 from seahaven.stores.storage import Storage, check_storage, rollback_image
+from seahaven.stores.transactions import settle, transaction_open
 from seahaven.stores.workdir import instance_directory
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def take(
 
 def _capture_store(runtime: NodeRuntime) -> StoreImage:
     conn = runtime.conn
-    if conn.in_transaction:
+    if transaction_open(conn) or not settle(conn):
         raise WorldBug(
             f"the store at {runtime.path!r} has a transaction open, so no snapshot was taken; "
             "take it between calls, once every transaction is closed"

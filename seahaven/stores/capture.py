@@ -228,6 +228,16 @@ class Capture:
             session, self._session = self._session, None
             session.close()
 
+    def keep_layouts_of(self, conn: apsw.Connection) -> None:
+        """Keep the layouts known only if ``conn``'s schema is the one they were read from.
+
+        For a kept connection whose episode rolled back: a schema its calls changed
+        is back as it was, and the cookie a later change moves it to again may not
+        mean the same tables.
+        """
+        if self._known is not None and _schema_version(conn) != self._version:
+            self.forget_layouts()
+
     def forget_layouts(self) -> None:
         """Read each table's columns again when next met (the store's image was replaced)."""
         self._layouts = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, get_args
@@ -203,6 +204,19 @@ class Clock:
 
 # --- SQL overrides -----------------------------------------------------------------------------
 
+# The StatementClock whose overrides each connection has, for ``rebind_clock``.
+_installed: weakref.WeakKeyDictionary[apsw.Connection, StatementClock] = weakref.WeakKeyDictionary()
+
+
+def rebind_clock(conn: apsw.Connection, clock: Clock | None) -> None:
+    """Point ``conn``'s clock overrides at ``clock`` (``None``: at nothing), or install them."""
+    installed = _installed.get(conn)
+    if installed is not None:
+        installed.rebind(conn, clock)
+    elif clock is not None:
+        StatementClock(clock).install(conn)
+
+
 _plain = threading.local()
 
 
@@ -242,10 +256,10 @@ class StatementClock:
     shares it.
     """
 
-    __slots__ = ("_clock", "_per_statement", "_reading")
+    __slots__ = ("__weakref__", "_clock", "_per_statement", "_reading")
 
     def __init__(self, clock: Clock) -> None:
-        self._clock = clock
+        self._clock: Clock = clock
         self._per_statement = clock.mode in ("running", "wall")
         self._reading: int | None = None
 
@@ -261,8 +275,28 @@ class StatementClock:
         if not event.get("trigger"):
             self._reading = None
 
+    def rebind(self, conn: apsw.Connection, clock: Clock | None) -> None:
+        """Make the overrides installed on ``conn`` read ``clock``; ``None`` lets go of the last.
+
+        A kept connection gets each new store's clock this way: registering the
+        functions again would make SQLite prepare every cached statement anew.
+        """
+        per_statement = clock is not None and clock.mode in ("running", "wall")
+        if per_statement != self._per_statement:
+            if per_statement:
+                conn.trace_v2(apsw.SQLITE_TRACE_STMT, self._on_statement, id=_TRACE_ID)
+            else:
+                conn.trace_v2(0, None, id=_TRACE_ID)
+        self._per_statement = per_statement
+        self._reading = None
+        if clock is not None:
+            self._clock = clock
+        else:
+            del self._clock
+
     def install(self, conn: apsw.Connection) -> None:
         """Register the overrides (and the trace, where the mode needs one) on ``conn``."""
+        _installed[conn] = self
         if self._per_statement:
             conn.trace_v2(apsw.SQLITE_TRACE_STMT, self._on_statement, id=_TRACE_ID)
         flags = apsw.SQLITE_INNOCUOUS

@@ -22,6 +22,15 @@ import apsw
 from seahaven.errors import DbError, WorldBug
 from seahaven.stores.clock import Clock, StatementClock
 from seahaven.stores.ids import sql_random
+from seahaven.stores.transactions import (
+    StoreConnection,
+    begin_unless_open,
+    commit,
+    roll_back,
+    run_cleanup,
+    run_script,
+    transaction_open,
+)
 
 __all__ = [
     "Connections",
@@ -32,7 +41,9 @@ __all__ = [
     "open_connection",
     "roll_back_quietly",
     "run_cleanup",
+    "run_script",
     "use_memory_journal",
+    "use_memory_store_journal",
     "use_private_journal",
     "use_shared_journal",
 ]
@@ -203,6 +214,11 @@ class Connections:
             _closing.update(self._conns)
         self.interrupt()
 
+    def discard(self, conn: apsw.Connection) -> None:
+        """Stop holding ``conn`` without closing it (the pool keeps it for another store)."""
+        with self._lock, contextlib.suppress(ValueError):
+            self._conns.remove(conn)
+
     def close(self, conn: apsw.Connection) -> None:
         """Close ``conn``, interrupting the statement another thread runs on it until it can.
 
@@ -226,7 +242,7 @@ _savepoints = itertools.count()
 
 
 class _Transaction:
-    """``BEGIN`` at the top level, ``SAVEPOINT`` when one is already open."""
+    """``BEGIN`` at the top level (``transactions.begin``), ``SAVEPOINT`` when one is open."""
 
     __slots__ = ("_conn", "_savepoint")
 
@@ -236,11 +252,9 @@ class _Transaction:
 
     def __enter__(self) -> None:
         try:
-            if self._conn.in_transaction:
+            if not begin_unless_open(self._conn):
                 self._savepoint = f"seahaven_{next(_savepoints)}"
                 self._conn.execute(f"SAVEPOINT {self._savepoint}")
-            else:
-                self._conn.execute("BEGIN")
         except apsw.Error as error:
             raise db_error(error, self._conn) from error
 
@@ -252,7 +266,10 @@ class _Transaction:
     ) -> None:
         if exc_type is None:
             try:
-                self._conn.execute(f"RELEASE {self._savepoint}" if self._savepoint else "COMMIT")
+                if self._savepoint:
+                    self._conn.execute(f"RELEASE {self._savepoint}")
+                else:
+                    commit(self._conn)
                 return
             except apsw.Error as error:
                 # A commit that fails (a deferred foreign key, say) must not leave the
@@ -266,8 +283,8 @@ class _Transaction:
         try:
             if savepoint:
                 run_cleanup(conn, f"ROLLBACK TO {savepoint}; RELEASE {savepoint}")
-            elif conn.in_transaction:
-                run_cleanup(conn, "ROLLBACK")
+            else:
+                roll_back(conn)
         except apsw.Error:
             # SQLite may already have rolled back (an I/O error, a full disk); the
             # failure that brought us here is the one worth raising.
@@ -293,8 +310,8 @@ class Db:
 
     @property
     def in_transaction(self) -> bool:
-        """Whether a transaction is open on this connection."""
-        return bool(self._conn.in_transaction)
+        """Whether a transaction is open on this connection (a store's episode not counted)."""
+        return transaction_open(self._conn)
 
     def one(self, sql: str, *params: Any) -> dict[str, Any] | None:
         """The first row as a dict, or ``None``."""
@@ -392,6 +409,19 @@ def use_private_journal(conn: apsw.Connection) -> None:
     )
 
 
+def use_memory_store_journal(conn: apsw.Connection) -> None:
+    """A store in memory's own connection: ``use_private_journal`` less what it has already.
+
+    Its rollback journal is in memory already (SQLite's own mode for an in-memory
+    or deserialized database). A page written before the commit would be seen by a
+    reader's copy of the image, so a transaction's pages stay in the cache until
+    it ends.
+    """
+    run_script(
+        conn, "PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_spill=OFF"
+    )
+
+
 def use_shared_journal(conn: apsw.Connection) -> None:
     """Switch a store's connection to the write-ahead log, so readers read alongside it.
 
@@ -421,46 +451,10 @@ def use_memory_journal(conn: apsw.Connection) -> None:
     )
 
 
-def run_script(conn: apsw.Connection, sql: str) -> None:
-    """Run every statement of ``sql``.
-
-    APSW runs a script lazily: it stops after a statement that returns rows
-    until the cursor is read, so a script is always read to the end. Its
-    statements stay out of the connection's statement cache: a script runs once
-    or rarely (a schema, pragmas, a rollback), and each cached statement is a few
-    KiB every idle instance would hold.
-    """
-    for _ in conn.execute(sql, can_cache=False):
-        pass
-
-
 def roll_back_quietly(conn: apsw.Connection) -> None:
     """Roll back ``conn``'s transaction, if it has one, ignoring what SQLite says."""
-    try:
-        if conn.in_transaction:
-            run_cleanup(conn, "ROLLBACK")
-    except apsw.Error:
-        pass
-
-
-def run_cleanup(conn: apsw.Connection, sql: str) -> None:
-    """``run_script`` for statements that undo (a ``ROLLBACK``), which an interrupt must not stop.
-
-    An interrupt from another thread is meant for the statement running when it
-    came, but SQLite also stops a statement that starts before that one has wound
-    down; losing a rollback to it would leave the transaction open. So an
-    interrupted cleanup is run again, a few times.
-    """
-    for attempt in range(_CLEANUP_ATTEMPTS):
-        try:
-            run_script(conn, sql)
-            return
-        except apsw.InterruptError:
-            if attempt == _CLEANUP_ATTEMPTS - 1:
-                raise
-
-
-_CLEANUP_ATTEMPTS = 5
+    with contextlib.suppress(apsw.Error):
+        roll_back(conn)
 
 
 def open_connection(
@@ -483,7 +477,7 @@ def open_connection(
         if readonly
         else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     )
-    conn = apsw.Connection(str(path), flags=flags)
+    conn = StoreConnection(str(path), flags=flags)
     try:
         conn.set_busy_timeout(10_000)
         conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)

@@ -112,16 +112,49 @@ class Ids:
         return "Ids(<seeded>)"
 
 
-def sql_random(conn: apsw.Connection, seed: bytes, purpose: str) -> None:
-    """Override ``random()`` and ``randomblob()`` on ``conn`` with a stream of its own."""
-    lazy = _stream(seed, "sql:" + purpose)
-    _sql_streams[conn] = lazy
+class _SqlSource:
+    """The stream ``random()`` and ``randomblob()`` of one connection draw from, replaceable."""
+
+    __slots__ = ("__weakref__", "lazy")
+
+    def __init__(self, lazy: _LazyStream | None) -> None:
+        self.lazy = lazy
+
+
+# Each connection's source, once its functions are registered: a kept connection gets each new
+# store's stream by replacing the source's, since registering the functions again would make
+# SQLite prepare every cached statement anew.
+_sql_sources: weakref.WeakKeyDictionary[apsw.Connection, _SqlSource] = weakref.WeakKeyDictionary()
+
+
+def sql_random(conn: apsw.Connection, seed: bytes | None, purpose: str) -> None:
+    """Override ``random()`` and ``randomblob()`` on ``conn`` with a stream of its own.
+
+    Called again on the same connection it replaces the stream; ``seed`` ``None``
+    lets go of it (a kept connection between stores).
+    """
+    lazy = _stream(seed, "sql:" + purpose) if seed is not None else None
+    source = _sql_sources.get(conn)
+    if lazy is None:
+        _sql_streams.pop(conn, None)
+    else:
+        _sql_streams[conn] = lazy
+    if source is not None:
+        source.lazy = lazy
+        return
+    source = _sql_sources[conn] = _SqlSource(lazy)
+
+    def draw() -> random.Random:
+        current = source.lazy
+        if current is None:
+            raise apsw.MisuseError("random() on a connection no store holds")
+        return current.get()
 
     def sql_random_value() -> int:
-        return lazy.get().getrandbits(64) - 2**63
+        return draw().getrandbits(64) - 2**63
 
     def randbytes(count: int) -> bytes:
-        return lazy.get().randbytes(count)
+        return draw().randbytes(count)
 
     def sql_randomblob(size: object) -> bytes:
         count = size if isinstance(size, int) else 1
