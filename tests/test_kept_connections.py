@@ -391,3 +391,57 @@ def test_a_table_a_call_made_is_read_again_once_the_episode_is_rolled_back(
             records = inst.state()["state"]["db"]["log"]
             assert records[-1]["after"] == {"id": "x", **{column: column for column in columns}}
     assert pool.idle() == 1
+
+
+def test_a_plain_read_between_calls_leaves_the_calls_statements_prepared(tmp_path: Path) -> None:
+    world = memo_kit(tmp_path)
+    with world.instance(storage="memory") as inst:
+        inst.call("jot", id="a", gist="one")
+        conn = inst.db.conn
+        asked: list[tuple[Any, ...]] = []
+
+        def counting(*action: Any) -> int:
+            asked.append(action)
+            return 0
+
+        # SQLite asks the authorizer only while it prepares a statement.
+        conn.authorizer = counting
+        try:
+            inst.call("jot", id="b", gist="two")
+            assert asked
+            assert inst.query("SELECT id FROM memos ORDER BY id") == [{"id": "a"}, {"id": "b"}]
+            asked.clear()
+            inst.call("jot", id="c", gist="three")
+            assert asked == []
+            # What is not a plain read runs under the reader's guards, refused as before...
+            with pytest.raises(seahaven.DbError) as refused:
+                inst.query("DELETE FROM memos")
+            assert refused.value.sqlite_message == "attempt to write a readonly database"
+            with pytest.raises(seahaven.DbError):
+                inst.query("SELECT 1; PRAGMA foreign_keys=OFF")
+            # ...and setting those guards makes SQLite prepare the calls' statements again.
+            asked.clear()
+            inst.call("jot", id="d", gist="four")
+            assert asked
+        finally:
+            conn.authorizer = None
+        assert ids(inst) == ["a", "b", "c", "d"]
+        assert inst.query("PRAGMA foreign_keys") == [{"foreign_keys": 1}]
+
+
+@pytest.mark.parametrize("storage", ["memory", "disk"])
+def test_a_read_that_is_not_one_plain_statement_is_never_prepared_unguarded(
+    tmp_path: Path, storage: str
+) -> None:
+    world = memo_kit(tmp_path)
+    with world.instance(storage=storage) as inst:  # type: ignore[arg-type]
+        inst.call("jot", id="a", gist="one")
+        # SQLite turns a flag pragma off as it prepares it, before any check after that.
+        for sql in ("SELECT 1 AS x; PRAGMA foreign_keys = OFF", "PRAGMA foreign_keys = OFF"):
+            with pytest.raises(seahaven.DbError, match="sets a value"):
+                inst.query(sql)
+            assert inst.db.one("PRAGMA foreign_keys") == {"foreign_keys": 1}
+        assert inst.query("  -- a comment\n SELECT id FROM memos; ") == [{"id": "a"}]
+        with pytest.raises(seahaven.DbError):
+            inst.query("WITH gone AS (SELECT 1) DELETE FROM memos")
+        assert ids(inst) == ["a"]

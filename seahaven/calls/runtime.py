@@ -32,7 +32,7 @@ from seahaven.declaration.composition import Node, NodeReport
 from seahaven.declaration.context import InstanceInfo
 from seahaven.errors import WorldBug
 from seahaven.fixtures.preparation import copy_state_file
-from seahaven.sandbox import Deadline, ReaderAuthorizer
+from seahaven.sandbox import Deadline, ReaderAuthorizer, read_plainly
 from seahaven.stores import pool
 from seahaven.stores.capture import Capture
 from seahaven.stores.changelog import Shape
@@ -209,9 +209,11 @@ class NodeRuntime:
     def read(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         """Rows of a read-only query, run on the store's own connection between calls.
 
-        Nothing is opened: the statement runs where the calls run, under the
-        reader's authorizer and ``query_only``, and both are taken off after it,
-        so a grader reads the end state at the cost of the query alone.
+        Nothing is opened: the statement runs where the calls run, so a grader reads
+        the end state at the cost of the query alone. A plain read (``read_plainly``)
+        runs as it is; anything else runs under the reader's authorizer and
+        ``query_only``, taken off after it, which cost the connection its prepared
+        statements.
         """
         conn = self.conn
         if transaction_open(conn):
@@ -219,16 +221,19 @@ class NodeRuntime:
                 f"the store at {self.path!r} cannot be read while a transaction is open on it; "
                 "read it between calls"
             )
-        previous = conn.authorizer
-        conn.execute("PRAGMA query_only=ON")
-        conn.authorizer = ReaderAuthorizer()
-        try:
-            # No time limit, but a Ctrl-C stops a long read instead of waiting for it.
-            with Deadline(conn, None):
+        # No time limit, but a Ctrl-C stops a long read instead of waiting for it.
+        with Deadline(conn, None):
+            rows = read_plainly(self._db, sql, params)
+            if rows is not None:
+                return rows
+            previous = conn.authorizer
+            conn.execute("PRAGMA query_only=ON")
+            conn.authorizer = ReaderAuthorizer()
+            try:
                 return self._db.rows(sql, *params)
-        finally:
-            conn.authorizer = previous
-            conn.execute("PRAGMA query_only=OFF")
+            finally:
+                conn.authorizer = previous
+                conn.execute("PRAGMA query_only=OFF")
 
     def load_image(self, image: bytes) -> None:
         """Replace a store in memory with ``image`` whole (``setup_sql``'s result, say)."""

@@ -59,7 +59,14 @@ from seahaven.sandbox.policy import (
     reader_refusal,
     refusal_kind,
 )
-from seahaven.sandbox.statement import SqlResult, execute, run_statement, split_statements
+from seahaven.sandbox.statement import (
+    PLAIN_READS,
+    SqlResult,
+    execute,
+    read_plainly,
+    run_statement,
+    split_statements,
+)
 from seahaven.sandbox.wording import StatementFailed
 
 __all__ = [
@@ -67,6 +74,7 @@ __all__ = [
     "MAX_RESULT_BYTES",
     "MAX_SQL_BYTES",
     "MAX_VALUE_BYTES",
+    "PLAIN_READS",
     "REFUSALS",
     "REPORTING_PRAGMAS",
     "SETUP_SQL_SECONDS",
@@ -88,6 +96,7 @@ __all__ = [
     "interrupt_thread",
     "interruptible",
     "limit_values",
+    "read_plainly",
     "reader_refusal",
     "refusal_kind",
     "run_statement",

@@ -39,7 +39,14 @@ from seahaven.stores.db import (
     value_error,
 )
 
-__all__ = ["SqlResult", "execute", "run_statement", "split_statements"]
+__all__ = [
+    "PLAIN_READS",
+    "SqlResult",
+    "execute",
+    "read_plainly",
+    "run_statement",
+    "split_statements",
+]
 
 
 class _Gate:
@@ -127,6 +134,52 @@ def _first_keyword(statement: str) -> str:
     rest = statement[_LEADING_NOISE.match(statement).end() :]  # type: ignore[union-attr]
     word = re.match(r"[A-Za-z]+", rest)
     return word.group(0).upper() if word else ""
+
+
+# What a statement may begin with to run on a store's own connection with no reader's guard.
+PLAIN_READS = frozenset({"SELECT", "WITH", "VALUES"})
+
+
+def read_plainly(db: Db, sql: str, params: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """The rows of ``sql`` when it is one plain read; ``None`` when it is anything else.
+
+    A grader's read on a store's own connection is held to what ``ReaderAuthorizer``
+    and ``query_only`` let through, and setting either makes SQLite prepare every
+    statement of the connection again: what a kept connection exists to avoid. So a
+    read is first checked here: one statement, beginning with SELECT, WITH or VALUES
+    (decided before SQLite prepares it, since preparing a ``PRAGMA`` already sets
+    what it sets), which SQLite, once it has prepared it and before it runs, calls
+    read-only. Neither guard refuses such a statement. Anything else does not run,
+    and ``None`` tells the caller to read under the guards, whose refusal it gives.
+    """
+    if _first_keyword(sql) not in PLAIN_READS:
+        return None
+    conn = db.conn
+    refused = False
+
+    def check(cursor: apsw.Cursor, statement: str, bindings: Any) -> bool:
+        nonlocal refused
+        # The statement SQLite prepared first, and nothing after it: a second statement
+        # would be prepared (and a pragma in it take effect) before this could see it.
+        if cursor.is_readonly and _ONLY_NOISE.fullmatch(sql, len(statement)):
+            return True
+        refused = True
+        return False
+
+    previous = conn.exec_trace
+    conn.exec_trace = check
+    try:
+        return db.rows(sql, *params)
+    except DbError:
+        if refused:
+            return None
+        raise
+    finally:
+        conn.exec_trace = previous
+
+
+# What may follow a statement without being another: white space, comments, semicolons.
+_ONLY_NOISE = re.compile(r"(?:\s+|;|--[^\n]*(?:\n|$)|/\*.*?(?:\*/|$))*", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
