@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from sample_worlds import MEMOS, add_jot, memo_world
 
@@ -445,3 +446,25 @@ def test_a_read_that_is_not_one_plain_statement_is_never_prepared_unguarded(
         with pytest.raises(seahaven.DbError):
             inst.query("WITH gone AS (SELECT 1) DELETE FROM memos")
         assert ids(inst) == ["a"]
+
+
+def test_a_new_instance_whose_startup_wrote_nothing_holds_no_transaction_open(
+    tmp_path: Path,
+) -> None:
+    world = memo_kit(tmp_path)
+
+    @world.instance_startup
+    def tidy(ctx: seahaven.Ctx) -> None:
+        """Clear memos nobody filed yet: on a new instance, nothing."""
+        ctx.db.execute("DELETE FROM memos WHERE gist = 'stale'")
+
+    with world.instance(storage="memory") as inst:
+        conn = inst.db.conn
+        # The episode is open, yet holds no lock, so the pages the making read went back.
+        assert conn.in_transaction
+        assert conn.txn_state("main") == apsw.SQLITE_TXN_NONE
+        assert conn.status(apsw.SQLITE_DBSTATUS_CACHE_USED)[0] < 8192
+        inst.call("jot", id="a", gist="one")
+    with world.instance(storage="memory") as again:
+        assert again.db.conn is conn
+        assert ids(again) == []

@@ -51,7 +51,7 @@ from seahaven.stores.ids import Ids, node_seed
 from seahaven.stores.images import with_room
 from seahaven.stores.schema import TableInfo, describe
 from seahaven.stores.storage import Storage
-from seahaven.stores.transactions import settle, transaction_open
+from seahaven.stores.transactions import rest, settle, transaction_open
 from seahaven.stores.workdir import write_new_file
 
 if TYPE_CHECKING:
@@ -265,6 +265,10 @@ class NodeRuntime:
     def settle(self) -> bool:
         """End the store's episode, committed, if it runs in one (``transactions.settle``)."""
         return settle(self._conn)
+
+    def rest(self) -> None:
+        """Let the store's episode, if it has kept nothing, hold no page (``transactions.rest``)."""
+        rest(self._conn)
 
     def describe_table(self, name: str) -> TableInfo:
         """Columns and key of ``name``, from the world's schema or, failing that, SQLite."""

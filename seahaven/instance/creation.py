@@ -139,8 +139,10 @@ def create_instance(
         if plan.startup_order:
             _run_startup(instance, plan.startup_order, caller_startup)
         # An instance is idle until its first call: the pages its making read are given back
-        # (most of what a store's connection holds), and the first call reads what it needs.
+        # (most of what a store's connection holds), and the first call reads what it needs;
+        # an episode that kept nothing holds no page to stop that.
         for runtime in instance.calls.runtimes:
+            runtime.rest()
             runtime.conn.release_memory()
     except BaseException:
         instance.destroy()

@@ -42,6 +42,7 @@ __all__ = [
     "begin_unless_open",
     "commit",
     "end_episode",
+    "rest",
     "roll_back",
     "run_cleanup",
     "run_script",
@@ -247,6 +248,25 @@ def start_episode(conn: apsw.Connection) -> None:
     conn.lost = None
     conn.commits = 0
     conn.start_changes = conn.total_changes()
+
+
+def rest(conn: apsw.Connection) -> None:
+    """Let an episode that has kept nothing hold nothing: no lock, no page pinned.
+
+    A statement that wrote nothing (a startup hook's ``UPDATE`` matching no row) still
+    leaves the episode's transaction holding the database's first page, and with it
+    the page cache SQLite would otherwise give back; begun again, it holds nothing
+    until the next statement.
+    """
+    if (
+        type(conn) is StoreConnection
+        and conn.episode
+        and conn.top is None
+        and conn.in_transaction
+        and conn.total_changes() == conn.start_changes
+    ):
+        run_cleanup(conn, "ROLLBACK")
+        conn.execute("BEGIN")
 
 
 def end_episode(conn: apsw.Connection) -> bool:
