@@ -22,7 +22,7 @@ import pytest
 from sample_worlds import MEMOS, add_jot, memo_world
 
 import seahaven
-from seahaven.stores import pool
+from seahaven.stores import pool, transactions
 
 CHILDREN = """
 CREATE TABLE parents (id TEXT PRIMARY KEY) STRICT;
@@ -468,3 +468,22 @@ def test_a_new_instance_whose_startup_wrote_nothing_holds_no_transaction_open(
     with world.instance(storage="memory") as again:
         assert again.db.conn is conn
         assert ids(again) == []
+
+
+def test_an_episode_ends_committed_before_the_call_past_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transactions, "EPISODE_COMMITS", 3)
+    world = memo_kit(tmp_path)
+    with world.instance(storage="memory") as inst:
+        conn = inst.db.conn
+        for number in range(3):
+            inst.call("jot", id=f"m{number}", gist="kept")
+        assert conn.episode  # type: ignore[attr-defined]
+        inst.call("jot", id="m3", gist="after")
+        assert not conn.episode  # type: ignore[attr-defined]
+        assert not conn.in_transaction
+        assert ids(inst) == ["m0", "m1", "m2", "m3"]
+        assert len(inst.state()["state"]["db"]["log"]) == 4
+    # A store whose episode ended is closed with its instance, not kept.
+    assert pool.idle() == 0

@@ -17,8 +17,9 @@ about such a transaction goes through ``begin``, ``commit``, ``roll_back`` and
 
 An episode ends early, committed (``settle``), where the committed image itself
 is needed or world code takes transactions into its own hands: a reader's copy,
-a snapshot, ``setup_sql``, ``bulk()``, a tool declared without a transaction.
-The store then goes on as any other, and its connection closes with it.
+a snapshot, a freeze, ``setup_sql``, ``bulk()``, a tool declared without a
+transaction; and before a call past its hundredth (``EPISODE_COMMITS``). The
+store then goes on as any other, and its connection closes with it.
 
 SQLite rolls a whole transaction back when a statement that writes is
 interrupted, or fails for want of memory, disk or I/O. Over an episode that
@@ -138,37 +139,33 @@ def begin(conn: apsw.Connection) -> None:
 
     Inside a transaction already open this fails as ``BEGIN`` would.
     """
-    if type(conn) is StoreConnection and conn.episode and conn.top is None:
-        if not conn.in_transaction:
-            # Lost outside any call (a statement of the test's own between calls): only
-            # a store nothing ever wrote to goes on.
-            _after_loss(conn, conn.total_changes())
-            if not conn.episode:
-                conn.execute("BEGIN")
-                return
-        conn.top_changes = conn.total_changes()
-        conn.execute(_OPEN_TOP)
-        conn.top = _TOP
-        return
-    conn.execute("BEGIN")
+    if not begin_unless_open(conn):
+        conn.execute("BEGIN")
 
 
 def begin_unless_open(conn: apsw.Connection) -> bool:
     """``begin`` if no transaction is open; ``False`` if one is, for the caller to nest in.
 
     Every call's transaction starts here, so it looks at the connection once for what
-    ``transaction_open`` and ``begin`` ask between them.
+    ``transaction_open`` and ``begin`` ask between them. An episode that has reached its
+    hundredth call ends here, committed, before the next call's transaction opens.
     """
     if type(conn) is StoreConnection and conn.episode:
         if conn.top is not None:
             return False
-        if conn.in_transaction:
+        if conn.commits >= EPISODE_COMMITS:
+            settle(conn)
+        elif conn.in_transaction:
             conn.top_changes = conn.total_changes()
             conn.execute(_OPEN_TOP)
             conn.top = _TOP
             return True
-        begin(conn)
-        return True
+        else:
+            # Lost outside any call (a statement of the caller's own between calls): only
+            # a store nothing was ever written to goes on in a new episode.
+            _after_loss(conn, conn.total_changes())
+            if conn.episode:
+                return begin_unless_open(conn)
     if conn.in_transaction:
         return False
     conn.execute("BEGIN")
@@ -190,8 +187,6 @@ def commit(conn: apsw.Connection) -> None:
         conn.execute(_RELEASE_TOP)
         conn.top = None
         conn.commits += 1
-        if conn.commits >= EPISODE_COMMITS:
-            settle(conn)
         return
     conn.execute("COMMIT")
 
@@ -290,7 +285,8 @@ def settle(conn: apsw.Connection) -> bool:
         return True
     if conn.top is not None:
         return False
-    conn.episode = False
     if conn.in_transaction:
+        # Marked ended only once committed: a COMMIT that fails leaves the episode as it was.
         conn.execute("COMMIT")
+    conn.episode = False
     return True
