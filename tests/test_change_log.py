@@ -11,6 +11,7 @@ from typing import Any
 
 import apsw
 import pytest
+from sample_worlds import add_jot, memo_world
 
 import seahaven
 from seahaven.stores.capture import Capture
@@ -730,3 +731,32 @@ def test_reading_the_document_runs_no_sql(format: str) -> None:
         finally:
             inst.db.conn.trace_v2(0, None, id="test.count")
         assert statements != []
+
+
+@pytest.mark.parametrize("storage", ["memory", "disk"])
+def test_a_call_that_alters_a_declared_table_fails_saying_so_and_keeps_nothing(
+    tmp_path: Path, storage: str
+) -> None:
+    world = memo_world("altering", work_dir=tmp_path / "work")
+    add_jot(world)
+
+    @world.tool
+    def widen(ctx: seahaven.Ctx) -> None:
+        """Add a column to memos and file a memo using it."""
+        ctx.db.execute("ALTER TABLE memos ADD COLUMN note TEXT")
+        ctx.db.execute("INSERT INTO memos (id, gist, note) VALUES ('w', 'wide', 'n')")
+
+    with world.instance(storage=storage) as inst:  # type: ignore[arg-type]
+        inst.call("jot", id="a", gist="one")
+        with pytest.raises(seahaven.WorldBug) as failed:
+            inst.call("widen")
+        message = str(failed.value)
+        assert "table 'memos' of the store at 'main' has 3 columns" in message
+        assert "declares 2" in message
+        assert "UTF-8" not in message
+        # The rows are put back; the column, which the change capture cannot take out, stays.
+        assert [row["id"] for row in inst.db.rows("SELECT id FROM memos")] == ["a"]
+        assert [row["name"] for row in inst.db.rows("PRAGMA table_info(memos)")][-1] == "note"
+        with pytest.raises(seahaven.WorldBug, match="has 3 columns"):
+            inst.call("jot", id="b", gist="two")
+        assert [record["key"]["id"] for record in inst.state()["state"]["db"]["log"]] == ["a"]

@@ -254,6 +254,11 @@ class Activation:
                 f"the call was interrupted while the change log read what it wrote to {stores}, "
                 "so what it wrote was undone"
             )
+        if isinstance(error, WorldBug):
+            return WorldBug(
+                f"the change log cannot record what was written to {stores}, so the rows written "
+                f"were put back: {error}"
+            )
         return WorldBug(
             f"the change log cannot record what was written to {stores} ({why}), so it was "
             "undone; store text as valid UTF-8, or bytes as a BLOB"

@@ -18,7 +18,7 @@ from typing import Any, Literal, NamedTuple
 import apsw
 from pydantic_core import to_jsonable_python
 
-from seahaven.errors import ArgumentError, ToolError
+from seahaven.errors import ArgumentError, ToolError, WorldBug
 from seahaven.stores.arguments import (
     CALL_LOG_ARGUMENT_BYTES,
     REFUSED_ARGUMENT_BYTES,
@@ -188,6 +188,16 @@ def _shape(path: str, name: str, table: TableInfo) -> Shape:
     return shape
 
 
+def _columns_changed(path: str, name: str, declared: int, found: int) -> str:
+    return (
+        f"table {name!r} of the store at {path!r} has {found} columns where its world's schema "
+        f"declares {declared}: something altered it, and the change log records a table as the "
+        "schema declares it. Change the world's schema instead (a store's schema is its "
+        "world's); this store keeps the altered table, so writes to it fail until the instance "
+        "is made again"
+    )
+
+
 def sort_key(record: LogRecord, raw_key: tuple[Any, ...]) -> tuple[Any, ...]:
     """The order records of one call are kept in: by store, table, then key as SQLite orders it."""
     return (record.world, record.table, tuple(map(_sort_part, raw_key)))
@@ -222,6 +232,9 @@ def render_changes(
             shape = shapes[name] = _shape(path, name, describe_table(name))
         columns, names = shape.columns, shape.names
         key_columns = shape.key_columns
+        row_now = new if new is not None else old
+        if row_now is not None and len(row_now) != len(columns):
+            raise WorldBug(_columns_changed(path, name, len(columns), len(row_now)))
         op = _OPS[op_name]
         if op == "update":
             assert old is not None and new is not None
