@@ -487,3 +487,83 @@ def test_an_episode_ends_committed_before_the_call_past_its_limit(
         assert len(inst.state()["state"]["db"]["log"]) == 4
     # A store whose episode ended is closed with its instance, not kept.
     assert pool.idle() == 0
+
+
+def test_threads_making_and_destroying_instances_each_get_a_fresh_store(tmp_path: Path) -> None:
+    world = memo_kit(tmp_path)
+    failures: list[str] = []
+
+    def worker(name: str) -> None:
+        for round_number in range(25):
+            with world.instance(storage="memory", seed=round_number) as inst:
+                if ids(inst) != []:
+                    failures.append(f"{name} round {round_number} found {ids(inst)}")
+                inst.call("jot", id=f"{name}-{round_number}", gist="mine")
+                records = inst.state()["state"]["db"]["log"]
+                if [record["key"]["id"] for record in records] != [f"{name}-{round_number}"]:
+                    failures.append(f"{name} round {round_number} logged {records}")
+
+    threads = [threading.Thread(target=worker, args=(f"t{n}",)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
+    assert 1 <= pool.idle() <= pool.PER_IMAGE
+
+
+def test_a_world_s_own_state_format_is_fenced_without_costing_the_prepared_statements(
+    tmp_path: Path,
+) -> None:
+    world = memo_kit(tmp_path)
+
+    @world.state_format("memos.count/1")
+    def count(world: seahaven.World, instance: seahaven.Instance | None) -> dict[str, Any]:
+        assert instance is not None
+        row = instance.db.one("SELECT count(*) AS n FROM memos")
+        return {"memos": row["n"] if row else 0}
+
+    @world.state_format("memos.sneaky/1")
+    def sneaky(world: seahaven.World, instance: seahaven.Instance | None) -> dict[str, Any]:
+        assert instance is not None
+        instance.db.execute("INSERT INTO memos (id, gist) VALUES ('sneaky', 'write')")
+        return {}
+
+    with world.instance(storage="memory") as inst:
+        inst.call("jot", id="a", gist="one")
+        conn = inst.db.conn
+        asked: list[tuple[Any, ...]] = []
+
+        def counting(*action: Any) -> int:
+            asked.append(action)
+            return 0
+
+        conn.authorizer = counting
+        try:
+            inst.call("jot", id="b", gist="two")
+            assert inst.state(format="memos.count/1")["state"] == {"memos": 2}
+            asked.clear()
+            inst.call("jot", id="c", gist="three")
+            assert asked == []
+            with pytest.raises(seahaven.WorldBug, match="wrote to the instance"):
+                inst.state(format="memos.sneaky/1")
+        finally:
+            conn.authorizer = None
+        assert ids(inst) == ["a", "b", "c"]
+
+
+def test_a_handle_kept_past_its_instance_never_reaches_the_next_instance_s_store(
+    tmp_path: Path,
+) -> None:
+    world = memo_kit(tmp_path)
+    first = world.instance(storage="memory")
+    stale = first.db
+    first.destroy()
+    with world.instance(storage="memory") as second:
+        second.call("jot", id="theirs", gist="private")
+        with pytest.raises(seahaven.WorldBug, match="destroyed"):
+            stale.rows("SELECT id FROM memos")
+        with pytest.raises(seahaven.WorldBug, match="destroyed"):
+            stale.execute("DELETE FROM memos")
+        assert ids(second) == ["theirs"]

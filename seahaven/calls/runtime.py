@@ -259,6 +259,9 @@ class NodeRuntime:
         """Close the connection, or, its episode intact, hand it to the pool for the next store."""
         if pool.hand_back(self._conn, self.capture):
             self._connections.discard(self._conn)
+            # Handles on this store kept past its end must not reach the next one.
+            self._db.detach()
+            self._conn = self._db.conn
             return
         self._connections.close(self._conn)
 

@@ -17,7 +17,7 @@ import apsw
 
 from seahaven.declaration.state_formats import BUILTIN_FORMATS, BUILTIN_JSON, encode_json
 from seahaven.errors import WorldBug
-from seahaven.sandbox import WRITE_ACTIONS
+from seahaven.sandbox import first_keyword
 from seahaven.version import VERSION
 
 if TYPE_CHECKING:
@@ -200,7 +200,15 @@ def run_formatter(
 
 
 class _ReadOnlyGuard:
-    """An authorizer on every node's connection for the length of one formatter run."""
+    """A check of every statement on every node's connection for the length of one formatter run.
+
+    An exec tracer, not an authorizer: SQLite hands it each statement prepared and not
+    yet run, and it stops one that would change a database (a row, the schema: what
+    SQLite does not call read-only) or attach one, as ``WRITE_ACTIONS`` names them; a
+    pragma runs, as it did under the authorizer (opening a reader on a store on disk
+    switches its journal). Setting an authorizer would make SQLite prepare every
+    statement of the connection again, which a kept connection exists to avoid.
+    """
 
     __slots__ = ("_conns", "_previous", "refused")
 
@@ -209,24 +217,21 @@ class _ReadOnlyGuard:
         self._previous: list[Any] = []
         self.refused = False
 
-    def __call__(
-        self,
-        action: int,
-        first: str | None,
-        second: str | None,
-        schema: str | None,
-        trigger: str | None,
-    ) -> int:
-        if action in WRITE_ACTIONS:
-            self.refused = True
-            return apsw.SQLITE_DENY
-        return apsw.SQLITE_OK
+    def __call__(self, cursor: apsw.Cursor, statement: str, bindings: Any) -> bool:
+        keyword = first_keyword(statement)
+        if keyword == "PRAGMA" or (cursor.is_readonly and keyword not in _ATTACHING):
+            return True
+        self.refused = True
+        return False
 
     def install(self) -> None:
         for conn in self._conns:
-            self._previous.append(conn.authorizer)
-            conn.authorizer = self
+            self._previous.append(conn.exec_trace)
+            conn.exec_trace = self
 
     def remove(self) -> None:
         for conn, previous in zip(self._conns, self._previous, strict=False):
-            conn.authorizer = previous
+            conn.exec_trace = previous
+
+
+_ATTACHING = frozenset({"ATTACH", "DETACH"})

@@ -43,6 +43,7 @@ __all__ = [
     "PLAIN_READS",
     "SqlResult",
     "execute",
+    "first_keyword",
     "read_plainly",
     "run_statement",
     "split_statements",
@@ -129,7 +130,7 @@ def _has_content(statement: str) -> bool:
 _LEADING_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?(?:\*/|$))*", re.DOTALL)
 
 
-def _first_keyword(statement: str) -> str:
+def first_keyword(statement: str) -> str:
     """The statement's first word, comments and white space skipped, upper-cased."""
     rest = statement[_LEADING_NOISE.match(statement).end() :]  # type: ignore[union-attr]
     word = re.match(r"[A-Za-z]+", rest)
@@ -152,7 +153,7 @@ def read_plainly(db: Db, sql: str, params: Sequence[Any]) -> list[dict[str, Any]
     read-only. Neither guard refuses such a statement. Anything else does not run,
     and ``None`` tells the caller to read under the guards, whose refusal it gives.
     """
-    if _first_keyword(sql) not in PLAIN_READS:
+    if first_keyword(sql) not in PLAIN_READS:
         return None
     conn = db.conn
     refused = False
@@ -326,7 +327,7 @@ def execute(
         raise StatementFailed(
             "statements", f"one SQL statement is run per call, and this query holds {found}"
         )
-    if _first_keyword(statements[0]) == "VACUUM":
+    if first_keyword(statements[0]) == "VACUUM":
         refused = Refused("action", "VACUUM", "action VACUUM")
         raise StatementFailed("refused", "VACUUM is refused", refused=[refused])
     gate = _Gate(authorizer, known)

@@ -8,6 +8,7 @@ never sets a pragma. Every SQLite failure arrives as ``DbError``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import threading
 import time
@@ -291,6 +292,13 @@ class _Transaction:
             pass
 
 
+@functools.cache
+def _closed_connection() -> apsw.Connection:
+    conn = apsw.Connection(":memory:")
+    conn.close()
+    return conn
+
+
 class Db:
     """One node's database connection, as world code sees it.
 
@@ -307,6 +315,14 @@ class Db:
     def conn(self) -> apsw.Connection:
         """The raw APSW connection. Do not close it or change its pragmas or authorizer."""
         return self._conn
+
+    def detach(self) -> None:
+        """Point this ``Db`` at a closed connection: its store's connection serves another now.
+
+        A handle kept past its instance's end then fails as one on a closed connection
+        does (the instance was destroyed), never reaching the next instance's store.
+        """
+        self._conn = _closed_connection()
 
     @property
     def in_transaction(self) -> bool:
