@@ -257,7 +257,7 @@ def rest(conn: apsw.Connection) -> None:
         type(conn) is StoreConnection
         and conn.episode
         and conn.top is None
-        and conn.in_transaction
+        and conn.txn_state() != apsw.SQLITE_TXN_NONE
         and conn.total_changes() == conn.start_changes
     ):
         run_cleanup(conn, "ROLLBACK")
