@@ -52,11 +52,6 @@ class _LazyStream:
         return stream
 
 
-# Each connection's SQL stream, so that a snapshot can save where it is and a restore go on
-# from there; weak, so a closed and dropped connection takes its stream with it.
-_sql_streams: weakref.WeakKeyDictionary[apsw.Connection, _LazyStream] = weakref.WeakKeyDictionary()
-
-
 def check_seed(seed: object) -> int | None:
     """Return the caller's seed if it is ``None`` or an integer that fits in 8 unsigned bytes."""
     if seed is None:
@@ -121,9 +116,10 @@ class _SqlSource:
         self.lazy = lazy
 
 
-# Each connection's source, once its functions are registered: a kept connection gets each new
-# store's stream by replacing the source's, since registering the functions again would make
-# SQLite prepare every cached statement anew.
+# Each connection's source, once its functions are registered: a snapshot saves where its stream
+# is and a restore goes on from there, and a kept connection gets each new store's stream by
+# replacing the source's, since registering the functions again would make SQLite prepare every
+# cached statement anew. Weak, so a closed and dropped connection takes its source with it.
 _sql_sources: weakref.WeakKeyDictionary[apsw.Connection, _SqlSource] = weakref.WeakKeyDictionary()
 
 
@@ -135,10 +131,6 @@ def sql_random(conn: apsw.Connection, seed: bytes | None, purpose: str) -> None:
     """
     lazy = _stream(seed, "sql:" + purpose) if seed is not None else None
     source = _sql_sources.get(conn)
-    if lazy is None:
-        _sql_streams.pop(conn, None)
-    else:
-        _sql_streams[conn] = lazy
     if source is not None:
         source.lazy = lazy
         return
@@ -181,5 +173,6 @@ def sql_random(conn: apsw.Connection, seed: bytes | None, purpose: str) -> None:
 
 def sql_stream(conn: apsw.Connection) -> random.Random | None:
     """The stream ``conn``'s SQL ``random()`` and ``randomblob()`` draw from, if any."""
-    lazy = _sql_streams.get(conn)
+    source = _sql_sources.get(conn)
+    lazy = source.lazy if source is not None else None
     return lazy.get() if lazy is not None else None
