@@ -37,11 +37,9 @@ __all__ = [
     "PER_IMAGE",
     "begin_kept",
     "clear",
-    "give",
     "hand_back",
     "idle",
     "open_kept",
-    "take",
 ]
 
 # Idle connections kept for one image and world: enough for the stores a few threads
@@ -59,7 +57,7 @@ _kept: OrderedDict[tuple[int, int], _Entry] = OrderedDict()
 _bytes = 0
 
 
-def take(image: bytes, world: Any) -> apsw.Connection | None:
+def _take(image: bytes, world: Any) -> apsw.Connection | None:
     """An idle connection holding ``image`` for a store of ``world``, or ``None``."""
     key = (id(image), id(world))
     with _lock:
@@ -78,7 +76,7 @@ def _forget(key: tuple[int, int], entry: _Entry, size: int) -> None:
         del _kept[key]
 
 
-def give(image: bytes, world: Any, conn: apsw.Connection) -> bool:
+def _give(image: bytes, world: Any, conn: apsw.Connection) -> bool:
     """Keep ``conn`` (holding ``image`` exactly, nothing open) for the next store; or refuse."""
     global _bytes
     size = len(image)
@@ -117,7 +115,7 @@ def open_kept(
     as any store's in memory. The caller adds it to its instance, then calls
     ``begin_kept``.
     """
-    conn = take(image, world)
+    conn = _take(image, world)
     if conn is not None:
         try:
             rebind_clock(conn, clock)
@@ -165,7 +163,7 @@ def hand_back(conn: apsw.Connection, capture: Capture) -> bool:
     rebind_clock(conn, None)
     sql_random(conn, None, "main")
     conn.kept = kept
-    if give(kept[0], kept[1], conn):
+    if _give(kept[0], kept[1], conn):
         return True
     conn.kept = None
     return False
