@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,27 @@ def memo_kit(tmp_path: Path) -> seahaven.World:
         return ctx.db.in_transaction
 
     return world
+
+
+@contextmanager
+def preparing(inst: seahaven.Instance) -> Iterator[list[tuple[Any, ...]]]:
+    """What SQLite prepares on the root store's connection in the block, as authorizer requests.
+
+    SQLite asks the authorizer only while it prepares a statement; setting it expires every
+    statement, so the first call in the block prepares its statements again.
+    """
+    conn = inst.db.conn
+    asked: list[tuple[Any, ...]] = []
+
+    def counting(*action: Any) -> int:
+        asked.append(action)
+        return 0
+
+    conn.authorizer = counting
+    try:
+        yield asked
+    finally:
+        conn.authorizer = None
 
 
 def ids(inst: seahaven.Instance) -> list[str]:
@@ -398,16 +420,7 @@ def test_a_plain_read_between_calls_leaves_the_calls_statements_prepared(tmp_pat
     world = memo_kit(tmp_path)
     with world.instance(storage="memory") as inst:
         inst.call("jot", id="a", gist="one")
-        conn = inst.db.conn
-        asked: list[tuple[Any, ...]] = []
-
-        def counting(*action: Any) -> int:
-            asked.append(action)
-            return 0
-
-        # SQLite asks the authorizer only while it prepares a statement.
-        conn.authorizer = counting
-        try:
+        with preparing(inst) as asked:
             inst.call("jot", id="b", gist="two")
             assert asked
             assert inst.query("SELECT id FROM memos ORDER BY id") == [{"id": "a"}, {"id": "b"}]
@@ -424,8 +437,6 @@ def test_a_plain_read_between_calls_leaves_the_calls_statements_prepared(tmp_pat
             asked.clear()
             inst.call("jot", id="d", gist="four")
             assert asked
-        finally:
-            conn.authorizer = None
         assert ids(inst) == ["a", "b", "c", "d"]
         assert inst.query("PRAGMA foreign_keys") == [{"foreign_keys": 1}]
 
@@ -532,15 +543,7 @@ def test_a_world_s_own_state_format_is_fenced_without_costing_the_prepared_state
 
     with world.instance(storage="memory") as inst:
         inst.call("jot", id="a", gist="one")
-        conn = inst.db.conn
-        asked: list[tuple[Any, ...]] = []
-
-        def counting(*action: Any) -> int:
-            asked.append(action)
-            return 0
-
-        conn.authorizer = counting
-        try:
+        with preparing(inst) as asked:
             inst.call("jot", id="b", gist="two")
             assert inst.state(format="memos.count/1")["state"] == {"memos": 2}
             asked.clear()
@@ -548,8 +551,6 @@ def test_a_world_s_own_state_format_is_fenced_without_costing_the_prepared_state
             assert asked == []
             with pytest.raises(seahaven.WorldBug, match="wrote to the instance"):
                 inst.state(format="memos.sneaky/1")
-        finally:
-            conn.authorizer = None
         assert ids(inst) == ["a", "b", "c"]
 
 
