@@ -1,4 +1,4 @@
-"""What keeping a store's connection between episodes would save: SQLite's share of an episode.
+"""What keeping a store's connection between episodes saves: SQLite's share of an episode.
 
 Issue 44's item 4 (airline gold-action episodes) is bounded by what a fresh in-memory
 instance costs SQLite: the fixture image copied in, its schema parsed at the first
@@ -9,13 +9,14 @@ belongs to one connection. This benchmark measures that bound without the framew
    statement the store's connection ran (text and bindings);
 2. it replays those statements with APSW alone, two ways, alternating round by round:
    ``fresh``, a new connection per episode loaded from the fixture image (what making an
-   instance does today), and ``kept``, one connection for the whole run with each episode
-   inside ``BEGIN`` ... ``ROLLBACK`` (a call's ``BEGIN``/``COMMIT`` becoming a savepoint),
-   so the image, the parsed schema and the prepared statements carry over.
+   instance did before ``seahaven.stores.pool``), and ``kept``, one connection for the
+   whole run with each episode inside ``BEGIN`` ... ``ROLLBACK`` (a call's ``BEGIN``/
+   ``COMMIT`` becoming a savepoint), so the image, the parsed schema and the prepared
+   statements carry over.
 
 The figures are microseconds of SQLite and APSW work per episode, medians of the rounds,
 and their ratio. The framework's own Python is left out: add the two to
-``airline_episodes.py``'s figure to see what a kept connection would make of an episode.
+``airline_episodes.py``'s figure to see what a kept connection makes of an episode.
 Nothing asserts. Run it with
 
     .venv/bin/python benchmarks/kept_connection.py --rounds 15
@@ -47,6 +48,7 @@ def recorded_episodes() -> tuple[bytes, list[list[Statement]]]:
     import airline_world
 
     import seahaven
+    from seahaven.stores import pool
 
     episodes: list[list[Statement]] = []
 
@@ -57,6 +59,9 @@ def recorded_episodes() -> tuple[bytes, list[list[Statement]]]:
     def record(conn: apsw.Connection) -> None:
         conn.exec_trace = trace
 
+    # A hook sees new connections only: each episode gets one, since the pool keeps none with
+    # a tracer left on it; and none waits there from before.
+    pool.clear()
     apsw.connection_hooks.append(record)
     try:
         for steps in gold_calls():
