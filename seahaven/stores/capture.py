@@ -282,8 +282,11 @@ class Capture:
             # Text that is not UTF-8, say: the row cannot be keyed, but can be found by rowid.
             error, new = failure, None
             lost = update.rowid if opcode == _INSERT else update.rowid_new
-        # A stretch trusts no layout before it settles (the schema may have changed since the
-        # last one), so the event waits in ``_pending`` unless its table is one not recorded.
+        if layout is _PENDING:
+            # A stretch trusts no layout before it settles (the schema may have changed since
+            # the last one), so the event waits; ``_event`` says so for the rare paths above.
+            self._pending.append((name, old, new, error, lost))
+            return
         self._event(name, layout, old, new, error, lost)
 
     def _event(
@@ -365,20 +368,18 @@ class Capture:
         self._layouts[name] = found
         return found
 
-    def _trust_known(self) -> None:
-        """Take back earlier stretches' layouts, if the schema has not changed since."""
-        known, self._known = self._known, None
-        assert known is not None
-        if _schema_version(self._conn) == self._version:
-            layouts, tables = known
-            layouts.update(self._layouts)
-            self._layouts, self._tables = layouts, tables
-
     def _settle(self) -> None:
-        if self._known is not None:
-            self._trust_known()
+        known = self._known
+        if known is not None:
+            # Earlier stretches' layouts, taken back if the schema has not changed since.
+            self._known = None
+            if _schema_version(self._conn) == self._version:
+                layouts, tables = known
+                layouts.update(self._layouts)
+                self._layouts, self._tables = layouts, tables
         pending, settled = self._pending, 0
         layouts = self._layouts
+        note = self._note
         try:
             for name, old, new, error, lost in pending:
                 layout = layouts.get(name, _PENDING)
@@ -387,7 +388,16 @@ class Capture:
                     # rest pending, so ``undo`` settles them again rather than forgetting rows.
                     layout = self._layout(name)
                 settled += 1
-                if layout is not None:
+                if layout is None:
+                    continue
+                if error is None and old is None and new is not None:
+                    # An insert, the usual event: ``_event``'s one step for it.
+                    try:
+                        note(name, layout, None, new)
+                    except BaseException as failure:
+                        if self.failure is None:
+                            self.failure = failure
+                else:
                     self._event(name, layout, old, new, error, lost)
         finally:
             del pending[:settled]
