@@ -13,6 +13,7 @@ import random
 from typing import Any
 
 import apsw
+import pytest
 
 from seahaven.stores import changelog
 from seahaven.stores.changelog import Shape, render_changes
@@ -124,3 +125,20 @@ def test_a_tables_shape_is_kept_for_the_process_by_its_columns_and_key() -> None
     assert texts[0] == texts[2] != texts[1]
     assert '"key":{"a":2}' in texts[1]
     assert changelog._shape("main", "t", narrow) is changelog._shape("main", "t", narrow)
+
+
+def test_a_plain_rows_text_is_the_same_without_the_json_modules_c_encoder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where the json module has no C encoder, the text is built in Python, alike.
+    monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    made = changelog._object_text_maker()
+    assert made is changelog._object_text_in_python
+    plain = [value for value in VALUES if type(value) in (int, str, type(None))]
+    rng = random.Random(11)
+    for _ in range(300):
+        columns = rng.sample(["id", "a", 'q"uote', "é", "line\nbreak"], rng.randint(1, 5))
+        row = {column: rng.choice(plain) for column in columns}
+        expected = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+        assert made(row) == expected
+        assert changelog._object_text(row) == expected

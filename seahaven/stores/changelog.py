@@ -136,6 +136,44 @@ _ACTOR_CLOSINGS = {actor: ',"actor":' + _encode_text(actor) + "}" for actor in (
 _PLAIN = frozenset({int, str, type(None)})
 
 
+def _object_text_in_python(row: dict[str, Any]) -> str:
+    return (
+        "{"
+        + ",".join(
+            [
+                _encode_text(column)
+                + ":"
+                + (
+                    _encode_text(value)
+                    if type(value) is str
+                    else "null"
+                    if value is None
+                    else _int_text(value)
+                )
+                for column, value in row.items()
+            ]
+        )
+        + "}"
+    )
+
+
+def _object_text_maker() -> Callable[[dict[str, Any]], str]:
+    """``json.dumps(row, separators=(",", ":"), ensure_ascii=False)`` for a row of ``_PLAIN``
+    values: the json module's C encoder, called without ``dumps``'s Python around it (a
+    third of an insert's rendering), or the same text built in Python where there is none."""
+    # Not in the json module's stubs, and None where the module was built without C.
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _object_text_in_python
+    # No cycle markers (the row is flat), no default (every value is plain), no NaN.
+    chunks = make(None, None, _encode_text, None, ":", ",", False, False, False)
+    join = "".join
+    return lambda row: join(chunks(row, 0))
+
+
+_object_text = _object_text_maker()
+
+
 def json_text(value: Any) -> str:
     """A SQLite value as ``json.dumps(json_value(value), ensure_ascii=False)`` writes it."""
     kind = type(value)
@@ -264,35 +302,24 @@ def render_changes(
             row = new if op == "insert" else old
             assert row is not None
             source = row
+            # The row's width was checked against the columns above, and zip's strict
+            # keyword costs a seventh of a microsecond a call.
             if plain(map(type, row)):
                 # Integers, text and NULL, the common row, are their own JSON values.
-                whole = dict(zip(columns, row, strict=True))
-                text = ",".join(
-                    [
-                        column
-                        + (
-                            _encode_text(value)
-                            if type(value) is str
-                            else "null"
-                            if value is None
-                            else _int_text(value)
-                        )
-                        for column, value in zip(names, row, strict=True)
-                    ]
-                )
+                whole = dict(zip(columns, row))  # noqa: B905
+                text = _object_text(whole)
             else:
                 values = [json_value(value) for value in row]
-                whole = dict(zip(columns, values, strict=True))
+                whole = dict(zip(columns, values))  # noqa: B905
                 # A JSON value's text is the SQLite value's: json_text renders both alike.
-                text = ",".join(
-                    [column + json_text(value) for column, value in zip(names, values, strict=True)]
-                )
+                texts = [column + json_text(value) for column, value in zip(names, values)]  # noqa: B905
+                text = "{" + ",".join(texts) + "}"
             if op == "insert":
                 before, after = None, whole
-                body = ',"before":null,"after":{' + text + "}"
+                body = ',"before":null,"after":' + text
             else:
                 before, after = whole, None
-                body = ',"before":{' + text + '},"after":null'
+                body = ',"before":' + text + ',"after":null'
         if len(key_columns) == 1:
             part = source[key_columns[0]]
             raw_key: tuple[Any, ...] = (part,)
@@ -368,6 +395,10 @@ class CallRecord:
         return f"CallRecord(tool={self.tool!r}, error={self.error!r})"
 
 
+# How many records a log made with ``prepare=True`` builds the published dicts of at once.
+PREPARED_BATCH = 64
+
+
 class ChangeLog:
     """An instance's change log: each record with its JSON text, and where each call's records are.
 
@@ -377,10 +408,11 @@ class ChangeLog:
     the records, so the state document's text is a join.
 
     A log made with ``prepare=True`` (an instance whose own state format
-    carries the whole log) also builds each record's published dict as it is
-    appended, and ``published_all()`` hands those out rather than copying the
-    records again: the first state document of an episode is then a list of
-    dicts already built, whatever the log's length.
+    carries the whole log) also builds the records' published dicts as they
+    are appended, ``PREPARED_BATCH`` records at a time, and ``published_all()``
+    hands those out rather than copying the records again: the first state
+    document of an episode is then a list of dicts already built, whatever the
+    log's length, and at most a batch's worth built when it is read.
     """
 
     __slots__ = ("_calls", "_fresh", "_fresh_from", "prepare", "records", "texts")
@@ -394,19 +426,23 @@ class ChangeLog:
         """Whether each record's published dict is built as it is appended."""
         # ordinal -> (first index, index past the last) of that call's records.
         self._calls: dict[int, tuple[int, int]] = {}
-        # The published dicts of records[_fresh_from:], built when they were appended and never
-        # handed out: the log keeps no reference to a dict once a caller has it.
+        # The published dicts of records[_fresh_from:_fresh_from + len(_fresh)], built after they
+        # were appended and never handed out: the log keeps no reference to a dict once a
+        # caller has it. The records after those wait to be built as a batch.
         self._fresh: list[dict[str, Any]] = []
         self._fresh_from = 0
 
     def __len__(self) -> int:
         return len(self.records)
 
-    def _prepared(self, records: list[LogRecord]) -> None:
-        if self.prepare:
-            self._fresh += published(records)
-        else:
+    def _prepared(self) -> None:
+        # Built a batch at a time: one dict at a time, as each call ends, cost a call more
+        # than the dicts themselves (a function call and a list per call).
+        start = self._fresh_from + len(self._fresh)
+        if not self.prepare:
             self._fresh_from = len(self.records)
+        elif len(self.records) - start >= PREPARED_BATCH:
+            self._fresh += published(self.records[start:])
 
     def extend(self, records: list[LogRecord], texts: list[str]) -> None:
         """Append one stretch of work's records; a call's records arrive together, in one run."""
@@ -422,7 +458,7 @@ class ChangeLog:
             elif ordinal is not None:
                 calls[ordinal] = (calls[ordinal][0], position + 1)
             previous = ordinal
-        self._prepared(records)
+        self._prepared()
 
     def extend_call(self, ordinal: int, records: list[LogRecord], texts: list[str]) -> None:
         """Append the records of call ``ordinal`` alone (each record's ``i`` is ``ordinal``)."""
@@ -430,7 +466,8 @@ class ChangeLog:
         self.records.extend(records)
         self.texts.extend(texts)
         self._calls[ordinal] = (start, start + len(records))
-        self._prepared(records)
+        if len(self.records) - self._fresh_from - len(self._fresh) >= PREPARED_BATCH:
+            self._prepared()
 
     def published_all(self) -> list[dict[str, Any]]:
         """``published(self.records)``: a new list of new dicts the caller owns.
@@ -440,11 +477,14 @@ class ChangeLog:
         handed out by an earlier read (or never prepared) and are copied again.
         """
         fresh, start = self._fresh, self._fresh_from
+        records = self.records
         self._fresh = []
-        self._fresh_from = len(self.records)
+        self._fresh_from = len(records)
+        # The records logged since the last batch, built now.
+        fresh += published(records[start + len(fresh) :])
         if start == 0:
             return fresh
-        document = published(self.records[:start])
+        document = published(records[:start])
         document += fresh
         return document
 
