@@ -2,7 +2,9 @@
 
 Cutting closes both sockets of every relayed connection at once: the client
 sees its TCP connection end with no WebSocket close frame, as when a network
-drops it, and the server sees its peer vanish.
+drops it, and the server sees its peer vanish. ``refuse`` makes the next
+connections' handshakes be answered by the relay itself, as a busy load
+balancer or server answers them, and never reach the server.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ class Relay:
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
         #: How many connections were relayed so far.
         self.connections = 0
+        #: How many connections were answered by ``refuse``'s answers so far.
+        self.refused = 0
+        self._answers: list[bytes] = []
         self._accepting = threading.Thread(target=self._accept, daemon=True)
         self._accepting.start()
 
@@ -38,6 +43,12 @@ class Relay:
                 downstream, _ = self._listener.accept()
             except OSError:
                 return
+            with self._lock:
+                answer = self._answers.pop(0) if self._answers else None
+                self.refused += answer is not None
+            if answer is not None:
+                threading.Thread(target=_answer, args=(downstream, answer), daemon=True).start()
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=10)
             except OSError:
@@ -49,6 +60,14 @@ class Relay:
                 self.connections += 1
             for source, sink in ((downstream, upstream), (upstream, downstream)):
                 threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+    def refuse(self, answers: list[bytes]) -> None:
+        """Answer the next ``len(answers)`` connections' requests with these, then close them.
+
+        Each answer is a status line and headers; the relay ends the head.
+        """
+        with self._lock:
+            self._answers.extend(answers)
 
     def cut(self) -> int:
         """Close every relayed connection, both ends; how many there were."""
@@ -84,3 +103,16 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         pass
     with contextlib.suppress(OSError):
         sink.shutdown(socket.SHUT_WR)
+
+
+def _answer(downstream: socket.socket, answer: bytes) -> None:
+    # Read the request's head, as a server does before it answers, then answer and close.
+    with contextlib.suppress(OSError), downstream:
+        downstream.settimeout(10)
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = downstream.recv(65536)
+            if not data:
+                return
+            head += data
+        downstream.sendall(answer + b"content-length: 0\r\nconnection: close\r\n\r\n")

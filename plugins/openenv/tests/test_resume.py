@@ -158,6 +158,44 @@ def test_a_drop_between_calls_resumes_on_the_next_call(relayed) -> None:
         assert server.hub.active_sessions == 1
 
 
+def test_a_resume_refused_at_the_handshake_for_now_is_tried_again(relayed) -> None:
+    # A busy server (or the balancer before it) answers the resume's handshake 503, then 408:
+    # the session is not lost, and the client waits the Retry-After it was given.
+    server, relay = relayed(payments_world.world)
+    with SeahavenClient(base_url=relay.base_url) as env:
+        env.reset(fixture="small_shop", episode_id="ep-busy")
+        created = env.call("create_customer", email="ada@example.com", name="Ada")
+        relay.refuse(
+            [
+                b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\n",
+                b"HTTP/1.1 408 Request Timeout\r\n",
+            ]
+        )
+        relay.cut()
+        started = time.monotonic()
+        fetched = env.call("get_customer", customer_id=created.result["id"])
+        assert time.monotonic() - started >= 1.0
+        assert fetched.error is None and fetched.result["email"] == "ada@example.com"
+        assert relay.refused == 2 and env.handshake_retries_made == 2
+        assert env.resumes == 1
+        assert env.state().episode_id == "ep-busy"
+        # The refused handshakes never reached the server: one session, the same one.
+        assert server.hub.active_sessions == 1
+
+
+def test_a_resume_refused_for_good_loses_the_session_at_once(relayed) -> None:
+    _server, relay = relayed(payments_world.world)
+    with SeahavenClient(base_url=relay.base_url) as env:
+        env.reset(fixture="small_shop")
+        relay.refuse([b"HTTP/1.1 403 Forbidden\r\n"] * 5)
+        relay.cut()
+        with pytest.raises(SessionLost, match="403"):
+            env.call("get_balance")
+        assert env.handshake_retries_made == 0
+        # Each of the call's resumes was refused once, and none was tried again.
+        assert 1 <= relay.refused <= 3
+
+
 def test_a_frame_re_sent_after_resume_is_answered_from_the_kept_answer(relayed) -> None:
     """On the wire: the first frame of a resumed connection, with the kept id, never runs again."""
     server, relay = relayed(payments_world.world)

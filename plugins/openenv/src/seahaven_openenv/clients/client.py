@@ -46,6 +46,9 @@ seconds of waiting in all, after which it raises ``AtCapacity`` naming both.
 A ``408`` or ``503`` answer to the opening handshake is tried again too, after
 its ``Retry-After`` or a backoff (``clients.handshake``), within the same
 ``capacity_retries`` and ``capacity_wait_s``; past them its ``ConnectionError`` is raised.
+That holds for every connection the client opens: the first, one resuming a
+session after a drop (a refused resume is tried again before the session is
+given up as lost), and one opened for a snapshot.
 
 Behind ``seahaven serve --workers N`` a snapshot lives in the worker that took
 it, and its token names that worker. ``reset(from_snapshot=token)`` on a
@@ -60,7 +63,7 @@ import contextlib
 import json
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 from pydantic import BaseModel
@@ -76,7 +79,7 @@ from seahaven_openenv.clients.errors import (
     credentials,
     why_closed,
 )
-from seahaven_openenv.clients.handshake import handshake_delay
+from seahaven_openenv.clients.handshake import connect_retrying
 from seahaven_openenv.clients.lean_openenv import (
     CallToolAction,
     EnvClient,
@@ -87,6 +90,8 @@ from seahaven_openenv.clients.lean_openenv import (
 )
 from seahaven_openenv.clients.models import SeahavenObservation, SeahavenState
 from seahaven_openenv.sessions import pool
+
+_T = TypeVar("_T")
 
 __all__ = [
     "DEFAULT_CAPACITY_RETRIES",
@@ -221,24 +226,15 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         self._resume_credentials = target
         return self
 
-    async def _connect_retrying(self, connect: Callable[[], Awaitable[object]]) -> None:
+    async def _connect_retrying(self, connect: Callable[[], Awaitable[_T]]) -> _T:
         """``connect()``, again after a ``408`` or ``503`` handshake, within the retry budget."""
-        attempts = 0
-        waited = 0.0
-        while True:
-            try:
-                await connect()
-                return
-            except ConnectionError as error:
-                delay = handshake_delay(error, attempts)
-                if delay is None:
-                    raise
-                attempts += 1
-                if attempts > self._capacity_retries or waited + delay > self._capacity_wait_s:
-                    raise
-            await asyncio.sleep(delay)
-            waited += delay
+
+        def retried() -> None:
             self.handshake_retries_made += 1
+
+        return await connect_retrying(
+            connect, self._capacity_retries, self._capacity_wait_s, retried
+        )
 
     # --- the conveniences -----------------------------------------------------------------------
 
@@ -456,16 +452,21 @@ class SeahavenClient(EnvClient[Any, Any, SeahavenState]):
         """Open ``/ws`` with ``query``, with the options this client connects with."""
         assert self._ws_url is not None
         loopback = urlsplit(self._ws_url).hostname in _LOOPBACK_HOSTS
-        return await ws_connect(
-            f"{self._ws_url}?{urlencode(query)}",
-            open_timeout=self._connect_timeout,
-            max_size=self._max_message_size,
-            ping_interval=self._websocket_ping_interval_s,
-            ping_timeout=self._websocket_ping_timeout_s,
-            additional_headers=self._headers,
-            # As OpenEnv's client connects: no proxy for a loopback address.
-            proxy=None if loopback else True,
-        )
+        url = f"{self._ws_url}?{urlencode(query)}"
+
+        def dial() -> Awaitable[ClientConnection]:
+            return ws_connect(
+                url,
+                open_timeout=self._connect_timeout,
+                max_size=self._max_message_size,
+                ping_interval=self._websocket_ping_interval_s,
+                ping_timeout=self._websocket_ping_timeout_s,
+                additional_headers=self._headers,
+                # As OpenEnv's client connects: no proxy for a loopback address.
+                proxy=None if loopback else True,
+            )
+
+        return await self._connect_retrying(dial)
 
     async def _open_session(self, session_id: str, token: str) -> None:
         """Open ``/ws?session_id=&resume=`` and make it the episode's connection."""

@@ -9,11 +9,16 @@ from half a second, to at most 10 s.
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from websockets.exceptions import InvalidStatus
 
-__all__ = ["handshake_delay"]
+__all__ = ["connect_retrying", "handshake_delay"]
+
+_T = TypeVar("_T")
 
 # The most a Retry-After is taken to ask for: a larger one is a server's mistake.
 _LONGEST_RETRY_AFTER_S = 3600.0
@@ -43,3 +48,33 @@ def handshake_delay(error: BaseException, attempt: int) -> float | None:
         delay = min(_FIRST_BACKOFF_S * 2**attempt, _LONGEST_BACKOFF_S)
     # Never before the server asked; spread a little so refused clients come back apart.
     return delay * (1.0 + 0.1 * random.random())
+
+
+async def connect_retrying(
+    connect: Callable[[], Awaitable[_T]],
+    retries: int,
+    wait_s: float,
+    retried: Callable[[], None],
+) -> _T:
+    """``connect()``, again after each ``408`` or ``503`` handshake, ``retries`` times at most.
+
+    Raises the last refusal once the tries, or the ``wait_s`` seconds of waiting
+    between them, would run out; ``retried()`` is told of each try after the
+    first. OpenEnv's own connect wraps the refusal in a ``ConnectionError``, and
+    ``websockets`` raises it bare: ``handshake_delay`` reads either.
+    """
+    attempts = 0
+    waited = 0.0
+    while True:
+        try:
+            return await connect()
+        except (ConnectionError, InvalidStatus) as error:
+            delay = handshake_delay(error, attempts)
+            if delay is None:
+                raise
+            attempts += 1
+            if attempts > retries or waited + delay > wait_s:
+                raise
+        await asyncio.sleep(delay)
+        waited += delay
+        retried()
