@@ -119,6 +119,7 @@ class Capture:
         "_changes_before",
         "_changeset",
         "_conn",
+        "_cursor",
         "_events",
         "_filter",
         "_known",
@@ -143,6 +144,9 @@ class Capture:
         schema: str | None = None,
     ) -> None:
         self._conn = conn
+        # The capture's own cursor for its reads, made at the first: one per statement (what
+        # ``Connection.execute`` makes) cost more than a read by key itself.
+        self._cursor: apsw.Cursor | None = None
         self._filter = table_filter
         # Whether a session records this store; None until it first records. ``schema``
         # names the store's schema, so the answer is worked out once per schema.
@@ -208,10 +212,10 @@ class Capture:
     def stop(self) -> None:
         """Stop recording, and forget what was recorded."""
         self.recording = False
-        self.rows = {}
-        self._pending = []
+        # New containers only where something was kept: most stretches keep no row to undo.
+        if self.rows or self._pending or self.lost:
+            self.rows, self._pending, self.lost = {}, [], []
         self.failure = None
-        self.lost = []
         self.unrestorable = False
         self._changeset = b""
         layouts = self._layouts
@@ -235,7 +239,7 @@ class Capture:
         is back as it was, and the cookie a later change moves it to again may not
         mean the same tables.
         """
-        if self._known is not None and _schema_version(conn) != self._version:
+        if self._known is not None and conn.execute(_SCHEMA_VERSION).get != self._version:
             self.forget_layouts()
 
     def forget_layouts(self) -> None:
@@ -356,7 +360,7 @@ class Capture:
             if tables is None:
                 # Every table's text in one statement, read at the first table met: what
                 # PRAGMA table_xinfo would report follows from it alone.
-                self._version = _schema_version(self._conn)
+                self._version = self._reader().execute(_SCHEMA_VERSION).get
                 rows: list[Any] = self._conn.execute(_TABLES).fetchall()
                 tables = self._tables = dict(rows)
             sql = tables.get(name)
@@ -373,7 +377,7 @@ class Capture:
         if known is not None:
             # Earlier stretches' layouts, taken back if the schema has not changed since.
             self._known = None
-            if _schema_version(self._conn) == self._version:
+            if self._reader().execute(_SCHEMA_VERSION).get == self._version:
                 layouts, tables = known
                 layouts.update(self._layouts)
                 self._layouts, self._tables = layouts, tables
@@ -428,8 +432,7 @@ class Capture:
             self.unrestorable = True
             raise WorldBug(_SESSION_HOLDS_HOOK)
         found: list[Change] = []
-        # One cursor for every row read back: the statements are the layouts' few.
-        cursor = self._conn.cursor()
+        cursor = self._reader()
         try:
             execute = cursor.execute
             for name, rows in self.rows.items():
@@ -437,7 +440,11 @@ class Capture:
                 assert layout is not None
                 read = layout.read
                 for values, old in rows.values():
-                    current = execute(read, values).fetchone()
+                    # Read to its end, so the cursor is left with no statement under way; the
+                    # row is the loop's last (a key matches one at most).
+                    current = None
+                    for current in execute(read, values):  # noqa: B007
+                        pass
                     if old is None:
                         if current is not None:
                             found.append((name, "INSERT", None, current))
@@ -453,10 +460,20 @@ class Capture:
                         )
                         if new.count(_NO_CHANGE) != len(new):
                             found.append((name, "UPDATE", old, new))
-        finally:
-            # Each read is one statement: nothing is left that closing could lose.
+        except BaseException:
+            # A row that could not be read (text that is not UTF-8, say) leaves its statement
+            # under way: the cursor goes with it, and the next read makes another.
+            self._cursor = None
             cursor.close(True)
+            raise
         return found
+
+    def _reader(self) -> apsw.Cursor:
+        """The capture's cursor, made the first time it reads."""
+        cursor = self._cursor
+        if cursor is None:
+            cursor = self._cursor = self._conn.cursor()
+        return cursor
 
     def _hook_is_live(self) -> bool:
         """Whether the hook still sees this connection's writes.
@@ -528,6 +545,8 @@ class Capture:
 _PENDING: Any = object()
 # Each ordinary table of main's, with the text of its CREATE TABLE statement.
 _TABLES = "SELECT name, sql FROM main.sqlite_schema WHERE type = 'table'"
+# ``main``'s schema cookie, which every change to its schema moves.
+_SCHEMA_VERSION = "PRAGMA main.schema_version"
 # (table, its CREATE TABLE text) -> its layout, or None without a key, for every store of the
 # process: the text says all PRAGMA table_xinfo reports, so stores of one schema (each episode's
 # fresh instance) read it once. Kept to a bound.
@@ -567,12 +586,6 @@ def _cached_layout(conn: apsw.Connection, name: str, sql: str) -> _Layout | None
             _LAYOUTS.clear()
         _LAYOUTS[key] = found
     return found
-
-
-def _schema_version(conn: apsw.Connection) -> int:
-    """``main``'s schema cookie, which every change to its schema moves."""
-    row = conn.execute("PRAGMA main.schema_version").fetchone()
-    return int(row[0]) if row else 0
 
 
 def _has_virtual_columns(conn: apsw.Connection) -> bool:

@@ -306,10 +306,15 @@ class Db:
     column name.
     """
 
-    __slots__ = ("_conn",)
+    __slots__ = ("_conn", "_idle")
 
     def __init__(self, conn: apsw.Connection) -> None:
         self._conn = conn
+        # Cursors that ran a statement to its end, for the next ``execute`` or ``rows``:
+        # ``Connection.execute`` makes a cursor per statement, which costs about as much as
+        # a short statement. One is taken while its statement runs (popped, as one step), so
+        # a statement run from inside another, or from another thread, gets one of its own.
+        self._idle: list[apsw.Cursor] = []
 
     @property
     def conn(self) -> apsw.Connection:
@@ -323,6 +328,13 @@ class Db:
         does (the instance was destroyed), never reaching the next instance's store.
         """
         self._conn = _closed_connection()
+        self._idle.clear()
+
+    def _cursor(self) -> apsw.Cursor:
+        try:
+            return self._idle.pop()
+        except IndexError:
+            return self._conn.cursor()
 
     @property
     def in_transaction(self) -> bool:
@@ -349,9 +361,10 @@ class Db:
     def rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """Every row, each a dict keyed by column name."""
         try:
-            cursor = self._conn.execute(sql, params)
-            first = next(cursor, None)
+            cursor = self._cursor()
+            first = next(cursor.execute(sql, params), None)
             if first is None:
+                self._idle.append(cursor)
                 return []
             names = [column[0] for column in cursor.get_description()]
             result = [dict(zip(names, first, strict=True))]
@@ -359,6 +372,8 @@ class Db:
             # more than the appends.
             for row in cursor:
                 result.append(dict(zip(names, row, strict=True)))
+            # Kept only once read to its end: a cursor left part way holds its statement open.
+            self._idle.append(cursor)
             return result
         except apsw.Error as error:
             raise db_error(error, self._conn) from error
@@ -373,8 +388,10 @@ class Db:
         conn = self._conn
         try:
             before = conn.total_changes()
-            for _ in conn.execute(sql, params):
+            cursor = self._cursor()
+            for _ in cursor.execute(sql, params):
                 pass
+            self._idle.append(cursor)
             changed = conn.changes() if conn.total_changes() != before else 0
             return _new_exec(Exec, (changed, conn.last_insert_rowid()))
         except apsw.Error as error:

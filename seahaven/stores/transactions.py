@@ -47,6 +47,7 @@ __all__ = [
     "roll_back",
     "run_cleanup",
     "run_script",
+    "run_statement",
     "settle",
     "start_episode",
     "transaction_open",
@@ -81,13 +82,27 @@ class StoreConnection(apsw.Connection):
     written before the top (nor undone: the count never goes back, so the test
     errs on the side of "something was kept"). ``lost`` says why the store no
     longer holds what its calls committed, once that has happened. ``kept`` is
-    whatever the pool keeps with the connection between stores.
+    whatever the pool keeps with the connection between stores. ``statements``
+    is the cursor the framework's own statements without rows run on
+    (``run_statement``).
     """
 
-    __slots__ = ("commits", "episode", "kept", "lost", "start_changes", "top", "top_changes")
+    __slots__ = (
+        "commits",
+        "episode",
+        "kept",
+        "lost",
+        "start_changes",
+        "statements",
+        "top",
+        "top_changes",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Kept for the connection's life: a cursor made for each statement (what
+        # ``Connection.execute`` does) cost more than a BEGIN or a COMMIT itself.
+        self.statements = self.cursor()
         self.episode = False
         self.top: str | None = None
         self.start_changes = 0
@@ -127,6 +142,22 @@ def run_cleanup(conn: apsw.Connection, sql: str) -> None:
                 raise
 
 
+def run_statement(conn: apsw.Connection, sql: str) -> None:
+    """Run one statement that returns no rows, on the store's own cursor where it has one.
+
+    That cursor is the framework's alone, and never left part way through a
+    statement; if it is in use all the same (another thread's statement, or one
+    re-entered from inside a statement), a cursor of its own runs ``sql``.
+    """
+    if type(conn) is StoreConnection:
+        try:
+            conn.statements.execute(sql)
+            return
+        except apsw.ThreadingViolationError:
+            pass
+    conn.execute(sql)
+
+
 def transaction_open(conn: apsw.Connection) -> bool:
     """Whether a transaction is open on ``conn``, not counting the episode it may run in."""
     if type(conn) is StoreConnection and conn.episode:
@@ -140,7 +171,7 @@ def begin(conn: apsw.Connection) -> None:
     Inside a transaction already open this fails as ``BEGIN`` would.
     """
     if not begin_unless_open(conn):
-        conn.execute("BEGIN")
+        run_statement(conn, "BEGIN")
 
 
 def begin_unless_open(conn: apsw.Connection) -> bool:
@@ -157,7 +188,7 @@ def begin_unless_open(conn: apsw.Connection) -> bool:
             settle(conn)
         elif conn.in_transaction:
             conn.top_changes = conn.total_changes()
-            conn.execute(_OPEN_TOP)
+            run_statement(conn, _OPEN_TOP)
             conn.top = _TOP
             return True
         else:
@@ -168,7 +199,7 @@ def begin_unless_open(conn: apsw.Connection) -> bool:
                 return begin_unless_open(conn)
     if conn.in_transaction:
         return False
-    conn.execute("BEGIN")
+    run_statement(conn, "BEGIN")
     return True
 
 
@@ -184,11 +215,11 @@ def commit(conn: apsw.Connection) -> None:
             error.result = apsw.SQLITE_CONSTRAINT  # type: ignore[attr-defined]
             error.extendedresult = apsw.SQLITE_CONSTRAINT_FOREIGNKEY  # type: ignore[attr-defined]
             raise error
-        conn.execute(_RELEASE_TOP)
+        run_statement(conn, _RELEASE_TOP)
         conn.top = None
         conn.commits += 1
         return
-    conn.execute("COMMIT")
+    run_statement(conn, "COMMIT")
 
 
 def roll_back(conn: apsw.Connection) -> None:
