@@ -132,13 +132,13 @@ def test_a_plain_rows_text_is_the_same_without_the_json_modules_c_encoder(
 ) -> None:
     # Where the json module has no C encoder, the text is built in Python, alike.
     monkeypatch.setattr(json.encoder, "c_make_encoder", None)
-    made = changelog._object_text_maker()
-    assert made is changelog._object_text_in_python
+    made = changelog._object_chunks_maker()
+    assert made is changelog._object_chunks_in_python
     plain = [value for value in VALUES if type(value) in (int, str, type(None))]
     rng = random.Random(11)
     for _ in range(300):
         columns = rng.sample(["id", "a", 'q"uote', "é", "line\nbreak"], rng.randint(1, 5))
         row = {column: rng.choice(plain) for column in columns}
         expected = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
-        assert made(row) == expected
-        assert changelog._object_text(row) == expected
+        assert "".join(made(row, 0)) == expected
+        assert "".join(changelog._object_chunks(row, 0)) == expected

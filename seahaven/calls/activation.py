@@ -272,7 +272,8 @@ class Activation:
 
     def end(self) -> None:
         """This activation is over: every handle made in it is now stale."""
-        self.discard()
+        if self.capturing:
+            self.discard()
         self.alive = False
         # Each ``Worlds`` refers back to this activation: drop them, so an ended
         # activation is freed without waiting for the cycle collector.

@@ -114,7 +114,8 @@ class CallSlots:
         """Give a counted slot back, handing it to the longest waiter if there is one."""
         with self._lock:
             self._in_use -= 1
-            self._serve()
+            if self._waiters:
+                self._serve()
 
     def resize(self, capacity: int) -> None:
         """Change the size. Calls already running are not affected."""

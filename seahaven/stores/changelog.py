@@ -136,8 +136,8 @@ _ACTOR_CLOSINGS = {actor: ',"actor":' + _encode_text(actor) + "}" for actor in (
 _PLAIN = frozenset({int, str, type(None)})
 
 
-def _object_text_in_python(row: dict[str, Any]) -> str:
-    return (
+def _object_chunks_in_python(row: dict[str, Any], _level: int) -> list[str]:
+    return [
         "{"
         + ",".join(
             [
@@ -154,24 +154,26 @@ def _object_text_in_python(row: dict[str, Any]) -> str:
             ]
         )
         + "}"
-    )
+    ]
 
 
-def _object_text_maker() -> Callable[[dict[str, Any]], str]:
-    """``json.dumps(row, separators=(",", ":"), ensure_ascii=False)`` for a row of ``_PLAIN``
-    values: the json module's C encoder, called without ``dumps``'s Python around it (a
-    third of an insert's rendering), or the same text built in Python where there is none."""
+def _object_chunks_maker() -> Callable[[dict[str, Any], int], list[str]]:
+    """What ``"".join(chunks(row, 0))`` makes ``json.dumps(row, separators=(",", ":"),
+    ensure_ascii=False)`` of, for a row of ``_PLAIN`` values: the json module's C encoder,
+    called without ``dumps``'s Python around it (a third of an insert's rendering), or the
+    same text built in Python where there is none."""
     # Not in the json module's stubs, and None where the module was built without C.
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
-        return _object_text_in_python
+        return _object_chunks_in_python
     # No cycle markers (the row is flat), no default (every value is plain), no NaN.
-    chunks = make(None, None, _encode_text, None, ":", ",", False, False, False)
-    join = "".join
-    return lambda row: join(chunks(row, 0))
+    chunks: Callable[[dict[str, Any], int], list[str]] = make(
+        None, None, _encode_text, None, ":", ",", False, False, False
+    )
+    return chunks
 
 
-_object_text = _object_text_maker()
+_object_chunks = _object_chunks_maker()
 
 
 def json_text(value: Any) -> str:
@@ -264,6 +266,7 @@ def render_changes(
     # The actor closes every record's text: a key added after the ones the format always had.
     closing = _ACTOR_CLOSINGS.get(actor) or ',"actor":' + _encode_text(actor) + "}"
     plain = _PLAIN.issuperset
+    join = "".join
     for name, op_name, old, new in changes:
         shape = shapes.get(name)
         if shape is None:
@@ -307,7 +310,7 @@ def render_changes(
             if plain(map(type, row)):
                 # Integers, text and NULL, the common row, are their own JSON values.
                 whole = dict(zip(columns, row))  # noqa: B905
-                text = _object_text(whole)
+                text = join(_object_chunks(whole, 0))
             else:
                 values = [json_value(value) for value in row]
                 whole = dict(zip(columns, values))  # noqa: B905
