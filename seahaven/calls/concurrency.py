@@ -99,7 +99,10 @@ class CallSlots:
 
     def acquire(self) -> bool:
         """Take a slot, waiting in line if none is free. Returns whether a slot was counted."""
-        with self._lock:
+        # The lock taken and given back by hand, not by ``with``: every call comes here.
+        lock = self._lock
+        lock.acquire()
+        try:
             if self._capacity == 0:
                 return False
             if not self._waiters and self._in_use < self._capacity:
@@ -107,15 +110,21 @@ class CallSlots:
                 return True
             ticket = _Ticket()
             self._waiters.append(ticket)
+        finally:
+            lock.release()
         ticket.event.wait()
         return ticket.counted
 
     def release(self) -> None:
         """Give a counted slot back, handing it to the longest waiter if there is one."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._in_use -= 1
             if self._waiters:
                 self._serve()
+        finally:
+            lock.release()
 
     def resize(self, capacity: int) -> None:
         """Change the size. Calls already running are not affected."""
