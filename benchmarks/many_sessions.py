@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import resource
@@ -148,10 +149,14 @@ class _Session(asyncio.Protocol):
                 continue
             if opcode == CLOSE:
                 raise ConnectionError(f"the server closed the connection: {payload!r}")
-            reply = json.loads(payload)
+            reply: Any = json.loads(payload)
             data = reply.get("data") if isinstance(reply, dict) else None
-            refused = isinstance(data, dict) and data.get("code") == "CAPACITY_REACHED"
-            if reply.get("type") == "error" and refused and data.get("retry_after"):
+            if (
+                isinstance(data, dict)
+                and reply.get("type") == "error"
+                and data.get("code") == "CAPACITY_REACHED"
+                and data.get("retry_after")
+            ):
                 raise Refused(float(data["retry_after"]))
             self.latencies.append(time.perf_counter() - self.sent_at)
             self._send(self.script.send(reply))
@@ -187,9 +192,7 @@ async def _session(port: int, index: int, retries: int, start: asyncio.Event) ->
         done: asyncio.Future[Any] = loop.create_future()
         try:
             await loop.create_connection(
-                lambda handshake=handshake, done=done: _Session(handshake, episode(index), done),
-                "127.0.0.1",
-                port,
+                functools.partial(_Session, handshake, episode(index), done), "127.0.0.1", port
             )
             outcome.latencies, outcome.problems = await done
             break
