@@ -20,7 +20,6 @@ importing each other.
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,8 +92,6 @@ class NodeRuntime:
     """One node of one instance: its file (``None`` in memory), connection, id stream and state."""
 
     __slots__ = (
-        # ``conn`` and ``db``, once read (``functools.cached_property``).
-        "__dict__",
         "_conn",
         "_connections",
         "_db",
@@ -155,18 +152,18 @@ class NodeRuntime:
         # How the change log renders each table this store's calls change, by table name.
         self.shapes: dict[str, Shape] = {}
 
-    # Each read once through: kept in the instance's dict after, so a later read is a
-    # plain attribute's (a property's call each time cost a write call a few percent).
-    @functools.cached_property
+    @property
     def conn(self) -> apsw.Connection:
         """The node's connection, its journal set up on first use."""
-        self.ensure_journal()
+        if self._journal is None:
+            self.ensure_journal()
         return self._conn
 
-    @functools.cached_property
+    @property
     def db(self) -> Db:
         """The node's ``Db``, its journal set up on first use."""
-        self.ensure_journal()
+        if self._journal is None:
+            self.ensure_journal()
         return self._db
 
     def ensure_journal(self) -> None:
@@ -264,7 +261,7 @@ class NodeRuntime:
             self._connections.discard(self._conn)
             # Handles on this store kept past its end must not reach the next one.
             self._db.detach()
-            self._conn = self.conn = self._db.conn
+            self._conn = self._db.conn
             return
         self._connections.close(self._conn)
 
