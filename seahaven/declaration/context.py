@@ -162,12 +162,7 @@ class Worlds:
     def __getattr__(self, name: str) -> WorldHandle:
         if name.startswith("_"):
             raise AttributeError(name)
-        # ``__getitem__``'s steps, written out: ``ctx.worlds.<name>`` is the usual spelling.
-        activation = self._activation
-        child = self._runtime.children.get(name)
-        if child is None or not activation.alive or activation.thread != threading.get_ident():
-            return self[name]  # which says what is wrong
-        return WorldHandle(child, activation)
+        return self[name]
 
     def __getitem__(self, name: str) -> WorldHandle:
         activation = self._activation
@@ -223,11 +218,8 @@ class WorldHandle:
     @property
     def db(self) -> Db:
         """This node's ``Db``: a full read-write connection to its store."""
-        activation = self._activation
-        if not activation.alive or activation.thread != threading.get_ident():
-            raise WorldBug(STALE_HANDLE)
-        runtime = self._runtime
-        activation.touch(runtime)
+        runtime = self._live()
+        self._activation.touch(runtime)
         return runtime.db
 
     @property

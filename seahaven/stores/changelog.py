@@ -469,8 +469,7 @@ class ChangeLog:
         self.records.extend(records)
         self.texts.extend(texts)
         self._calls[ordinal] = (start, start + len(records))
-        if len(self.records) - self._fresh_from - len(self._fresh) >= PREPARED_BATCH:
-            self._prepared()
+        self._prepared()
 
     def published_all(self) -> list[dict[str, Any]]:
         """``published(self.records)``: a new list of new dicts the caller owns.
