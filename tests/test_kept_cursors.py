@@ -177,3 +177,28 @@ def test_a_capture_stopped_part_way_through_its_reads_reads_again_from_the_start
     ]
     assert conn.txn_state("main") == apsw.SQLITE_TXN_NONE
     capture.stop()
+
+
+@pytest.mark.parametrize("storage", ["disk", "memory"])
+def test_a_stores_connection_is_set_up_when_first_read(tmp_path: Path, storage: str) -> None:
+    # The first read of ``conn`` or ``db`` sets the store's journal up (a store no call
+    # reaches never pays for it), and closing points both at the closed connection its
+    # handles fail on.
+    world = _ledger(tmp_path)
+    inst = world.instance(storage=storage)
+    ledger = inst.calls.runtimes[1]
+    raw = ledger._conn
+    assert ledger.conn is raw and ledger.db.conn is raw
+    if storage == "disk":
+        # As a store no call has reached yet is (in memory, a kept connection's journal is
+        # set up before it is handed over, inside its episode).
+        ledger._journal = None
+        assert ledger.db.conn is raw
+        assert ledger._journal == "private" and ledger.conn is raw
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("memory",)
+    inst.call("both", id=1, amount=5)
+    assert sorted(record.table for record in inst.change_log()) == ["entries", "notes"]
+    inst.destroy()
+    # In memory the connection went on to the pool: the store's handles no longer reach it.
+    assert ledger.conn is ledger.db.conn
+    assert (ledger.conn is raw) == (storage == "disk")
