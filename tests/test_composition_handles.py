@@ -47,6 +47,53 @@ def test_a_child_is_reached_by_attribute_and_by_item() -> None:
     assert seen["types"] == (seahaven.WorldHandle, seahaven.WorldHandle)
 
 
+def test_each_childs_name_is_an_attribute_of_the_containers_class() -> None:
+    # ctx.worlds.<name> is found on the class (a Seahaven Worlds naming the children,
+    # made once per set of names), so it costs no AttributeError; a name Worlds itself
+    # answers to on its class ("mro") and a name no world was added under still go
+    # through __getattr__, which reaches the child or says what the world adds.
+    host = _company()
+    host.add_world(make_payments("mro"), tool_allow_list=[])
+    seen: dict[str, Any] = {}
+
+    @host.tool
+    def look(ctx: seahaven.Ctx) -> dict[str, str]:
+        """Reach each child both ways, and an unknown name."""
+        seen.setdefault("classes", []).append(type(ctx.worlds))
+        seen["attributes"] = (repr(ctx.worlds.payments), repr(ctx.worlds.mro))
+        seen["items"] = (repr(ctx.worlds["payments"]), repr(ctx.worlds["mro"]))
+        try:
+            ctx.worlds.shop  # noqa: B018 (the lookup is what is tested)
+        except seahaven.WorldBug as error:
+            seen["unknown"] = str(error)
+        return {}
+
+    for _ in range(2):
+        with host.instance() as inst:
+            inst.call("look")
+    first, second = seen["classes"]
+    assert first is second and issubclass(first, seahaven.Worlds)
+    assert isinstance(vars(first)["payments"], property)
+    assert "mro" not in vars(first) and "shop" not in vars(first)
+    assert seen["attributes"] == seen["items"] == ("WorldHandle('payments')", "WorldHandle('mro')")
+    assert seen["unknown"] == "world 'company' adds no world named 'shop'; it adds mro, payments"
+
+
+def test_a_world_that_adds_none_has_the_plain_container() -> None:
+    host = make_world("company", STAFF)
+    seen: list[type] = []
+
+    @host.tool
+    def look(ctx: seahaven.Ctx) -> dict[str, str]:
+        """What ctx.worlds is here."""
+        seen.append(type(ctx.worlds))
+        return {}
+
+    with host.instance() as inst:
+        inst.call("look")
+    assert seen == [seahaven.Worlds]
+
+
 def test_handle_call_runs_a_tool_of_the_node_by_its_own_name() -> None:
     host = _company(tool_prefix="pay_")
 
@@ -240,6 +287,9 @@ def test_a_kept_worlds_container_is_stale_too() -> None:
         inst.call("keep")
         with pytest.raises(seahaven.WorldBug) as raised:
             kept[1]["payments"]
+        assert str(raised.value) == STALE
+        with pytest.raises(seahaven.WorldBug) as raised:
+            kept[1].payments  # noqa: B018 (the lookup is what is tested)
         assert str(raised.value) == STALE
 
 

@@ -300,7 +300,10 @@ def test_string_annotated_ctx_with_a_worlds_subclass_registers() -> None:
     assert which_container.__annotations__["ctx"] == "seahaven.Ctx[ShopWorlds]"
     with host.instance() as inst:
         assert inst.call("which_container") == {"child": "WorldHandle('payments')"}
-    assert seen == [seahaven.Worlds]
+    # Seahaven's own container (a class of it naming the children), never the annotation's.
+    (container,) = seen
+    assert issubclass(container, seahaven.Worlds) and not issubclass(container, ShopWorlds)
+    assert container.__module__ == seahaven.Worlds.__module__
 
 
 # --- the type checker -----------------------------------------------------------------------------

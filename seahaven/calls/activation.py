@@ -283,7 +283,7 @@ class Activation:
         """The ``ctx.worlds`` container of ``runtime`` for this activation."""
         worlds = self._worlds.get(runtime.index)
         if worlds is None:
-            worlds = self._worlds[runtime.index] = Worlds(runtime, self)
+            worlds = self._worlds[runtime.index] = runtime.worlds_type(runtime, self)
         return worlds
 
     def call(
@@ -296,7 +296,7 @@ class Activation:
         """The context a layer of ``runtime``'s world receives."""
         worlds = self._worlds.get(runtime.index)
         if worlds is None:
-            worlds = self._worlds[runtime.index] = Worlds(runtime, self)
+            worlds = self._worlds[runtime.index] = runtime.worlds_type(runtime, self)
         return Ctx(
             runtime.db,
             runtime.clock,

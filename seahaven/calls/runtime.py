@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from seahaven.declaration.composition import Node, NodeReport
-from seahaven.declaration.context import InstanceInfo
+from seahaven.declaration.context import InstanceInfo, Worlds, worlds_class
 from seahaven.errors import WorldBug
 from seahaven.fixtures.preparation import copy_state_file
 from seahaven.sandbox import Deadline, ReaderAuthorizer, read_plainly
@@ -112,6 +112,7 @@ class NodeRuntime:
         "storage",
         "table_filter",
         "tables",
+        "worlds_type",
     )
 
     def __init__(
@@ -143,6 +144,8 @@ class NodeRuntime:
         self.state: dict[str, Any] = {}
         self.info = info
         self.children: dict[str, NodeRuntime] = {}
+        # The class of ``ctx.worlds`` here, naming the children (``link_children`` sets it).
+        self.worlds_type: type[Worlds] = Worlds
         world = node.world
         self.tables = world.schema_info.tables
         self.table_filter: Callable[[str], bool] | None = _table_filter(world)
@@ -419,3 +422,4 @@ def link_children(runtimes: Sequence[NodeRuntime]) -> None:
             runtime.children = {
                 name: runtimes[child.index] for name, child in runtime.node.children.items()
             }
+            runtime.worlds_type = worlds_class(runtime.children)

@@ -10,8 +10,9 @@ make nested calls through the activation.
 
 from __future__ import annotations
 
+import operator
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from seahaven.declaration.tool_signature import ContextBase
@@ -31,6 +32,7 @@ __all__ = [
     "StoreNode",
     "WorldHandle",
     "Worlds",
+    "worlds_class",
 ]
 
 
@@ -82,6 +84,11 @@ class HandledStore(Protocol):
     @property
     def state(self) -> dict[str, Any]:
         """The store's ``ctx.state``."""
+        ...
+
+    @property
+    def worlds_type(self) -> type[Worlds]:
+        """The ``Worlds`` class for its children (``worlds_class`` of their names)."""
         ...
 
 
@@ -189,6 +196,41 @@ class Worlds:
         return f"Worlds({', '.join(sorted(self._runtime.children))})"
 
 
+# Child names -> the Worlds class naming them, for every store of the process. Kept to a bound.
+_WORLDS_CLASSES: dict[tuple[str, ...], type[Worlds]] = {}
+_WORLDS_CLASSES_KEPT = 256
+
+
+def worlds_class(names: Iterable[str]) -> type[Worlds]:
+    """The ``Worlds`` class of a store adding worlds named ``names``, made once per set of names.
+
+    Each name that can be an attribute is one on the class, reached as
+    ``ctx.worlds[name]`` is: Python looks ``__getattr__`` up only after raising
+    and catching an ``AttributeError`` inside, which doubled the cost of
+    ``ctx.worlds.<name>.db``. Other names still reach ``__getattr__``.
+    """
+    key = tuple(sorted(names))
+    made = _WORLDS_CLASSES.get(key)
+    if made is None:
+        attributes: dict[str, Any] = {
+            name: property(operator.itemgetter(name), doc=f"``ctx.worlds[{name!r}]``.")
+            for name in key
+            if name.isidentifier() and not name.startswith("_") and not hasattr(Worlds, name)
+        }
+        if not attributes:
+            made = Worlds
+        else:
+            attributes["__slots__"] = ()
+            attributes["__doc__"] = Worlds.__doc__
+            attributes["__module__"] = Worlds.__module__
+            made = type("Worlds", (Worlds,), attributes)
+        if len(_WORLDS_CLASSES) >= _WORLDS_CLASSES_KEPT:
+            # Emptied whole, which no other thread's lookup can trip over mid-way.
+            _WORLDS_CLASSES.clear()
+        _WORLDS_CLASSES[key] = made
+    return made
+
+
 class WorldHandle:
     """One added world's store, for the length of the activation it was made in."""
 
@@ -230,7 +272,8 @@ class WorldHandle:
     @property
     def worlds(self) -> Worlds:
         """This node's own children, for reaching a grandchild explicitly."""
-        return Worlds(self._live(), self._activation)
+        runtime = self._live()
+        return runtime.worlds_type(runtime, self._activation)
 
     def __repr__(self) -> str:
         return f"WorldHandle({self._runtime.node.path!r})"
