@@ -228,9 +228,9 @@ def _rendered(conn: apsw.Connection, changes: list[Change]) -> list[str]:
     tables = describe(conn).tables
     shapes: dict[str, Shape] = {}
     kept = [change for change in changes if change[0] in tables]
-    return sorted(
-        text for _, text, _ in render_changes("main", kept, 0, tables.__getitem__, shapes)
-    )
+    texts: list[str] = []
+    render_changes("main", kept, 0, tables.__getitem__, shapes, "agent", [], texts)
+    return sorted(texts)
 
 
 def test_episodes_capture_what_a_session_captures() -> None:

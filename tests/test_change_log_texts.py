@@ -16,8 +16,25 @@ import apsw
 import pytest
 
 from seahaven.stores import changelog
-from seahaven.stores.changelog import Shape, render_changes
+from seahaven.stores.changelog import LogRecord, Shape, render_changes
 from seahaven.stores.schema import TableInfo
+
+
+def rendered(
+    path: str,
+    changes: list[Any],
+    ordinal: int | None,
+    describe_table: Any,
+    shapes: dict[str, Shape],
+    actor: str = "agent",
+) -> list[tuple[LogRecord, str, tuple[Any, ...]]]:
+    """What ``render_changes`` appends and returns, as (record, text, raw key) triples."""
+    records: list[LogRecord] = []
+    texts: list[str] = []
+    raw_keys = render_changes(path, changes, ordinal, describe_table, shapes, actor, records, texts)
+    assert len(records) == len(texts) == len(raw_keys)
+    return list(zip(records, texts, raw_keys, strict=True))
+
 
 VALUES: list[Any] = [
     None,
@@ -85,7 +102,7 @@ def test_every_records_text_is_its_dict_as_json_dumps_writes_it() -> None:
         ordinal = rng.choice([None, 0, 12])
         actor = rng.choice(["agent", "user", "setup", "event:tick", 'event:"odd"'])
         path = rng.choice(["main", "child/é"])
-        for record, text, raw_key in render_changes(
+        for record, text, raw_key in rendered(
             path, changes, ordinal, TABLES.__getitem__, shapes if path == "main" else {}, actor
         ):
             published = record.to_dict()
@@ -104,7 +121,7 @@ def test_an_update_shows_the_columns_it_changed_outside_the_key() -> None:
         ("two", "UPDATE", (1, "k", 2.5, b"\x01"), (5, nothing, nothing, nothing)),
     ]
     (first, _, first_key), (second, _, _) = [
-        item for item in render_changes("main", changes, 3, TABLES.__getitem__, {})
+        item for item in rendered("main", changes, 3, TABLES.__getitem__, {})
     ]
     assert first_key == (b"\x01", "k")
     assert first.key == {"k2": "AQ==", "k1": "k"}
@@ -118,7 +135,7 @@ def test_a_tables_shape_is_kept_for_the_process_by_its_columns_and_key() -> None
     keyed = TableInfo(name="t", kind="table", columns=("id", "a"), primary_key=(1,), strict=False)
     texts = []
     for table in (narrow, keyed, narrow):
-        ((_, text, _),) = render_changes(
+        ((_, text, _),) = rendered(
             "main", [("t", "INSERT", None, (1, 2))], 0, {"t": table}.__getitem__, {}
         )
         texts.append(text)

@@ -186,6 +186,49 @@ def test_a_failure_rendering_the_records_takes_the_rows_back_out(
         assert_whole(inst, 2)
 
 
+@pytest.mark.parametrize("raised", RAISED, ids=lambda kind: kind.__name__)
+def test_a_failure_rendering_the_second_store_drops_the_first_stores_records(
+    monkeypatch: pytest.MonkeyPatch, raised: type[BaseException]
+) -> None:
+    # Records are appended store by store: what the first store's rendering appended
+    # goes with the failure of the second's, and both stores' rows are taken back out.
+    host = world_with(False)
+    host.add_world(memo_world("failures_side"), name="side", tool_allow_list=[])
+
+    @host.tool
+    def jot_both(ctx: seahaven.Ctx, id: str) -> str:
+        """One memo here and one in the added store."""
+        ctx.db.execute("INSERT INTO memos (id, gist) VALUES (?, ?)", id, "g")
+        ctx.worlds.side.db.execute("INSERT INTO memos (id, gist) VALUES (?, ?)", id, "g")
+        return id
+
+    with host.instance() as inst:
+        inst.call("jot_both", id="kept")
+        real = seahaven.calls.activation.render_changes
+        paths: list[str] = []
+
+        def second_fails(path: str, *args: Any) -> Any:
+            paths.append(path)
+            if len(paths) == 2:
+                raise raised()
+            return real(path, *args)
+
+        monkeypatch.setattr(seahaven.calls.activation, "render_changes", second_fails)
+        expected = raised if not issubclass(raised, Exception) else seahaven.WorldBug
+        with pytest.raises(expected):
+            inst.call("jot_both", id="undone")
+        monkeypatch.setattr(seahaven.calls.activation, "render_changes", real)
+        assert len(paths) == 2
+        assert inst.query("SELECT id FROM memos", store="side") == [{"id": "kept"}]
+        assert stored_ids(inst) == ["kept"]
+        logged = [(record.i, record.world, record.key["id"]) for record in inst.change_log()]
+        assert logged == [(0, "main", "kept"), (0, "side", "kept")]
+        assert inst.activation is None and inst.state()["call_count"] == 2
+        inst.call("jot_both", id="after")
+        logged = [(record.i, record.world, record.key["id"]) for record in inst.change_log()]
+        assert logged[2:] == [(2, "main", "after"), (2, "side", "after")]
+
+
 def _unappliable(self: Any) -> None:
     """Stands in for ``Capture.undo``: fails to put the rows back, as a full disk would."""
     raise apsw.FullError("database or disk is full")

@@ -181,7 +181,8 @@ class Activation:
         taken: list[tuple[NodeRuntime, list[Change]]] = []
         written: list[NodeRuntime] = []
         failure: BaseException | None = None
-        rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
+        records, texts = self.records, self.texts
+        kept = len(records)
         try:
             for runtime in touched:
                 capture = runtime.capture
@@ -197,24 +198,29 @@ class Activation:
                     taken.append((runtime, changes))
             if failure is not None:
                 raise failure
-            # Records are kept by store, table and key (``sort_key``): stores in path
-            # order, then each store's own records sorted, which is the same order
-            # without a key worked out for a store's only record.
-            for runtime, changes in sorted(taken, key=_by_path) if len(taken) > 1 else taken:
-                part = render_changes(
+            if len(taken) > 1:
+                # Records are kept by store, table and key (``sort_key``): stores in path
+                # order, then each store's own records sorted.
+                taken.sort(key=_by_path)
+            for runtime, changes in taken:
+                start = len(records)
+                raw_keys = render_changes(
                     runtime.path,
                     changes,
                     self.ordinal,
                     runtime.describe_table,
                     runtime.shapes,
                     self.actor,
+                    records,
+                    texts,
                 )
-                if len(part) > 1:
-                    part.sort(key=_sort_key)
-                rendered.extend(part)
+                if len(raw_keys) > 1:
+                    _sort_from(start, records, texts, raw_keys)
         except BaseException as error:
-            # The rows are written but cannot be logged: take them back out, so the
-            # instance never holds a change its state document does not show.
+            # What this flush appended goes; the rows are written but cannot be logged:
+            # take them back out, so the instance never holds a change its state
+            # document does not show.
+            del records[kept:], texts[kept:]
             try:
                 problem = self._unrecordable(written, error)
             finally:
@@ -223,9 +229,6 @@ class Activation:
                 raise problem from error
             raise
         self.discard()
-        if rendered:
-            self.records.extend([record for record, _, _ in rendered])
-            self.texts.extend([text for _, text, _ in rendered])
         return touched
 
     def _unrecordable(self, written: list[NodeRuntime], error: BaseException) -> WorldBug:
@@ -312,5 +315,10 @@ def _by_path(taken: tuple[NodeRuntime, list[Change]]) -> str:
     return taken[0].path
 
 
-def _sort_key(item: tuple[LogRecord, str, tuple[Any, ...]]) -> tuple[Any, ...]:
-    return sort_key(item[0], item[2])
+def _sort_from(
+    start: int, records: list[LogRecord], texts: list[str], raw_keys: list[tuple[Any, ...]]
+) -> None:
+    """Sort ``records[start:]`` (and ``texts[start:]`` in step) by ``sort_key``."""
+    order = sorted(range(len(raw_keys)), key=lambda k: sort_key(records[start + k], raw_keys[k]))
+    records[start:] = [records[start + k] for k in order]
+    texts[start:] = [texts[start + k] for k in order]

@@ -195,7 +195,15 @@ def json_text(value: Any) -> str:
 class Shape:
     """What rendering one table's changes needs, worked out once per table (and kept)."""
 
-    __slots__ = ("columns", "key_columns", "key_names", "names", "others", "prefixes")
+    __slots__ = (
+        "columns",
+        "insert_prefix",
+        "key_columns",
+        "key_names",
+        "names",
+        "others",
+        "prefixes",
+    )
 
     def __init__(self, path: str, name: str, table: TableInfo) -> None:
         self.columns = table.columns
@@ -209,6 +217,8 @@ class Shape:
         )
         where = f'"world":{_encode_text(path)},"table":{_encode_text(name)},"op":'
         self.prefixes = {op: f'{where}"{op}","key":{{' for op in ("insert", "update", "delete")}
+        # An insert's text up to its one-column key's value (the value's text follows).
+        self.insert_prefix = self.prefixes["insert"] + (self.key_names[0] if self.key_names else "")
 
 
 # (path, table, columns, key) -> the table's Shape, for every store of the process: a store's
@@ -249,24 +259,29 @@ def render_changes(
     ordinal: int | None,
     describe_table: Callable[[str], TableInfo],
     shapes: dict[str, Shape],
-    actor: str = AGENT,
-) -> list[tuple[LogRecord, str, tuple[Any, ...]]]:
-    """Turn one node's changes into records, each with its JSON text and its raw key.
+    actor: str,
+    records: list[LogRecord],
+    texts: list[str],
+) -> list[tuple[Any, ...]]:
+    """Turn one node's changes into records, appended to ``records`` with their JSON texts.
 
     ``changes`` are ``(table, op, old, new)`` in a changeset's shape (``Capture.changes``).
-    The JSON text is the record's ``to_dict()`` as ``json.dumps(...,
-    separators=(",", ":"), ensure_ascii=False)`` writes it, so the state
-    document's JSON is assembled from the texts and never re-encoded. The raw
-    key (the key's SQLite values) is what ``sort_key`` orders by. ``shapes``
-    is the store's own cache of each table's ``Shape``, filled as tables appear.
-    ``actor`` is who made the changes, written on every record.
+    Each record's JSON text, appended to ``texts`` in step, is its ``to_dict()`` as
+    ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` writes it, so
+    the state document's JSON is assembled from the texts and never re-encoded.
+    Returns each appended record's raw key (the key's SQLite values), which
+    ``sort_key`` orders by. ``shapes`` is the store's own cache of each table's
+    ``Shape``, filled as tables appear. ``actor`` is who made the changes,
+    written on every record. What raises part way leaves the records appended
+    before it in place: the caller drops them.
     """
-    rendered: list[tuple[LogRecord, str, tuple[Any, ...]]] = []
+    raw_keys: list[tuple[Any, ...]] = []
     opening = '{"i":' + ("null" if ordinal is None else str(ordinal)) + ","
     # The actor closes every record's text: a key added after the ones the format always had.
     closing = _ACTOR_CLOSINGS.get(actor) or ',"actor":' + _encode_text(actor) + "}"
     plain = _PLAIN.issuperset
     join = "".join
+    add_record, add_text, add_key = records.append, texts.append, raw_keys.append
     for name, op_name, old, new in changes:
         shape = shapes.get(name)
         if shape is None:
@@ -276,6 +291,28 @@ def render_changes(
         row_now = new if new is not None else old
         if row_now is not None and len(row_now) != len(columns):
             raise WorldBug(_columns_changed(path, name, len(columns), len(row_now)))
+        if old is None and new is not None and len(key_columns) == 1 and plain(map(type, new)):
+            # An insert of integers, text and NULL under a one-column key, the usual
+            # record: every value is its own JSON value, the key's among them.
+            part = new[key_columns[0]]
+            kind = type(part)
+            key_text = (
+                _int_text(part) if kind is int else _encode_text(part) if kind is str else "null"
+            )
+            key = {columns[key_columns[0]]: part}
+            whole = dict(zip(columns, new))  # noqa: B905 (the width was checked above)
+            record = (ordinal, path, name, "insert", key, None, whole, actor)
+            add_record(_new_record(LogRecord, record))
+            add_text(
+                opening
+                + shape.insert_prefix
+                + key_text
+                + '},"before":null,"after":'
+                + join(_object_chunks(whole, 0))
+                + closing
+            )
+            add_key((part,))
+            continue
         op = _OPS[op_name]
         if op == "update":
             assert old is not None and new is not None
@@ -315,8 +352,8 @@ def render_changes(
                 values = [json_value(value) for value in row]
                 whole = dict(zip(columns, values))  # noqa: B905
                 # A JSON value's text is the SQLite value's: json_text renders both alike.
-                texts = [column + json_text(value) for column, value in zip(names, values)]  # noqa: B905
-                text = "{" + ",".join(texts) + "}"
+                texts_of = [column + json_text(value) for column, value in zip(names, values)]  # noqa: B905
+                text = "{" + ",".join(texts_of) + "}"
             if op == "insert":
                 before, after = None, whole
                 body = ',"before":null,"after":' + text
@@ -335,11 +372,10 @@ def render_changes(
                 for index, value in zip(key_columns, raw_key, strict=True)
             }
             key_text = ",".join(map(str.__add__, shape.key_names, map(json_text, raw_key)))
-        record = _new_record(LogRecord, (ordinal, path, name, op, key, before, after, actor))
-        rendered.append(
-            (record, f"{opening}{shape.prefixes[op]}{key_text}}}{body}{closing}", raw_key)
-        )
-    return rendered
+        add_record(_new_record(LogRecord, (ordinal, path, name, op, key, before, after, actor)))
+        add_text(f"{opening}{shape.prefixes[op]}{key_text}}}{body}{closing}")
+        add_key(raw_key)
+    return raw_keys
 
 
 class CallRecord:
