@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -165,12 +166,26 @@ def latest(results: Iterable[TrialResult]) -> dict[tuple[str, int], TrialResult]
     return found
 
 
+# Seconds between two syncs of a results file to the disk: each line reaches the system as
+# it is written, and the disk at most this long after (and when the file is closed).
+SYNC_SECONDS = 1.0
+
+
 class ResultsFile:
-    """A JSON-lines file of trial results, appended to as trials end."""
+    """A JSON-lines file of trial results, appended to as trials end.
+
+    Each line is handed to the operating system as it is written, so a process that is
+    killed loses none; the file is synced to the disk at most every ``SYNC_SECONDS`` and
+    when it is closed, so a power cut loses at most the last second's lines, which
+    ``--resume`` runs again. A sync a line took a third of a millisecond, as long as a
+    whole trial of a quick pack.
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._handle: IO[str] | None = None
+        # time.monotonic() when the file was last synced (or opened).
+        self._synced = 0.0
 
     def read(self) -> list[TrialResult]:
         """Every result in the file; a ``WorldBug`` naming the first line that is not one."""
@@ -222,19 +237,27 @@ class ResultsFile:
         return kept
 
     def write(self, result: TrialResult) -> None:
-        """Append one result and flush it to the file."""
+        """Append one result and flush it to the system; sync the file if a second has passed."""
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("a", encoding="utf-8")
+            self._synced = time.monotonic()
         self._handle.write(result.line())
         self._handle.flush()
-        os.fsync(self._handle.fileno())
+        now = time.monotonic()
+        if now - self._synced >= SYNC_SECONDS:
+            os.fsync(self._handle.fileno())
+            self._synced = now
 
     def close(self) -> None:
-        """Stop writing."""
+        """Sync what was written to the disk, and stop writing."""
         if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+            handle, self._handle = self._handle, None
+            try:
+                handle.flush()
+                os.fsync(handle.fileno())
+            finally:
+                handle.close()
 
 
 def check_resumable(
