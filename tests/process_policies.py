@@ -28,6 +28,18 @@ def dies_once_on_one_scenario(session: PolicySession) -> None:
     solution_policy(session)
 
 
+def stalls_once(session: PolicySession) -> None:
+    """The reference solution, except that the first trial to get here (in any worker, as the
+    ``MARKER`` file says) waits an hour: a trial that only a stop can end."""
+    try:
+        made = os.open(os.environ[MARKER], os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        solution_policy(session)
+        return
+    os.close(made)
+    time.sleep(3600)
+
+
 def always_dies(session: PolicySession) -> None:
     """Kills the worker that runs it, every time: a worker that cannot run anything."""
     os._exit(4)

@@ -33,6 +33,7 @@ from seahaven.evaluation import (
     solution_policy,
 )
 from seahaven.evaluation.processes import split_concurrency
+from seahaven.evaluation.worker import RESULTS_BATCH
 from seahaven.scenarios import ScenarioSet, load_pack
 
 # What may differ between two runs of the same trials: how long they took. The company pack's
@@ -103,6 +104,20 @@ def test_two_workers_give_the_lines_one_process_gives(company: ScenarioSet, tmp_
     )
 
 
+def test_workers_running_two_trials_at_once_give_the_same_lines(
+    company: ScenarioSet, tmp_path: Path
+) -> None:
+    # Two at once a worker: each runs them on its event loop, not in turn.
+    scenarios = [scenario.id for scenario in company][::4]
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    evaluate(company, solution_policy, scenarios=scenarios, trials=3, out=one)
+    at_once = in_process(workers=2, concurrency=4)
+    summary, _ = evaluate(
+        company, solution_policy, scenarios=scenarios, trials=3, out=two, runner=at_once
+    )
+    assert comparable(one) == comparable(two) and summary.mean == 1.0
+
+
 def test_spawned_workers_give_the_lines_one_process_gives_too(
     company: ScenarioSet, tmp_path: Path
 ) -> None:
@@ -170,15 +185,33 @@ def test_a_worker_that_dies_makes_its_trials_errored_and_the_others_go_on(
     policy = process_policies.dies_once_on_one_scenario
     summary, results = evaluate(company, policy, out=out, workers=2)
     lost = [result for result in results if result.errored]
-    assert [result.scenario for result in lost] == [process_policies.FATAL_SCENARIO]
-    error = lost[0].error
-    assert error is not None and error.kind == "runner"
-    assert "exited (exit code 3) while the trial ran" in error.message
-    # The other worker ran the rest; the lost trial is in the file, for --resume to run again.
-    assert len(results) == len(company) and summary.errored == 1
+    # The trial it ran, and those whose results it had not sent yet (a worker running its
+    # trials in turn sends them in batches): at most a batch's worth, all of that worker's.
+    assert process_policies.FATAL_SCENARIO in [result.scenario for result in lost]
+    assert len(lost) <= RESULTS_BATCH + 1
+    for result in lost:
+        assert result.error is not None and result.error.kind == "runner"
+        assert "exited (exit code 3) before it sent the trial's result" in result.error.message
+    # The other worker ran the rest; the lost trials are in the file, for --resume to run again.
+    assert len(results) == len(company) and summary.errored == len(lost)
     assert all(result.passed for result in results if not result.errored)
     _, again = evaluate(company, policy, out=out, resume=True, workers=2)
     assert len(again) == len(company) and all(result.passed for result in again)
+
+
+def test_a_worker_running_trials_on_its_loop_that_dies_loses_only_the_trials_it_ran(
+    company: ScenarioSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two at once a worker: each result goes back as its trial ends, so only the trials in
+    # flight when it died are lost, the one that killed it among them.
+    out = tmp_path / "r.jsonl"
+    monkeypatch.setenv(process_policies.MARKER, str(tmp_path / "died"))
+    policy = process_policies.dies_once_on_one_scenario
+    at_once = in_process(workers=2, concurrency=4)
+    summary, results = evaluate(company, policy, out=out, runner=at_once)
+    lost = [result.scenario for result in results if result.errored]
+    assert process_policies.FATAL_SCENARIO in lost and len(lost) <= 2
+    assert len(results) == len(company) and summary.errored == len(lost)
 
 
 def test_when_every_worker_dies_the_run_stops_in_one_clear_error(company: ScenarioSet) -> None:
@@ -203,9 +236,16 @@ def test_a_policy_that_cannot_reach_a_worker_is_refused_before_any_trial(
 
 
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
+@pytest.mark.parametrize("concurrency", [4, 2], ids=["on-a-loop", "in-turn"])
 def test_closing_the_runner_stops_every_worker_and_destroys_their_instances(
-    company: ScenarioSet, start_method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    company: ScenarioSet,
+    start_method: str,
+    concurrency: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Two at once a worker runs them on an event loop, one at a time in turn on its main
+    # thread: stopped by the parent's SIGINT there, the trial in flight ends where it is.
     # Instances on disk, under a temporary directory of this test's: what is left is seen.
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)
@@ -214,7 +254,7 @@ def test_closing_the_runner_stops_every_worker_and_destroys_their_instances(
         specs,
         process_policies.slow_solution,
         workers=2,
-        concurrency=4,
+        concurrency=concurrency,
         storage="disk",
         start_method=start_method,
     )
@@ -230,12 +270,46 @@ def test_closing_the_runner_stops_every_worker_and_destroys_their_instances(
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
 
 
-def test_ctrl_c_stops_the_run_and_leaves_no_worker_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_a_trial_running_in_turn_is_stopped_where_it_is_when_the_runner_closes(
+    company: ScenarioSet, start_method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One trial waits an hour on a worker's main thread, where the stop message cannot be
+    # read: the parent's SIGINT ends it, and its instance is destroyed. A worker killed after
+    # STOP_WAIT instead would leave that instance's files behind.
+    stores = tmp_path / "stores"
+    stores.mkdir()
+    monkeypatch.setenv("TMPDIR", str(stores))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    marker = tmp_path / "stalled"
+    monkeypatch.setenv(process_policies.MARKER, str(marker))
+    results: Iterator[Any] = run_in_processes(
+        plan(company, trials=2),
+        process_policies.stalls_once,
+        workers=2,
+        concurrency=2,
+        storage="disk",
+        start_method=start_method,
+    )
+    first = next(results)  # from the worker that did not stall
+    assert first.passed and marker.exists()
+    started = workers_of(os.getpid())
+    assert len(started) == 2
+    assert [path for path in stores.rglob("*") if path.is_file()]  # the stalled trial's store
+    results.close()  # type: ignore[attr-defined]
+    assert all(gone(pid) for pid in started)
+    assert [path for path in stores.rglob("*") if path.is_file()] == []
+
+
+@pytest.mark.parametrize("at_once", [["--concurrency", "4"], []], ids=["on-a-loop", "in-turn"])
+def test_ctrl_c_stops_the_run_and_leaves_no_worker_process(
+    tmp_path: Path, at_once: list[str]
+) -> None:
     tests = str(Path(__file__).parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")])}
     argv = [
         sys.executable, "-m", "seahaven.cli", "eval", "company",
-        "--policy", "process_policies:slow_solution", "--workers", "2", "--concurrency", "4",
+        "--policy", "process_policies:slow_solution", "--workers", "2", *at_once,
         "--out", "r.jsonl",
     ]  # fmt: skip
     running = subprocess.Popen(

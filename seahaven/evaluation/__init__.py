@@ -61,6 +61,7 @@ from seahaven.evaluation.run import (
     in_process,
     run_in_process,
 )
+from seahaven.evaluation.shipments import registered_name, registered_world
 from seahaven.evaluation.simulator import Departure, SimulatorReport, check_simulator
 from seahaven.evaluation.stats import bootstrap_interval, pass_at_k, pass_hat_k
 from seahaven.evaluation.summary import ScenarioSummary, Summary, summarize
@@ -72,7 +73,6 @@ from seahaven.evaluation.transcripts import (
 )
 from seahaven.evaluation.trials import TrialSpec, plan, run_trial, run_trial_async, trial_seed
 from seahaven.evaluation.users import UserSource, check_user_source, describe_user
-from seahaven.evaluation.worker import registered_name, registered_world
 
 __all__ = [
     "AGENT_KINDS",

@@ -15,10 +15,20 @@ loads it, and must find the same content hash) or pickled whole. What does not
 pickle, or does not load in a worker, is refused before any trial runs, with
 a ``WorldBug`` naming what to give instead.
 
+A worker that runs one trial at a time of a plain policy with no time limit
+runs its trials in turn on its main thread, as the runner in process does: it is
+sent them in batches, sized to about ``_AHEAD_SECONDS`` of trials as the results
+so far tell, and sends its results back in batches (``worker.RESULTS_WAIT``), so
+that a pack whose trials take a millisecond does not wake this process for each;
+which trial it has begun it writes to a channel of its own
+(``seahaven.evaluation.begun``), read here only when this process is awake anyway.
+
 A worker that dies (killed, out of memory, ``os._exit`` in a policy) makes the
 trials it had begun errored, of kind ``runner``, for ``--resume`` to run
-again; the other workers go on, with the trials it had been sent but had not
-begun too, and when none is left the run stops with a ``SeahavenError``.
+again (for a worker running its trials in turn, those whose results it had not
+sent yet too: at most ``worker.RESULTS_WAIT`` seconds of them); the other
+workers go on, with the trials it had been sent but had not begun too, and when
+none is left the run stops with a ``SeahavenError``.
 Closing the iterator (Ctrl-C, enough errored trials) tells every worker to
 stop: its trials in flight are cancelled and their instances destroyed, and a
 worker that has not exited within ``STOP_WAIT`` seconds is killed. Workers run
@@ -30,9 +40,12 @@ itself: none outlives the run.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import math
 import multiprocessing
 import os
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -44,19 +57,19 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from seahaven.errors import SeahavenError, WorldBug
+from seahaven.evaluation.begun import BegunReader, begun_pair
 from seahaven.evaluation.policies import Policy, describe_policy
 from seahaven.evaluation.pool import check_concurrency, check_trial_timeout
 from seahaven.evaluation.results import TrialError, TrialResult
-from seahaven.evaluation.trials import TrialSpec
-from seahaven.evaluation.users import UserSource, describe_user
-from seahaven.evaluation.worker import (
+from seahaven.evaluation.shipments import (
     PackShipment,
-    WorkerSetup,
-    forked_main,
     pack_shipment,
     policy_shipment,
     user_shipment,
 )
+from seahaven.evaluation.trials import TrialSpec
+from seahaven.evaluation.users import UserSource, describe_user
+from seahaven.evaluation.worker import WorkerSetup, forked_main, in_turn
 
 __all__ = [
     "STOP_WAIT",
@@ -71,6 +84,11 @@ STOP_WAIT = 10.0
 # Trials sent to a worker beyond what it runs at once, so that the next is there when a slot
 # frees rather than a round trip later.
 _AHEAD = 2
+# A worker running its trials in turn is sent about this many seconds of trials ahead, as far
+# as the trials so far tell, between _AHEAD and _AHEAD_MOST: its results come back in batches,
+# and quick trials need more ahead than a batch so that it never waits for the next one.
+_AHEAD_SECONDS = 0.05
+_AHEAD_MOST = 48
 _ENTRY = "from seahaven.evaluation.worker import main; main()"
 
 
@@ -141,6 +159,7 @@ def run_in_processes(
             record=record,
             user=user_data,
             path=tuple(sys.path),
+            in_turn=in_turn(share, timeout, policy),
         )
         for number, share in enumerate(shares)
     ]
@@ -164,19 +183,34 @@ class _Fleet:
         # (worker, message); ``None`` as the message once the worker's socket has closed.
         self._inbox: queue.Queue[tuple[int, Any]] = queue.Queue()
         self._worlds: dict[str, tuple[str, str]] = {}
+        # The workers that said they are ready: past their start, so a SIGINT is theirs.
+        self._ready: set[int] = set()
+        # Each worker's begun channel, for those that run their trials in turn.
+        self._begun: list[BegunReader | None] = []
+        # The trials' seconds so far, and how many, for how far ahead to send.
+        self._seconds = 0.0
+        self._timed = 0
 
     def start(self) -> None:
         """Start every worker and wait until each has loaded what it runs, or refused."""
         fork = self._start_method == "fork"
-        for _ in self._setups:
+        for setup in self._setups:
             ours, theirs = socket.socketpair()
-            with ours, theirs:
+            begun_ours, begun_theirs = begun_pair() if setup.in_turn else (None, None)
+            with ours, theirs, contextlib.ExitStack() as stack:
+                if begun_theirs is not None:
+                    stack.enter_context(begun_theirs)
+                begun = None if begun_theirs is None else begun_theirs.fileno()
                 if fork:
                     parents = [c.fileno() for c in self._connections] + [ours.fileno()]
-                    self._processes.append(_fork(theirs.fileno(), parents))
+                    parents += [r.fileno() for r in self._begun if r is not None]
+                    if begun_ours is not None:
+                        parents.append(begun_ours.fileno())
+                    self._processes.append(_fork(theirs.fileno(), parents, begun))
                 else:
-                    self._processes.append(_spawn(theirs.fileno()))
+                    self._processes.append(_spawn(theirs.fileno(), begun))
                 self._connections.append(Connection(ours.detach()))
+                self._begun.append(None if begun_ours is None else BegunReader(begun_ours))
         # The threads start once every worker is forked: a fork copies only the thread that
         # makes it, and what another held (a lock) would stay held in the child for ever.
         for number, (connection, setup) in enumerate(
@@ -204,6 +238,7 @@ class _Fleet:
             if message[0] == "refused":
                 raise WorldBug(str(message[1]))
             waiting.discard(number)
+            self._ready.add(number)
 
     def run(self, specs: list[TrialSpec], keys: dict[int, str]) -> Iterator[TrialResult]:
         """Hand out ``specs`` as the workers free up; yield each result as it comes."""
@@ -213,16 +248,31 @@ class _Fleet:
         alive = set(range(len(self._setups)))
 
         def top_up(number: int) -> None:
-            room = self._setups[number].concurrency + _AHEAD
-            while waiting and len(held[number]) < room:
-                index, spec = waiting[0]
-                message = ("trial", index, keys[id(spec.pack)], spec.scenario.id)
+            ahead = self._ahead(number)
+            if ahead > _AHEAD:
+                # Near the plan's end no worker is sent more than its share of what is left,
+                # so that the workers finish together.
+                ahead = max(_AHEAD, min(ahead, math.ceil(len(waiting) / max(1, len(alive)))))
+            room = self._setups[number].concurrency + ahead - len(held[number])
+            batch = list(itertools.islice(waiting, max(0, room)))
+            sent = [
+                (i, keys[id(spec.pack)], spec.scenario.id, spec.trial, spec.seed)
+                for i, spec in batch
+            ]
+            # A worker running its trials in turn takes them a batch to a message.
+            messages: list[tuple[tuple[Any, ...], list[tuple[int, TrialSpec]]]] = (
+                [(("trials", sent), batch)]
+                if self._setups[number].in_turn and sent
+                else [(("trial", *trial), [item]) for trial, item in zip(sent, batch, strict=True)]
+            )
+            for message, given in messages:
                 try:
-                    self._connections[number].send((*message, spec.trial, spec.seed))
+                    self._connections[number].send(message)
                 except OSError:
                     return  # it has gone; its end of file comes through the inbox
-                waiting.popleft()
-                held[number][index] = spec
+                for index, spec in given:
+                    waiting.popleft()
+                    held[number][index] = spec
 
         for number in alive:
             top_up(number)
@@ -234,6 +284,10 @@ class _Fleet:
                     "run again with --resume"
                 )
             number, message = self._inbox.get()
+            channel = self._begun[number]
+            if channel is not None:
+                # Read before the message is: a trial's start was written before its result.
+                begun[number].update(channel.drain())
             if message is None:
                 alive.discard(number)
                 code = self._exit_code(number)
@@ -252,11 +306,16 @@ class _Fleet:
             kind = message[0]
             if kind == "started":
                 begun[number].add(message[1])
-            elif kind == "result":
-                held[number].pop(message[1], None)
-                begun[number].discard(message[1])
-                result: TrialResult = message[2]
-                yield result
+            elif kind == "result" or kind == "results":
+                done: list[tuple[int, TrialResult]] = (
+                    [(message[1], message[2])] if kind == "result" else message[1]
+                )
+                for index, result in done:
+                    held[number].pop(index, None)
+                    begun[number].discard(index)
+                    self._seconds += result.seconds
+                    self._timed += 1
+                    yield result
                 top_up(number)
             elif kind == "failed":
                 raise WorldBug(str(message[2]))
@@ -267,6 +326,10 @@ class _Fleet:
             for connection in self._connections:
                 with contextlib.suppress(OSError):
                     connection.send(("stop",))
+            for number in sorted(self._ready):
+                if self._setups[number].in_turn:
+                    # Its trial runs on its main thread, which reads the stop only after it.
+                    self._processes[number].interrupt()
             for process in self._processes:
                 if process.wait(STOP_WAIT) is None:
                     process.kill()
@@ -281,6 +344,17 @@ class _Fleet:
                 reader.join(timeout=STOP_WAIT)
             for connection in self._connections:
                 connection.close()
+            for channel in self._begun:
+                if channel is not None:
+                    channel.close()
+
+    def _ahead(self, number: int) -> int:
+        """How many trials past what it runs at once worker ``number`` is sent."""
+        if not self._setups[number].in_turn or not self._timed:
+            return _AHEAD
+        mean = self._seconds / self._timed
+        wanted = int(_AHEAD_SECONDS / mean) if mean > 0 else _AHEAD_MOST
+        return max(_AHEAD, min(_AHEAD_MOST, wanted))
 
     def _read(self, number: int, connection: Connection) -> None:
         try:
@@ -319,8 +393,8 @@ class _Fleet:
             error=TrialError(
                 kind="runner",
                 message=(
-                    f"{self._setups[number].name} exited (exit code {code}) while the trial ran; "
-                    "--resume runs it again"
+                    f"{self._setups[number].name} exited (exit code {code}) before it sent the "
+                    "trial's result; --resume runs it again"
                 ),
             ),
         )
@@ -356,6 +430,11 @@ class _Spawned:
         with contextlib.suppress(OSError):
             self._process.kill()
 
+    def interrupt(self) -> None:
+        """Send it ``SIGINT`` (if it still runs)."""
+        with contextlib.suppress(OSError):
+            self._process.send_signal(signal.SIGINT)
+
 
 class _Forked:
     """A worker forked from this process (by ``multiprocessing``, which reaps it)."""
@@ -373,12 +452,20 @@ class _Forked:
         with contextlib.suppress(OSError, ValueError):
             self._process.kill()
 
+    def interrupt(self) -> None:
+        """Send it ``SIGINT`` (if it still runs)."""
+        pid = self._process.pid
+        if pid is not None and self._process.exitcode is None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGINT)
 
-def _spawn(descriptor: int) -> _Spawned:
+
+def _spawn(descriptor: int, begun: int | None) -> _Spawned:
+    given = (descriptor,) if begun is None else (descriptor, begun)
     return _Spawned(
         subprocess.Popen(
-            [sys.executable, "-c", _ENTRY, str(descriptor)],
-            pass_fds=(descriptor,),
+            [sys.executable, "-c", _ENTRY, *map(str, given)],
+            pass_fds=given,
             stdin=subprocess.DEVNULL,
             # A group of its own: a Ctrl-C at the terminal is this process's to handle.
             process_group=0,
@@ -386,14 +473,17 @@ def _spawn(descriptor: int) -> _Spawned:
     )
 
 
-def _fork(descriptor: int, parents: list[int]) -> _Forked:
+def _fork(descriptor: int, parents: list[int], begun: int | None) -> _Forked:
     # What this process has buffered would otherwise be written twice, by each of them.
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     # Daemonic: should this process exit without stopping it, multiprocessing ends it then.
     process = multiprocessing.get_context("fork").Process(
-        target=forked_main, args=(descriptor, parents), name="seahaven-eval-worker", daemon=True
+        target=forked_main,
+        args=(descriptor, parents, begun),
+        name="seahaven-eval-worker",
+        daemon=True,
     )
     process.start()
     return _Forked(process)

@@ -16,25 +16,33 @@ a pack that it cannot carry is refused in the parent, before any trial.
 The parent stops a worker with a message (or by closing its end of the pipe);
 the trials in flight are cancelled, their instances destroyed, and the worker
 exits. A worker runs in a process group of its own, so a Ctrl-C at the terminal
-reaches the parent only, which stops its workers; a worker ignores one anyway.
+reaches the parent only, which stops its workers. A worker that runs its trials
+in turn on its main thread (one at a time, a plain policy, no time limit: how the
+runner in process runs them too) is also sent ``SIGINT``, which stops the trial
+it runs where it is; any other worker ignores one.
 
 The messages, parent to worker: the ``WorkerSetup``, then ``("trial", index,
 pack key, scenario id, trial, seed)`` and ``("stop",)``; worker to parent:
 ``("ready",)`` or ``("refused", text)``, then for each trial ``("started", index)``
 and ``("result", index, result)``, or ``("failed", index, text)`` for a trial
-that could not start.
+that could not start. A worker that runs its trials in turn is sent them in
+batches, ``("trials", [(index, pack key, scenario id, trial, seed), ...])``, says
+each trial begins on the begun channel (``seahaven.evaluation.begun``) instead of
+with a message, and sends its results as ``("results", [(index, result), ...])``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
+import gc
 import os
 import pickle
 import signal
 import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,36 +51,23 @@ from typing import Any, NoReturn
 
 from seahaven.declaration.world import World
 from seahaven.errors import WorldBug
+from seahaven.evaluation.begun import BegunWriter
 from seahaven.evaluation.policies import Policy, close_policy_async, is_async_policy, load_policy
 from seahaven.evaluation.results import TrialError, TrialResult
-from seahaven.evaluation.trials import TrialSpec, run_trial_async
+from seahaven.evaluation.shipments import PackShipment, one_line
+from seahaven.evaluation.trials import TrialSpec, run_trial, run_trial_async
 from seahaven.evaluation.users import UserSource, close_user, close_user_async
 from seahaven.scenarios.pack import ScenarioSet
 
 __all__ = [
-    "PackShipment",
+    "RESULTS_BATCH",
+    "RESULTS_WAIT",
     "WorkerSetup",
     "forked_main",
+    "in_turn",
     "main",
-    "one_line",
-    "pack_shipment",
-    "policy_shipment",
-    "registered_name",
-    "registered_world",
     "serve",
-    "user_shipment",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class PackShipment:
-    """How one pack reaches a worker: by ``source`` (loaded there), or ``pickled`` whole."""
-
-    name: str
-    version: str
-    hash: str
-    source: str | None
-    pickled: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,128 +90,44 @@ class WorkerSetup:
     user: bytes | None = None
     # The parent's import path, so that what it pickled by reference imports here too.
     path: Sequence[str] = ()
+    # Run the trials one after another on the worker's main thread, as the runner in process
+    # does (``in_turn``), rather than on an event loop.
+    in_turn: bool = False
 
 
-def one_line(error: BaseException, limit: int = 500) -> str:
-    """``error``'s text on one line, cut at ``limit`` characters."""
-    return " ".join(str(error).split())[:limit]
+# A worker running its trials in turn sends their results in batches: at most this many in
+# a message, and a batch goes once its first result has waited this many seconds, or after
+# a trial that took as long; always before the worker waits for its next trials.
+RESULTS_BATCH = 32
+RESULTS_WAIT = 0.05
 
 
-def policy_shipment(policy: Policy, name: str) -> bytes:
-    """``policy`` pickled for a worker; a ``WorldBug`` saying what to give when it cannot be."""
-    try:
-        return pickle.dumps(policy)
-    except Exception as error:
-        raise WorldBug(
-            f"the policy {name} cannot be sent to worker processes: it does not pickle "
-            f"({type(error).__name__}: {one_line(error)}); give a function defined at the top "
-            "of a module, an object of a class a module defines, or 'module:function', or run "
-            "the trials in this process only (workers=1, the default)"
-        ) from None
-
-
-def pack_shipment(pack: ScenarioSet) -> PackShipment:
-    """How ``pack`` reaches the workers: pickled, else by its source (loaded there).
-
-    Pickled first, as loading a pack again costs a worker far more (the company
-    pack: 0.9 s of YAML and hashing, against 11 ms to unpickle).
-    """
-    try:
-        pickled = _dump_pack(pack)
-    except Exception as error:
-        if pack.source is not None:
-            return PackShipment(pack.name, pack.version, pack.hash, pack.source, None)
-        if isinstance(error, WorldBug):
-            raise
-        raise WorldBug(
-            f"pack {pack.name!r} was built in Python and cannot be sent to worker processes: it "
-            f"does not pickle ({type(error).__name__}: {one_line(error)}); publish it under the "
-            "seahaven.scenarios entry points, or load it with "
-            "seahaven.scenarios.load_pack('module:attr'), so that each worker loads it itself, "
-            "or run the trials in this process only (workers=1)"
-        ) from None
-    return PackShipment(pack.name, pack.version, pack.hash, None, pickled)
-
-
-def _dump_pack(pack: ScenarioSet) -> bytes:
-    """The pack pickled, each ``World`` in it by its registered name."""
-
-    class PackPickler(pickle.Pickler):
-        def reducer_override(self, obj: Any) -> Any:
-            if isinstance(obj, World):
-                return (registered_world, (registered_name(pack, obj),))
-            return NotImplemented
-
-    buffer = io.BytesIO()
-    PackPickler(buffer).dump(pack)
-    return buffer.getvalue()
-
-
-def registered_name(
-    pack: ScenarioSet,
-    world: World,
-    *,
-    where: str = "worker processes",
-    otherwise: str = "run the trials in this process only (workers=1)",
-) -> str:
-    """The name a ``World`` held by ``pack`` travels by to ``where``: its registered name.
-
-    A world does not pickle; it travels as the name the registry loads it by on the
-    other side (``registered_world``), so it must be the world registered under its
-    name. Raises ``WorldBug`` naming the fixes otherwise, ``otherwise`` among them.
-    """
-    from seahaven.registry.worlds import registry
-
-    try:
-        registered: World | None = registry().load(world.name)
-    except Exception:
-        registered = None
-    if registered is not world:
-        raise WorldBug(
-            f"pack {pack.name!r} holds the World {world.name!r} itself, which cannot be sent to "
-            f"{where} (a world does not pickle) and is not the world registered under that "
-            f"name; give its scenarios world={world.name!r} for an installed world, or "
-            f"world='module:attr', or {otherwise}"
-        )
-    return world.name
-
-
-def registered_world(name: str) -> World:
-    """The world registered as ``name`` here: how a pickled pack's worlds are found again."""
-    from seahaven.registry.worlds import registry
-
-    return registry().load(name)
-
-
-def user_shipment(user: UserSource, name: str) -> bytes:
-    """``user`` pickled for a worker; a ``WorldBug`` saying what to give when it cannot be."""
-    try:
-        return pickle.dumps(user)
-    except Exception as error:
-        raise WorldBug(
-            f"the users' source {name} cannot be sent to worker processes: it does not pickle "
-            f"({type(error).__name__}: {one_line(error)}); give an object of a class a module "
-            "defines, or run the trials in this process only (workers=1, the default)"
-        ) from None
+def in_turn(concurrency: int, trial_timeout: float | None, policy: Policy) -> bool:
+    """Whether a worker runs its trials in turn on its main thread: one at a time, no time
+    limit and a plain policy, the case where the runner in process does so too."""
+    return concurrency == 1 and trial_timeout is None and not is_async_policy(policy)
 
 
 # --- in the worker -------------------------------------------------------------------------------
 
 
 def main() -> None:
-    """A spawned worker's entry: its end of the socket pair is the file descriptor in argv."""
+    """A spawned worker's entry: its end of the socket pair, and of the begun channel when it
+    runs its trials in turn, are the file descriptors in argv."""
     # A Ctrl-C is the parent's to act on (it stops its workers); this process is in a group
     # of its own, so none should come from the terminal, but one sent by hand is ignored too.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
+    given = sys.argv[1:]
+    if len(given) not in (1, 2) or not all(part.isdigit() for part in given):
         sys.exit("seahaven's eval worker is started by seahaven.evaluation.processes")
-    _begin(int(sys.argv[1]))
+    _begin(int(given[0]), int(given[1]) if len(given) == 2 else None)
 
 
-def forked_main(descriptor: int, parents: Sequence[int]) -> None:
+def forked_main(descriptor: int, parents: Sequence[int], begun: int | None = None) -> None:
     """A forked worker's entry: ``descriptor`` is its end, ``parents`` the parent's ends to close.
 
     It holds no other worker's socket open, so each worker sees its own parent go.
+    ``begun`` is its end of the begun channel, when it runs its trials in turn.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A group of its own, as a spawned worker's: a Ctrl-C at the terminal is the parent's.
@@ -225,22 +136,28 @@ def forked_main(descriptor: int, parents: Sequence[int]) -> None:
     for inherited in parents:
         with contextlib.suppress(OSError):
             os.close(inherited)
-    _begin(descriptor)
+    # What it inherited is the parent's: the collector leaves it alone, as walking it would
+    # touch (and so copy) every page it sits on, the whole of the parent's heap, in each worker.
+    gc.freeze()
+    _begin(descriptor, begun)
 
 
-def _begin(descriptor: int) -> None:
+def _begin(descriptor: int, begun: int | None) -> None:
     connection = Connection(descriptor)
     try:
         setup = connection.recv()
     except (EOFError, OSError):
         _exit(0)  # the parent went before sending anything
-    if not isinstance(setup, WorkerSetup):
+    if not isinstance(setup, WorkerSetup) or setup.in_turn != (begun is not None):
         _exit(2)
-    serve(connection, setup)
+    serve(connection, setup, None if begun is None else BegunWriter(begun))
 
 
-def serve(connection: Connection, setup: WorkerSetup) -> None:
-    """A worker process's life: load, say ready, run the trials sent until told to stop."""
+def serve(connection: Connection, setup: WorkerSetup, begun: BegunWriter | None = None) -> None:
+    """A worker process's life: load, say ready, run the trials sent until told to stop.
+
+    ``begun`` is where a worker that runs its trials in turn says each one begins.
+    """
     for entry in setup.path:
         if entry not in sys.path:
             sys.path.append(entry)
@@ -251,7 +168,10 @@ def serve(connection: Connection, setup: WorkerSetup) -> None:
         _exit(0)
     _send(connection, ("ready",))
     try:
-        asyncio.run(_Worker(connection, setup, policy, user, packs).run())
+        if begun is not None:
+            _run_in_turn(connection, setup, policy, user, packs, begun)
+        else:
+            asyncio.run(_Worker(connection, setup, policy, user, packs).run())
     finally:
         if user is not None:
             close_user(user)
@@ -328,6 +248,152 @@ def _load_pack(shipment: PackShipment, where: str) -> ScenarioSet:
     return pack
 
 
+def _run_in_turn(
+    connection: Connection,
+    setup: WorkerSetup,
+    policy: Policy,
+    user: UserSource | None,
+    packs: dict[str, ScenarioSet],
+    begun: BegunWriter,
+) -> None:
+    """Run each trial sent, one after another on this thread, until told to stop.
+
+    No event loop and no thread to hand each trial to: a trial costs here what it
+    costs in the parent. The trials come a batch at a time (``("trials", [...])``);
+    each one's start goes to ``begun``; the results go back in batches
+    (``("results", [...])``): a batch goes once its first result has waited
+    ``RESULTS_WAIT`` seconds, after a trial that took as long, at ``RESULTS_BATCH``
+    results, and always before this worker waits for more trials, so that a quick
+    pack's trials do not wake the parent one by one. A worker that dies loses the
+    results it had not sent, which the parent errors with the trial it ran. A stop
+    comes between trials as a message; while a trial runs, the parent's SIGINT stops
+    it where it is (``KeyboardInterrupt``), and its instance is destroyed on the way
+    out. A SIGINT between trials is ignored: the stop message is there.
+    """
+    worlds: dict[str, World] = {}
+    queued: deque[tuple[Any, ...]] = deque()
+    done: list[tuple[int, TrialResult]] = []
+    since = 0.0
+    running = False
+
+    def stop_the_trial(signum: int, frame: object) -> None:
+        if running:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, stop_the_trial)
+    try:
+        while True:
+            if not queued:
+                # What is done goes back before waiting for more.
+                _send_results(connection, setup, done)
+                try:
+                    message = connection.recv()
+                except (EOFError, OSError):
+                    return  # the parent closed its end, or died: stop, as it would have said
+                if message[0] != "trials":
+                    return
+                queued.extend(message[1])
+            index, spec = _trial_spec(packs, queued.popleft())
+            begun.note(index)
+            running = True
+            try:
+                result = run_trial(
+                    spec,
+                    policy,
+                    world=_world(worlds, spec),
+                    storage=setup.storage,
+                    record=setup.record,
+                    user=user,
+                )
+            except Exception as error:
+                running = False
+                _send_results(connection, setup, done)
+                _send(connection, ("failed", index, _described(error)))
+                continue
+            finally:
+                running = False
+            now = time.monotonic()
+            if not done:
+                since = now
+            done.append((index, result))
+            if (
+                len(done) >= RESULTS_BATCH
+                or now - since >= RESULTS_WAIT
+                or result.seconds >= RESULTS_WAIT
+            ):
+                _send_results(connection, setup, done)
+    except KeyboardInterrupt:
+        return
+
+
+def _send_results(
+    connection: Connection, setup: WorkerSetup, done: list[tuple[int, TrialResult]]
+) -> None:
+    """Send the results in ``done`` in one message, and empty it."""
+    if not done:
+        return
+    batch = list(done)
+    done.clear()
+    try:
+        connection.send(("results", batch))
+    except OSError:
+        return  # the parent has gone
+    except Exception:
+        # A transcript that does not pickle: each result on its own, that one errored.
+        for index, result in batch:
+            _send_result(connection, setup, index, result)
+
+
+def _trial_spec(packs: dict[str, ScenarioSet], trial: tuple[Any, ...]) -> tuple[int, TrialSpec]:
+    """The index and the spec of a trial as sent: ``(index, pack key, scenario, trial, seed)``."""
+    index, key, scenario_id, number, seed = trial
+    pack = packs[key]
+    return index, TrialSpec(pack, pack.get(scenario_id), number, seed)
+
+
+def _world(worlds: dict[str, World], spec: TrialSpec) -> World:
+    """The world ``spec``'s scenario plays in, resolved once a worker."""
+    name = spec.scenario.world_name
+    found = worlds.get(name)
+    if found is None:
+        found = worlds[name] = spec.scenario.resolve_world()
+    return found
+
+
+def _described(error: Exception) -> str:
+    """A trial that could not start (a fixture that does not exist), in one line for the parent."""
+    text = one_line(error, 2000)
+    return text if isinstance(error, WorldBug) else f"{type(error).__name__}: {text}"
+
+
+def _send_result(
+    connection: Connection, setup: WorkerSetup, index: int, result: TrialResult
+) -> None:
+    """Send a trial's result; one whose transcript does not pickle goes back errored."""
+    try:
+        connection.send(("result", index, result))
+    except OSError:
+        return  # the parent has gone
+    except Exception as error:
+        # What the policy left on the transcript does not pickle: the trial ran, but its
+        # result cannot reach the parent whole, so it is errored and runs again on resume.
+        unsent = result.with_transcript(None).model_copy(
+            update={
+                "score": 0.0,
+                "passed": False,
+                "error": TrialError(
+                    kind="runner",
+                    message=(
+                        f"{setup.name} could not send the trial's transcript back: "
+                        f"{type(error).__name__}: {one_line(error)}"
+                    ),
+                ),
+                "errored": True,
+            }
+        )
+        _send(connection, ("result", index, unsent))
+
+
 class _Worker:
     """The trials of one worker process, on its event loop."""
 
@@ -394,16 +460,14 @@ class _Worker:
         slots: asyncio.Semaphore,
         threads: ThreadPoolExecutor | None,
     ) -> None:
-        _, index, key, scenario_id, number, seed = message
-        pack = self._packs[key]
-        spec = TrialSpec(pack, pack.get(scenario_id), number, seed)
+        index, spec = _trial_spec(self._packs, message[1:])
         setup = self._setup
         async with slots:
             # Said as it starts, so that the parent knows which trials a worker that dies
             # took down with it, and which it never began (those run elsewhere).
             _send(self._connection, ("started", index))
             try:
-                world = self._world(spec)
+                world = _world(self._worlds, spec)
                 result = await run_trial_async(
                     spec,
                     self._policy,
@@ -418,41 +482,6 @@ class _Worker:
             except Exception as error:
                 # The trial could not start (a fixture that does not exist): the run stops, as
                 # it does in the parent.
-                text = one_line(error, 2000)
-                if not isinstance(error, WorldBug):
-                    text = f"{type(error).__name__}: {text}"
-                described = text
-                _send(self._connection, ("failed", index, described))
+                _send(self._connection, ("failed", index, _described(error)))
                 return
-        self._send_result(index, result)
-
-    def _send_result(self, index: int, result: TrialResult) -> None:
-        try:
-            self._connection.send(("result", index, result))
-        except OSError:
-            return  # the parent has gone
-        except Exception as error:
-            # What the policy left on the transcript does not pickle: the trial ran, but its
-            # result cannot reach the parent whole, so it is errored and runs again on resume.
-            unsent = result.with_transcript(None).model_copy(
-                update={
-                    "score": 0.0,
-                    "passed": False,
-                    "error": TrialError(
-                        kind="runner",
-                        message=(
-                            f"{self._setup.name} could not send the trial's transcript back: "
-                            f"{type(error).__name__}: {one_line(error)}"
-                        ),
-                    ),
-                    "errored": True,
-                }
-            )
-            _send(self._connection, ("result", index, unsent))
-
-    def _world(self, spec: TrialSpec) -> World:
-        name = spec.scenario.world_name
-        found = self._worlds.get(name)
-        if found is None:
-            found = self._worlds[name] = spec.scenario.resolve_world()
-        return found
+        _send_result(self._connection, setup, index, result)
