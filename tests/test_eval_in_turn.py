@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from seahaven.evaluation import plan, solution_policy, worker
-from seahaven.evaluation.begun import BegunReader, BegunWriter, begun_pair
+from seahaven.evaluation.begun import BegunReader, BegunWriter
 from seahaven.evaluation.results import TrialResult
 from seahaven.scenarios import ScenarioSet, load_pack
 
@@ -37,7 +37,7 @@ def sigint_kept() -> Iterator[None]:
 
 
 def test_the_begun_channel_gives_each_index_once_in_order() -> None:
-    ours, theirs = begun_pair()
+    ours, theirs = socket.socketpair()
     reader, writer = BegunReader(ours), BegunWriter(theirs.detach())
     assert reader.drain() == []
     for index in (0, 1, 7, 2**40):
@@ -54,7 +54,7 @@ def test_the_begun_channel_gives_each_index_once_in_order() -> None:
 
 
 def test_an_index_written_in_two_parts_is_read_whole() -> None:
-    ours, theirs = begun_pair()
+    ours, theirs = socket.socketpair()
     reader = BegunReader(ours)
     whole = (12345).to_bytes(8, "little", signed=True)
     theirs.sendall(whole[:3])
@@ -71,7 +71,7 @@ def _play_parent(
     """The parent's ends and the worker's, with ``count`` trials and a stop already sent."""
     ours, theirs = socket.socketpair()
     parent, child = Connection(ours.detach()), Connection(theirs.detach())
-    begun_ours, begun_theirs = begun_pair()
+    begun_ours, begun_theirs = socket.socketpair()
     specs = plan(company, trials=1)[:count]
     sent = [(i, "pack", spec.scenario.id, spec.trial, spec.seed) for i, spec in enumerate(specs)]
     # A few trials fit the socket's buffer: sent before the worker's loop reads them.

@@ -16,7 +16,7 @@ import contextlib
 import socket
 import struct
 
-__all__ = ["BegunReader", "BegunWriter", "begun_pair"]
+__all__ = ["BegunReader", "BegunWriter"]
 
 _INDEX = struct.Struct("<q")
 
@@ -69,8 +69,3 @@ class BegunReader:
     def close(self) -> None:
         """Let go of the socket."""
         self._socket.close()
-
-
-def begun_pair() -> tuple[socket.socket, socket.socket]:
-    """The parent's end and the worker's end of a new channel (the worker's to hand over)."""
-    return socket.socketpair()

@@ -57,7 +57,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from seahaven.errors import SeahavenError, WorldBug
-from seahaven.evaluation.begun import BegunReader, begun_pair
+from seahaven.evaluation.begun import BegunReader
 from seahaven.evaluation.policies import Policy, describe_policy
 from seahaven.evaluation.pool import check_concurrency, check_trial_timeout
 from seahaven.evaluation.results import TrialError, TrialResult
@@ -196,7 +196,7 @@ class _Fleet:
         fork = self._start_method == "fork"
         for setup in self._setups:
             ours, theirs = socket.socketpair()
-            begun_ours, begun_theirs = begun_pair() if setup.in_turn else (None, None)
+            begun_ours, begun_theirs = socket.socketpair() if setup.in_turn else (None, None)
             with ours, theirs, contextlib.ExitStack() as stack:
                 if begun_theirs is not None:
                     stack.enter_context(begun_theirs)
