@@ -235,6 +235,26 @@ def test_a_policy_that_cannot_reach_a_worker_is_refused_before_any_trial(
     assert not played and not out.exists() and workers_of(os.getpid()) == []
 
 
+def test_a_users_source_that_cannot_reach_a_worker_is_refused_before_any_trial(
+    company: ScenarioSet, tmp_path: Path
+) -> None:
+    out = tmp_path / "r.jsonl"
+
+    class Local:  # defined in a function: pickle cannot carry it
+        def player(self, trial: Any = None, transcript: Any = None) -> Any:
+            raise AssertionError("no trial runs")
+
+        def describe(self) -> str:
+            return "local users"
+
+    with pytest.raises(seahaven.WorldBug, match="cannot be sent to worker processes") as refused:
+        evaluate(company, solution_policy, out=out, workers=2, user=Local())
+    assert "the users' source local users" in str(refused.value)
+    assert "give an object of a class a module defines" in str(refused.value)
+    assert "workers=1" in str(refused.value)
+    assert not out.exists() and workers_of(os.getpid()) == []
+
+
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
 @pytest.mark.parametrize("concurrency", [4, 2], ids=["on-a-loop", "in-turn"])
 def test_closing_the_runner_stops_every_worker_and_destroys_their_instances(

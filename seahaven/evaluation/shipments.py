@@ -49,14 +49,23 @@ def one_line(error: BaseException, limit: int = 500) -> str:
 
 def policy_shipment(policy: Policy, name: str) -> bytes:
     """``policy`` pickled for a worker; a ``WorldBug`` saying what to give when it cannot be."""
+    return _pickled(
+        policy,
+        f"the policy {name}",
+        "a function defined at the top of a module, an object of a class a module defines, or "
+        "'module:function'",
+    )
+
+
+def _pickled(value: Any, what: str, give: str) -> bytes:
+    """``value`` pickled; a ``WorldBug`` naming ``what`` and what to ``give`` when it cannot be."""
     try:
-        return pickle.dumps(policy)
+        return pickle.dumps(value)
     except Exception as error:
         raise WorldBug(
-            f"the policy {name} cannot be sent to worker processes: it does not pickle "
-            f"({type(error).__name__}: {one_line(error)}); give a function defined at the top "
-            "of a module, an object of a class a module defines, or 'module:function', or run "
-            "the trials in this process only (workers=1, the default)"
+            f"{what} cannot be sent to worker processes: it does not pickle "
+            f"({type(error).__name__}: {one_line(error)}); give {give}, or run the trials in "
+            "this process only (workers=1, the default)"
         ) from None
 
 
@@ -135,11 +144,4 @@ def registered_world(name: str) -> World:
 
 def user_shipment(user: UserSource, name: str) -> bytes:
     """``user`` pickled for a worker; a ``WorldBug`` saying what to give when it cannot be."""
-    try:
-        return pickle.dumps(user)
-    except Exception as error:
-        raise WorldBug(
-            f"the users' source {name} cannot be sent to worker processes: it does not pickle "
-            f"({type(error).__name__}: {one_line(error)}); give an object of a class a module "
-            "defines, or run the trials in this process only (workers=1, the default)"
-        ) from None
+    return _pickled(user, f"the users' source {name}", "an object of a class a module defines")
