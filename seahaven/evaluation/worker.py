@@ -295,6 +295,7 @@ def _run_in_turn(
                 queued.extend(message[1])
             index, spec = _trial_spec(packs, queued.popleft())
             begun.note(index)
+            failure: Exception | None = None
             running = True
             try:
                 result = run_trial(
@@ -306,12 +307,14 @@ def _run_in_turn(
                     user=user,
                 )
             except Exception as error:
-                running = False
-                _send_results(connection, setup, done)
-                _send(connection, ("failed", index, _described(error)))
-                continue
+                failure = error
             finally:
                 running = False
+            if failure is not None:
+                # The trial could not start (a fixture that does not exist): the run stops.
+                _send_results(connection, setup, done)
+                _send(connection, ("failed", index, _described(failure)))
+                continue
             now = time.monotonic()
             if not done:
                 since = now
