@@ -266,3 +266,31 @@ def test_an_own_directory_others_could_read_is_narrowed(
     top.chmod(0o755)  # what releases before this one made
     with declare(f"narrowed-{uuid.uuid4().hex[:8]}").instance():
         assert stat.S_IMODE(top.stat().st_mode) == 0o700
+
+
+def test_a_destroy_interrupted_while_removing_files_still_removes_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Ctrl-C (or a worker's stop) landing between two files: the rest goes too, then the
+    # interrupt is raised, since a second destroy() has nothing left to do.
+    host = declare("interrupted_host", work_dir=tmp_path)
+    host.add_world(declare("interrupted_side"), name="side")
+    inst = host.instance()
+    directory = inst.directory
+    assert len([path for path in directory.iterdir() if path.is_file()]) == 2
+    real = os.unlink
+    unlinked: list[str] = []
+
+    def interrupted(path: object, *args: object, **kwargs: object) -> None:
+        # The first file there is unlinked, then the interrupt lands.
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+        if not unlinked:
+            unlinked.append(str(path))
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(seahaven.stores.workdir.os, "unlink", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        inst.destroy()
+    monkeypatch.undo()
+    assert len(unlinked) == 1 and not directory.exists()
+    inst.destroy()  # nothing left to do

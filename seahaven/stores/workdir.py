@@ -184,22 +184,28 @@ def remove_directory(directory: Path, names: Iterable[str] = ()) -> None:
     ``names`` are the files the caller expects inside: they are unlinked and the
     directory removed directly, which is all an instance usually leaves. Only
     when something else is there does the removal walk the tree. Nothing is
-    synced: an instance directory need not survive a crash.
+    synced: an instance directory need not survive a crash. An interrupt that
+    lands part way (a Ctrl-C, a worker told to stop) is raised once the rest is
+    removed: nothing else would remove it.
     """
-    for name in names:
-        try:
-            os.unlink(directory / name)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            break
     try:
-        os.rmdir(directory)
-        return
-    except FileNotFoundError:
-        return
-    except OSError:
-        pass
+        for name in names:
+            try:
+                os.unlink(directory / name)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                break
+        try:
+            os.rmdir(directory)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            pass
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
     shutil.rmtree(directory, ignore_errors=True)
 
 
