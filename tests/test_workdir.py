@@ -294,3 +294,20 @@ def test_a_destroy_interrupted_while_removing_files_still_removes_them_all(
     monkeypatch.undo()
     assert len(unlinked) == 1 and not directory.exists()
     inst.destroy()  # nothing left to do
+
+
+def test_a_forked_child_owns_none_of_its_parents_instances(tmp_path: Path) -> None:
+    # The child destroys every instance it holds as live (as its exit would): the parent's
+    # instance, inherited, is not among them, and keeps its files.
+    from seahaven.instance.creation import destroy_live_instances
+
+    inst = declare("forked_parent", work_dir=tmp_path).instance()
+    child = os.fork()
+    if child == 0:
+        destroy_live_instances()
+        os._exit(0)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert inst.directory.is_dir() and (inst.directory / "state.sqlite").exists()
+    inst.destroy()
+    assert not inst.directory.exists()

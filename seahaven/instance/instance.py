@@ -10,6 +10,7 @@ parts and hands them to the constructor whole.
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -44,7 +45,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 live_instances: weakref.WeakSet[Instance] = weakref.WeakSet()
-"""Every instance not yet destroyed, so that the interpreter's exit can destroy it."""
+"""Every instance of this process not yet destroyed, so that its exit can destroy it."""
+# A child of fork() owns none of its parent's instances: destroying one there (at the child's
+# exit, or an eval worker's stop) would remove the parent's files.
+os.register_at_fork(after_in_child=live_instances.clear)
 
 _NO_FILES = (
     "this instance keeps its stores in memory, so it has no files; make it with "
