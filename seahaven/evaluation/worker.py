@@ -57,6 +57,7 @@ from seahaven.evaluation.results import TrialError, TrialResult
 from seahaven.evaluation.shipments import PackShipment, one_line
 from seahaven.evaluation.trials import TrialSpec, run_trial, run_trial_async
 from seahaven.evaluation.users import UserSource, close_user, close_user_async
+from seahaven.instance.creation import destroy_live_instances
 from seahaven.scenarios.pack import ScenarioSet
 
 __all__ = [
@@ -326,7 +327,9 @@ def _run_in_turn(
             ):
                 _send_results(connection, setup, done)
     except KeyboardInterrupt:
-        return
+        # The stop's interrupt may have landed before the trial's instance was handed to the
+        # trial or while the trial let it go: whatever it left is destroyed here.
+        destroy_live_instances()
 
 
 def _send_results(

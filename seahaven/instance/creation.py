@@ -41,7 +41,7 @@ from seahaven.stores.workdir import instance_directory
 if TYPE_CHECKING:
     from seahaven.declaration.composition import DeclaredWorld
 
-__all__ = ["create_instance", "startup_order"]
+__all__ = ["create_instance", "destroy_live_instances", "startup_order"]
 
 
 def create_instance(
@@ -314,7 +314,9 @@ def _run_startup(
 
 
 @atexit.register
-def _destroy_leftovers() -> None:
+def destroy_live_instances() -> None:
+    """Destroy every instance of this process not destroyed yet (at exit, and by an eval
+    worker that stops through ``os._exit``, which runs no exit handler)."""
     for instance in list(live_instances):
         with contextlib.suppress(Exception):
             instance.destroy()
